@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* The arena: the shared file libscope_preload.so records into and scope-writer reads. */
+#ifndef SCOPE_ARENA_H
+#define SCOPE_ARENA_H
+
+#include <stdint.h>
+
+/*
+ * Layout of the file, every offset a multiple of the page size:
+ *
+ *   header   struct scope_arena_header, one page
+ *   cmdline  the process's NUL-separated argv, as /proc/self/cmdline has it
+ *   modules  text lines appended by the library, one per mapped object:
+ *            "<bias> <lo> <hi> <build-id|-> <path>\n" (addresses in hex)
+ *   lanes    struct scope_lane[lane_capacity]
+ *   chunks   chunk_bytes each: struct scope_chunk_head, then records
+ *
+ * The file is sparse: only what was touched occupies disk or memory.
+ */
+
+#define SCOPE_ARENA_MAGIC   "SCOPEAR1"
+#define SCOPE_ARENA_VERSION 1
+
+/*
+ * One call. The library writes it at entry and completes it at exit, so a
+ * thread's records stand in the order their calls started, and a call that
+ * never returned is still in the file, marked open.
+ *
+ *   fn     the function's address in the low 48 bits, call depth above
+ *   start  clock ticks at entry
+ *   end    clock ticks at exit; while the call is open, SCOPE_REC_OPEN
+ *          ored with the address of the enclosing open record (or 0)
+ */
+struct scope_rec {
+	uint64_t fn;
+	uint64_t start;
+	uint64_t end;
+};
+_Static_assert(sizeof(struct scope_rec) == 24, "records are 24 bytes");
+
+#define SCOPE_REC_OPEN	    (UINT64_C(1) << 63)
+#define SCOPE_REC_ADDR_BITS 48
+#define SCOPE_REC_ADDR_MASK ((UINT64_C(1) << SCOPE_REC_ADDR_BITS) - 1)
+
+/* A chunk belongs to one thread lane; seq orders a lane's chunks. A chunk
+ * whose magic is not SCOPE_CHUNK_MAGIC was handed out but never used. */
+struct scope_chunk_head {
+	uint32_t lane;
+	uint32_t seq;
+	uint64_t magic;
+	uint64_t reserved;
+};
+
+#define SCOPE_CHUNK_MAGIC UINT64_C(0x4b4e4843504f4353) /* "SCOPCHNK" */
+_Static_assert(sizeof(struct scope_chunk_head) == 24,
+	       "a chunk head is one record wide so records stay aligned");
+
+/* One thread lane. Times are clock ticks; end is 0 while it runs. */
+struct scope_lane {
+	uint32_t tid;
+	int32_t parent; /* lane that created it, -1 when unknown */
+	uint64_t start;
+	uint64_t end;
+	char name[16];
+	uint32_t used; /* nonzero once the slot is claimed */
+	uint32_t reserved[5];
+};
+_Static_assert(sizeof(struct scope_lane) == 64, "lanes are 64 bytes");
+
+enum scope_clock_source {
+	SCOPE_CLOCK_TSC = 1,
+	SCOPE_CLOCK_MONOTONIC = 2, /* ticks are nanoseconds */
+};
+
+enum scope_arena_state {
+	SCOPE_ARENA_RECORDING = 1,
+	SCOPE_ARENA_STOPPED = 2, /* stop fields are valid */
+};
+
+enum scope_exit_kind {
+	SCOPE_EXIT_UNKNOWN = 0,
+	SCOPE_EXIT_STATUS = 1, /* exit_code is an exit status */
+	SCOPE_EXIT_SIGNAL = 2, /* exit_code is a signal number */
+};
+
+/* Why records were dropped; each cause is counted separately. */
+enum scope_lost_cause {
+	SCOPE_LOST_ARENA_FULL, /* no chunk could be had */
+	SCOPE_LOST_NO_LANE,    /* more threads than lane slots */
+	SCOPE_LOST_CAUSES
+};
+
+#define SCOPE_PATH_BYTES 1024
+
+struct scope_arena_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t page_bytes;
+	uint32_t chunk_bytes;
+	uint32_t lane_capacity;
+	uint64_t cmdline_off, cmdline_bytes;
+	uint64_t modules_off, modules_cap;
+	uint64_t lanes_off;
+	uint64_t chunks_off;
+	uint64_t chunk_capacity;
+
+	/* Grown with atomic operations while the program runs. */
+	uint64_t nchunks;     /* chunks handed out */
+	uint64_t fallocated;  /* bytes of the file backed by disk */
+	uint64_t modules_len; /* bytes appended to the modules area */
+	uint32_t nlanes;      /* lane slots handed out */
+	uint32_t state;	      /* enum scope_arena_state */
+	uint64_t lost[SCOPE_LOST_CAUSES];
+
+	/* The process. */
+	int32_t pid, ppid;
+	uint64_t start_unix_ns; /* wall clock at start_tick */
+
+	/* The clock: start_tick and start_mono_ns were read together. */
+	uint32_t clock_source;
+	uint32_t reserved0;
+	uint64_t start_tick;
+	uint64_t start_mono_ns;
+
+	/* Filled when recording stops. */
+	uint64_t stop_tick;
+	uint64_t stop_mono_ns;
+	uint64_t stop_unix_ns;
+	int32_t exit_kind; /* enum scope_exit_kind */
+	int32_t exit_code;
+	uint64_t cpu_user_ns, cpu_sys_ns;
+	uint64_t max_rss_kib;
+	uint64_t overhead_ticks; /* measured cost of one recorded call */
+
+	char exe[SCOPE_PATH_BYTES];
+	char cwd[SCOPE_PATH_BYTES];
+	char output[SCOPE_PATH_BYTES];
+	char compression[64];
+};
+_Static_assert(sizeof(struct scope_arena_header) <= 4096, "the header fits one page");
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading schema-3 profiles: shared by the tools. */
+#ifndef SCOPE_LIB_PROFILE_H
+#define SCOPE_LIB_PROFILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* One region's calls summed over every process of the profile. */
+struct region_stats {
+	char *name;
+	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+};
+
+struct summary {
+	struct region_stats *regions;
+	size_t n;
+	double wall_seconds; /* of the run as the profile recorded it */
+	uint64_t events, lost;
+};
+
+/* Reads /regions, /pairs and /metadata of the profile at path. Returns 0,
+ * or -1 with a one-line reason in err. */
+int summary_read(const char *path, struct summary *s, char *err, size_t errcap);
+void summary_free(struct summary *s);
+
+/* Prints the top regions by self time as a table. */
+void summary_print(FILE *out, const struct summary *s, size_t top);
+
+#endif

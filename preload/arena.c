@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* Creates the arena file and hands out its chunks, lanes and module lines. */
+#define _GNU_SOURCE
+#include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PAGE	    4096u
+#define MODULES_CAP (1u << 20)
+#define CMDLINE_CAP (256u << 10)
+/* The file is backed by disk in steps this large, so the chunk slow path
+ * makes a system call only once every few hundred chunks. */
+#define BACKING_STEP (16u << 20)
+
+static SCOPE_NOINST uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* Reserves disk space for [have, want) so that a full disk becomes a counted
+ * loss instead of a SIGBUS inside the program. */
+static SCOPE_NOINST int back(int fd, uint64_t have, uint64_t want)
+{
+	if (fallocate(fd, 0, (off_t)have, (off_t)(want - have)) == 0)
+		return 0;
+	return errno == EOPNOTSUPP ? 0 : -errno;
+}
+
+static SCOPE_NOINST int open_arena_file(struct scope_process *p)
+{
+	int n = snprintf(p->arena_path, sizeof p->arena_path, "%s/scope-%d-XXXXXX.arena",
+			 p->cfg.tmpdir, (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof p->arena_path)
+		return -ENAMETOOLONG;
+	p->fd = mkostemps(p->arena_path, 6, O_CLOEXEC);
+	return p->fd < 0 ? -errno : 0;
+}
+
+static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope_config *cfg)
+{
+	memcpy(h->magic, SCOPE_ARENA_MAGIC, sizeof h->magic);
+	h->version = SCOPE_ARENA_VERSION;
+	h->page_bytes = PAGE;
+	h->chunk_bytes = cfg->chunk_bytes;
+	h->lane_capacity = cfg->lane_capacity;
+	h->cmdline_off = PAGE;
+	h->modules_off = h->cmdline_off + CMDLINE_CAP;
+	h->modules_cap = MODULES_CAP;
+	h->lanes_off = h->modules_off + MODULES_CAP;
+	h->chunks_off = round_up(
+		h->lanes_off + (uint64_t)cfg->lane_capacity * sizeof(struct scope_lane), PAGE);
+	h->chunk_capacity = (cfg->arena_max_bytes - h->chunks_off) / cfg->chunk_bytes;
+}
+
+int scope_arena_create(struct scope_process *p)
+{
+	struct scope_arena_header h = {0};
+	uint64_t total;
+	int err;
+
+	if (p->cfg.arena_max_bytes < (64u << 20))
+		p->cfg.arena_max_bytes = 64u << 20;
+	layout(&h, &p->cfg);
+	total = h.chunks_off + h.chunk_capacity * h.chunk_bytes;
+	err = open_arena_file(p);
+	if (err)
+		return err;
+	if (ftruncate(p->fd, (off_t)total) != 0 || (err = back(p->fd, 0, h.chunks_off)) != 0) {
+		err = err ? err : -errno;
+		goto fail;
+	}
+	p->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+	if (p->base == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	h.fallocated = h.chunks_off;
+	memcpy(p->base, &h, sizeof h);
+	p->hdr = (struct scope_arena_header *)p->base;
+	p->map_bytes = total;
+	p->recs_per_chunk =
+		(h.chunk_bytes - sizeof(struct scope_chunk_head)) / sizeof(struct scope_rec);
+	return 0;
+fail:
+	close(p->fd);
+	unlink(p->arena_path);
+	p->fd = -1;
+	return err;
+}
+
+struct scope_chunk_head *scope_arena_chunk(struct scope_process *p)
+{
+	struct scope_arena_header *h = p->hdr;
+	uint64_t idx = __atomic_fetch_add(&h->nchunks, 1, __ATOMIC_RELAXED);
+	uint64_t end, have;
+
+	if (idx >= h->chunk_capacity)
+		return NULL;
+	end = h->chunks_off + (idx + 1) * h->chunk_bytes;
+	have = __atomic_load_n(&h->fallocated, __ATOMIC_ACQUIRE);
+	while (have < end) {
+		uint64_t want = round_up(end, BACKING_STEP);
+		if (want > p->map_bytes)
+			want = p->map_bytes;
+		if (back(p->fd, have, want) != 0)
+			return NULL;
+		/* Another thread may have backed more meanwhile; keep the larger. */
+		if (__atomic_compare_exchange_n(&h->fallocated, &have, want, 0, __ATOMIC_RELEASE,
+						__ATOMIC_ACQUIRE))
+			have = want;
+	}
+	return (struct scope_chunk_head *)(p->base + h->chunks_off + idx * h->chunk_bytes);
+}
+
+int scope_arena_lane(struct scope_process *p, int32_t parent)
+{
+	uint32_t lane = __atomic_fetch_add(&p->hdr->nlanes, 1, __ATOMIC_RELAXED);
+	(void)parent;
+	return lane < p->hdr->lane_capacity ? (int)lane : -1;
+}
+
+void scope_arena_append_module(struct scope_process *p, const char *line, size_t len)
+{
+	struct scope_arena_header *h = p->hdr;
+	uint64_t at = __atomic_fetch_add(&h->modules_len, len, __ATOMIC_RELAXED);
+	if (at + len <= h->modules_cap)
+		memcpy(p->base + h->modules_off + at, line, len);
+}
+
+void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why)
+{
+	__atomic_fetch_add(&p->hdr->lost[why], 1, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* The clock the hooks read: the TSC where it is invariant, else CLOCK_MONOTONIC. */
+#ifndef SCOPE_PRELOAD_CLOCK_H
+#define SCOPE_PRELOAD_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+extern int scope_clock_is_tsc;
+
+static inline uint64_t scope_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t scope_now(void)
+{
+#if defined(__x86_64__)
+	if (__builtin_expect(scope_clock_is_tsc, 1))
+		return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	if (__builtin_expect(scope_clock_is_tsc, 1)) {
+		uint64_t v;
+		__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+		return v;
+	}
+#endif
+	return scope_mono_ns();
+}
+
+/* Chooses the clock; returns enum scope_clock_source. */
+int scope_clock_init(void);
+
+#endif

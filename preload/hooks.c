@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* The two hooks -finstrument-functions calls: the whole hot path. */
+#include "record.h"
+
+#define unlikely(x)  __builtin_expect(!!(x), 0)
+#define SCOPE_EXPORT __attribute__((visibility("default")))
+
+SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_enter(void *fn, void *site)
+{
+	struct scope_thread *t = &scope_tls;
+	struct scope_rec *r = t->cur;
+	(void)site;
+
+	if (unlikely(r >= t->limit)) {
+		scope_enter_slow(fn);
+		return;
+	}
+	scope_record_open(t, r, fn);
+}
+
+SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_exit(void *fn, void *site)
+{
+	uint64_t now = scope_now();
+	struct scope_thread *t = &scope_tls;
+	struct scope_rec *r = t->open;
+	(void)site;
+
+	if (unlikely(!r || !scope_record_is(r, fn))) {
+		scope_exit_slow(fn, now);
+		return;
+	}
+	scope_record_close(t, r, now);
+}

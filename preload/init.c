@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* Start-up: configuration, clock, arena and the main thread's lane. */
+#define _GNU_SOURCE
+#include "clock.h"
+#include "state.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct scope_process scope_proc = {.fd = -1};
+
+static SCOPE_NOINST void on_exit_status(int status, void *unused)
+{
+	(void)unused;
+	scope_finish(SCOPE_EXIT_STATUS, status);
+}
+
+static SCOPE_NOINST uint64_t unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static SCOPE_NOINST void read_cmdline(struct scope_process *p)
+{
+	struct scope_arena_header *h = p->hdr;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	uint64_t cap = h->modules_off - h->cmdline_off - 1, len = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while (len < cap && (n = read(fd, p->base + h->cmdline_off + len, cap - len)) > 0)
+		len += (uint64_t)n;
+	close(fd);
+	h->cmdline_bytes = len;
+}
+
+static SCOPE_NOINST void describe_process(struct scope_process *p, int clock)
+{
+	struct scope_arena_header *h = p->hdr;
+	ssize_t n;
+
+	h->pid = (int32_t)getpid();
+	h->ppid = (int32_t)getppid();
+	n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
+	if (n > 0)
+		h->exe[n] = '\0';
+	if (!getcwd(h->cwd, sizeof h->cwd))
+		h->cwd[0] = '\0';
+	memcpy(h->output, p->cfg.output, sizeof h->output);
+	memcpy(h->compression, p->cfg.compression, sizeof h->compression);
+	read_cmdline(p);
+	h->clock_source = (uint32_t)clock;
+	h->start_unix_ns = unix_ns();
+	h->start_mono_ns = scope_mono_ns();
+	h->start_tick = scope_now();
+}
+
+__attribute__((constructor)) static SCOPE_NOINST void scope_init(void)
+{
+	struct scope_process *p = &scope_proc;
+	int clock, err;
+
+	scope_busy_begin(&scope_tls);
+	scope_config_read(&p->cfg);
+	clock = scope_clock_init();
+	if (p->cfg.force_monotonic) {
+		scope_clock_is_tsc = 0;
+		clock = SCOPE_CLOCK_MONOTONIC;
+	}
+	scope_pthread_init();
+	err = scope_arena_create(p);
+	if (err) {
+		scope_log("cannot create the recording arena in %s: %s; this run is not profiled "
+			  "(set SCOPE_TMPDIR to a writable folder)",
+			  p->cfg.tmpdir, strerror(-err));
+		scope_busy_end(&scope_tls);
+		return;
+	}
+	describe_process(p, clock);
+	if (scope_finish_prepare(p) != 0) {
+		scope_busy_end(&scope_tls);
+		return;
+	}
+	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_RECORDING, __ATOMIC_RELEASE);
+	scope_thread_register(-1);
+	on_exit(on_exit_status, NULL);
+	scope_busy_end(&scope_tls);
+}

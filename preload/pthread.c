@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* The pthread_create trampoline: every thread gets a lane that names its parent. */
+#define _GNU_SOURCE
+#include "state.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static create_fn real_pthread_create;
+static pthread_key_t finish_key;
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	int32_t parent;
+};
+
+static SCOPE_NOINST void on_thread_exit(void *unused)
+{
+	(void)unused;
+	scope_thread_finish();
+}
+
+static SCOPE_NOINST void *trampoline(void *v)
+{
+	struct start s = *(struct start *)v;
+	free(v);
+	scope_thread_register(s.parent);
+	/* A value for the key makes on_thread_exit run however the thread
+	 * ends: return, pthread_exit or cancellation. */
+	pthread_setspecific(finish_key, (void *)1);
+	return s.fn(s.arg);
+}
+
+__attribute__((visibility("default"))) SCOPE_NOINST int
+pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	struct start *s;
+	int rc;
+
+	if (!real_pthread_create && scope_pthread_init() != 0)
+		return ENOSYS;
+	scope_busy_begin(&scope_tls);
+	s = malloc(sizeof *s);
+	scope_busy_end(&scope_tls);
+	if (!s)
+		return real_pthread_create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	s->parent = scope_thread_lane();
+	rc = real_pthread_create(th, attr, trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}
+
+int scope_pthread_init(void)
+{
+	if (!real_pthread_create) {
+		real_pthread_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		pthread_key_create(&finish_key, on_thread_exit);
+	}
+	return real_pthread_create ? 0 : -1;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Opening and closing one call record: the stores the hooks make. */
+#ifndef SCOPE_PRELOAD_RECORD_H
+#define SCOPE_PRELOAD_RECORD_H
+
+#include "clock.h"
+#include "state.h"
+
+/* Keeps a signal handler that runs between two stores from seeing them in
+ * another order; costs no instruction. cur moves first, so a handler that
+ * records takes the next slot instead of this one. */
+#define scope_signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+static inline __attribute__((always_inline)) void scope_record_open(struct scope_thread *t,
+								    struct scope_rec *r, void *fn)
+{
+	t->cur = r + 1;
+	scope_signal_fence();
+	r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)t->depth << SCOPE_REC_ADDR_BITS;
+	r->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;
+	t->depth++;
+	t->open = r;
+	r->start = scope_now();
+}
+
+static inline struct scope_rec *scope_record_parent(const struct scope_rec *r)
+{
+	return (struct scope_rec *)(uintptr_t)(r->end & ~SCOPE_REC_OPEN);
+}
+
+static inline __attribute__((always_inline)) void
+scope_record_close(struct scope_thread *t, struct scope_rec *r, uint64_t now)
+{
+	t->open = scope_record_parent(r);
+	t->depth--;
+	scope_signal_fence();
+	r->end = now;
+}
+
+static inline int scope_record_is(const struct scope_rec *r, void *fn)
+{
+	return (r->fn & SCOPE_REC_ADDR_MASK) == (uint64_t)(uintptr_t)fn;
+}
+
+#endif

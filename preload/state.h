@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* State shared by the parts of libscope_preload.so. */
+#ifndef SCOPE_PRELOAD_STATE_H
+#define SCOPE_PRELOAD_STATE_H
+
+#include <scope/arena.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCOPE_HIDDEN __attribute__((visibility("hidden")))
+#define SCOPE_NOINST __attribute__((no_instrument_function))
+
+/*
+ * Per-thread recording state. The hooks' one test is cur >= limit: a thread
+ * that has not registered yet, whose chunk is full, or that must not record
+ * right now has limit == NULL or limit == cur, and every such case is
+ * decided in the slow path.
+ */
+struct scope_thread {
+	struct scope_rec *cur;	 /* next free record in the current chunk */
+	struct scope_rec *limit; /* end of the current chunk, or NULL */
+	struct scope_rec *open;	 /* innermost open record, or NULL */
+	struct scope_rec *chunk_end;
+	uint32_t depth;		      /* open recorded calls */
+	int32_t lane;		      /* -1 until registered */
+	uint32_t seq;		      /* chunks this lane has had */
+	uint32_t ignored;	      /* unrecorded calls awaiting their exits */
+	struct scope_rec *saved_open; /* open, while ignored > 0 */
+	uint8_t registered;
+	uint8_t busy; /* the library is running on this thread */
+};
+
+extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
+
+struct scope_config {
+	char output[SCOPE_PATH_BYTES];
+	char tmpdir[SCOPE_PATH_BYTES];
+	char writer[SCOPE_PATH_BYTES];
+	char compression[64];
+	uint32_t chunk_bytes;
+	uint32_t lane_capacity;
+	uint64_t arena_max_bytes;
+	int force_monotonic;
+	int keep_arena;
+	int debug;
+};
+
+/* The process-wide state. */
+struct scope_process {
+	struct scope_config cfg;
+	struct scope_arena_header *hdr; /* NULL when not recording */
+	char *base;			/* the mapping, hdr == (void *)base */
+	int fd;
+	char arena_path[SCOPE_PATH_BYTES];
+	uint64_t map_bytes;
+	uint32_t recs_per_chunk;
+	int stopped;
+};
+
+extern struct scope_process scope_proc SCOPE_HIDDEN;
+
+/* config.c */
+void scope_config_read(struct scope_config *cfg) SCOPE_HIDDEN;
+
+/* arena.c: returns 0 or -errno. */
+int scope_arena_create(struct scope_process *p) SCOPE_HIDDEN;
+struct scope_chunk_head *scope_arena_chunk(struct scope_process *p) SCOPE_HIDDEN;
+int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
+void scope_arena_append_module(struct scope_process *p, const char *line, size_t len) SCOPE_HIDDEN;
+void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why) SCOPE_HIDDEN;
+
+/* Keeps calls the library itself causes (an instrumented malloc, say) out
+ * of the record; pairs nest. */
+static inline void scope_busy_begin(struct scope_thread *t)
+{
+	t->busy++;
+	t->limit = NULL;
+}
+
+/* thread.c */
+void scope_busy_end(struct scope_thread *t) SCOPE_HIDDEN;
+void scope_thread_register(int32_t parent) SCOPE_HIDDEN;
+void scope_thread_finish(void) SCOPE_HIDDEN;
+void scope_thread_stop_self(void) SCOPE_HIDDEN;
+int32_t scope_thread_lane(void) SCOPE_HIDDEN;
+void scope_enter_slow(void *fn) SCOPE_HIDDEN;
+void scope_exit_slow(void *fn, uint64_t now) SCOPE_HIDDEN;
+
+/* modules.c */
+void scope_modules_capture(struct scope_process *p) SCOPE_HIDDEN;
+
+/* finish.c */
+void scope_finish(int kind, int code) SCOPE_HIDDEN;
+int scope_finish_prepare(struct scope_process *p) SCOPE_HIDDEN;
+
+/* pthread.c */
+int scope_pthread_init(void) SCOPE_HIDDEN;
+
+/* log.c: write(2) to stderr, prefixed "scope[pid/tid]: ". */
+void scope_log(const char *fmt, ...) SCOPE_HIDDEN __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Address -> function name, source file and line, with libdw. */
+#ifndef SCOPE_SYMBOLIZE_H
+#define SCOPE_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct scope_sym_module {
+	const char *path;
+	uint64_t bias; /* load bias: runtime address - ELF address */
+	uint64_t lo, hi;
+};
+
+struct scope_sym {
+	char *name; /* demangled; "module+0xOFFSET" when no symbol covers it */
+	char *file; /* "" when unknown */
+	uint32_t line;
+	int module;	 /* index into the modules given, -1 when none */
+	uint64_t offset; /* address - bias of its module */
+};
+
+struct scope_symbolizer;
+
+/* Reports every module to libdw; a module whose file is gone is skipped
+ * (its addresses get module+offset names). Returns NULL only without memory. */
+struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, size_t n);
+
+/* Fills out (strings owned by the caller); resolve = 0 skips libdw and
+ * names the address module+0xOFFSET. Returns 0, or -1 without memory. */
+int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int resolve, struct scope_sym *out);
+
+void scope_sym_free(struct scope_sym *sym);
+void scope_sym_close(struct scope_symbolizer *s);
+
+#endif

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-run: runs a program under libscope_preload.so and prints where its time went. */
+#define _GNU_SOURCE
+#include "profile.h"
+#include "storage.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: scope-run [options] [--] PROGRAM [ARGS...]\n"
+	"Run PROGRAM (built with -finstrument-functions) and record every call of every\n"
+	"instrumented function into one HDF5 profile; then print the regions with the most\n"
+	"self time, and the run's wall time, CPU time and peak memory, on stderr.\n"
+	"\n"
+	"  -o, --output FILE        the profile (default: scope-PROGRAM-DATE-HOST-PID.h5 here)\n"
+	"      --compression SPEC   auto (default: deflate from 16384 calls), none, gzip, "
+	"gzip:1..9\n"
+	"      --chunk-size N       calls per HDF5 chunk of each column (default 65536)\n"
+	"  -q, --quiet              print no summary\n"
+	"      --top N              rows in the summary (default 10)\n"
+	"  -h, --help               this text\n"
+	"  -V, --version            the version\n"
+	"\n"
+	"The exit status is PROGRAM's, or 128+N when a signal N ended it; 2 for a usage error.\n"
+	"SCOPE_* variables set in the environment apply too: see scope(7).\n";
+
+struct options {
+	const char *output, *compression, *chunk;
+	int quiet;
+	size_t top;
+	char **argv;
+};
+
+static void die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "scope-run: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see scope-run --help)\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct options *o)
+{
+	enum { COMPRESSION = 256, CHUNK, TOP };
+	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
+					      {"compression", required_argument, 0, COMPRESSION},
+					      {"chunk-size", required_argument, 0, CHUNK},
+					      {"quiet", no_argument, 0, 'q'},
+					      {"top", required_argument, 0, TOP},
+					      {"help", no_argument, 0, 'h'},
+					      {"version", no_argument, 0, 'V'},
+					      {0, 0, 0, 0}};
+	struct storage st;
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->top = 10;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:qhV", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case COMPRESSION:
+			if (storage_parse(&st, optarg) != 0)
+				die_usage("unknown compression '%s': use auto, none, gzip or "
+					  "gzip:1..9",
+					  optarg);
+			o->compression = optarg;
+			break;
+		case CHUNK:
+			if (storage_parse_chunk(&st, optarg) != 0)
+				die_usage("bad chunk size '%s': give 1 to 67108864 elements",
+					  optarg);
+			o->chunk = optarg;
+			break;
+		case 'q': o->quiet = 1; break;
+		case TOP:
+			o->top = strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				die_usage("bad --top '%s': give a number", optarg);
+			break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': printf("scope-run %s\n", SCOPE_VERSION); exit(0);
+		case ':': die_usage("option %s needs a value", argv[optind - 1]); break;
+		default: die_usage("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		die_usage("%s", "no program to run");
+	o->argv = argv + optind;
+}
+
+/* PROGRAM as execvp would find it. */
+static int find_program(const char *name, char *out, size_t cap)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL;
+
+	if (strchr(name, '/')) {
+		snprintf(out, cap, "%s", name);
+		return access(out, X_OK);
+	}
+	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		struct stat st;
+		snprintf(out, cap, "%s/%s", *dir ? dir : ".", name);
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
+			free(copy);
+			return 0;
+		}
+	}
+	free(copy);
+	return -1;
+}
+
+/* A program the dynamic loader never runs (static), or runs in secure mode
+ * (setuid/setgid for someone else), never loads a preloaded library. */
+static const char *cannot_preload(const char *path)
+{
+	Elf64_Ehdr eh;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why = NULL;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
+		why = "is setuid or setgid: the loader ignores LD_PRELOAD for it";
+	else if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+		 memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64) {
+		int dynamic = 0;
+		for (int i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+			if (pread(fd, &ph, sizeof ph,
+				  (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
+			    (ssize_t)sizeof ph)
+				break;
+			dynamic |= ph.p_type == PT_INTERP;
+		}
+		if (!dynamic)
+			why = "is statically linked: it never loads a preloaded library (link it "
+			      "dynamically)";
+	}
+	close(fd);
+	return why;
+}
+
+/* Where this scope-run lives: BINDIR; the library is in BINDIR/../lib. */
+static void self_dir(char *out, size_t cap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0) {
+		snprintf(out, cap, ".");
+		return;
+	}
+	exe[n] = '\0';
+	snprintf(out, cap, "%s", dirname(exe));
+}
+
+static void absolute(char *out, size_t cap, const char *path)
+{
+	char cwd[PATH_MAX];
+	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+		snprintf(out, cap, "%s", path);
+	else
+		snprintf(out, cap, "%s/%s", cwd, path);
+}
+
+static void default_output(char *out, size_t cap, const char *program, pid_t pid, time_t when)
+{
+	char prog[PATH_MAX], stamp[32], host[128] = "host";
+	struct tm tm;
+
+	snprintf(prog, sizeof prog, "%s", program);
+	localtime_r(&when, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	gethostname(host, sizeof host - 1);
+	host[strcspn(host, ".")] = '\0';
+	snprintf(out, cap, "scope-%s-%s-%s-%d.h5", basename(prog), stamp, host, (int)pid);
+}
+
+/* In the child: the environment the library reads, then exec. */
+static void exec_child(const struct options *o, const char *program, const char *lib,
+		       const char *writer, const char *output)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	char *value;
+
+	/* Libraries the user preloads (a sanitizer runtime, say) stay first. */
+	if (pre && *pre) {
+		if (asprintf(&value, "%s %s", pre, lib) < 0)
+			_exit(127);
+	} else {
+		value = (char *)lib;
+	}
+	setenv("LD_PRELOAD", value, 1);
+	setenv("SCOPE_OUTPUT", output, 1);
+	if (!getenv("SCOPE_WRITER"))
+		setenv("SCOPE_WRITER", writer, 1);
+	if (o->compression)
+		setenv("SCOPE_COMPRESSION", o->compression, 1);
+	if (o->chunk)
+		setenv("SCOPE_CHUNK_SIZE", o->chunk, 1);
+	execv(program, o->argv);
+	fprintf(stderr, "scope-run: cannot run %s: %s\n", program, strerror(errno));
+	_exit(127);
+}
+
+static double seconds(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void print_summary(const struct options *o, const char *output, double wall,
+			  const struct rusage *ru)
+{
+	struct summary s;
+	char err[512];
+
+	if (access(output, F_OK) != 0) {
+		fprintf(stderr, "scope-run: no profile was written to %s\n", output);
+	} else if (summary_read(output, &s, err, sizeof err) != 0) {
+		fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
+	} else {
+		if (!o->quiet) {
+			fputc('\n', stderr);
+			summary_print(stderr, &s, o->top);
+		}
+		fprintf(stderr, "%sscope-run: %llu calls of %zu regions in %s\n",
+			o->quiet ? "" : "\n", (unsigned long long)s.events, s.n, output);
+		summary_free(&s);
+	}
+	if (!o->quiet)
+		fprintf(stderr,
+			"scope-run: wall %.3f s, CPU %.3f s (user %.3f, system %.3f), peak RSS "
+			"%.1f MiB\n",
+			wall, seconds(ru->ru_utime) + seconds(ru->ru_stime), seconds(ru->ru_utime),
+			seconds(ru->ru_stime), (double)ru->ru_maxrss / 1024.0);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	char program[PATH_MAX], dir[PATH_MAX], lib[PATH_MAX + 64], writer[PATH_MAX + 64];
+	char output[PATH_MAX + 256], name[PATH_MAX];
+	const char *why, *env_lib = getenv("SCOPE_PRELOAD_LIB");
+	struct rusage ru;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	time_t when = time(NULL);
+	double start;
+	pid_t pid;
+	int status;
+
+	parse(argc, argv, &o);
+	if (find_program(o.argv[0], program, sizeof program) != 0) {
+		fprintf(stderr, "scope-run: %s: no such program (or not executable)\n", o.argv[0]);
+		return 2;
+	}
+	if ((why = cannot_preload(program)) != NULL) {
+		fprintf(stderr, "scope-run: %s %s; it cannot be profiled by preloading\n", program,
+			why);
+		return 2;
+	}
+	self_dir(dir, sizeof dir);
+	snprintf(lib, sizeof lib, "%s", env_lib && *env_lib ? env_lib : "");
+	if (!lib[0])
+		snprintf(lib, sizeof lib, "%s/../lib/libscope_preload.so", dir);
+	snprintf(writer, sizeof writer, "%s/scope-writer", dir);
+	if (access(lib, R_OK) != 0) {
+		fprintf(stderr, "scope-run: cannot find %s (set SCOPE_PRELOAD_LIB to its path)\n",
+			lib);
+		return 2;
+	}
+
+	/* Ctrl-C reaches the program through the terminal; scope-run stays to
+	 * report what it did. */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	start = now();
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "scope-run: cannot start %s: %s\n", program, strerror(errno));
+		return 2;
+	}
+	if (o.output)
+		absolute(output, sizeof output, o.output);
+	else if (getenv("SCOPE_OUTPUT") && *getenv("SCOPE_OUTPUT"))
+		absolute(output, sizeof output, getenv("SCOPE_OUTPUT"));
+	else {
+		default_output(name, sizeof name, o.argv[0], pid ? pid : getpid(), when);
+		absolute(output, sizeof output, name);
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		exec_child(&o, program, lib, writer, output);
+	}
+	while (wait4(pid, &status, 0, &ru) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "scope-run: lost track of %s: %s\n", program,
+				strerror(errno));
+			return 2;
+		}
+	print_summary(&o, output, now() - start, &ru);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		fprintf(stderr, "scope-run: %s was killed by signal %d (%s)%s\n", o.argv[0], sig,
+			strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
+		return 128 + sig;
+	}
+	return WEXITSTATUS(status);
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* Maps an arena file read-only and checks that its layout is consistent. */
+#define _GNU_SOURCE
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int bad(const char *path, const char *why)
+{
+	fprintf(stderr, "scope-writer: %s is not a usable scope arena: %s\n", path, why);
+	return -1;
+}
+
+static int layout_ok(const struct scope_arena_header *h, uint64_t size)
+{
+	uint64_t lanes_end = h->lanes_off + (uint64_t)h->lane_capacity * sizeof(struct scope_lane);
+	return h->page_bytes >= sizeof *h && h->cmdline_off >= h->page_bytes &&
+	       h->cmdline_off + h->cmdline_bytes <= h->modules_off &&
+	       h->modules_off + h->modules_cap <= h->lanes_off && lanes_end <= h->chunks_off &&
+	       h->chunks_off <= size && h->chunk_bytes >= 2 * sizeof(struct scope_rec) &&
+	       h->chunk_bytes <= (1u << 30);
+}
+
+int arena_open(struct arena *a, const char *path)
+{
+	struct stat st;
+	const struct scope_arena_header *h;
+
+	memset(a, 0, sizeof *a);
+	a->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (a->fd < 0) {
+		fprintf(stderr, "scope-writer: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(a->fd, &st) != 0 || (uint64_t)st.st_size < 4096) {
+		close(a->fd);
+		return bad(path, "too short");
+	}
+	a->size = (uint64_t)st.st_size;
+	a->base = mmap(NULL, a->size, PROT_READ, MAP_SHARED, a->fd, 0);
+	if (a->base == MAP_FAILED) {
+		fprintf(stderr, "scope-writer: cannot map %s: %s\n", path, strerror(errno));
+		close(a->fd);
+		return -1;
+	}
+	h = a->hdr = (const struct scope_arena_header *)a->base;
+	if (memcmp(h->magic, SCOPE_ARENA_MAGIC, sizeof h->magic) != 0) {
+		arena_close(a);
+		return bad(path, "wrong magic");
+	}
+	if (h->version != SCOPE_ARENA_VERSION) {
+		arena_close(a);
+		return bad(path, "written by another version of scope");
+	}
+	if (!layout_ok(h, a->size)) {
+		arena_close(a);
+		return bad(path, "inconsistent layout");
+	}
+	a->nchunks = __atomic_load_n(&h->nchunks, __ATOMIC_ACQUIRE);
+	if (a->nchunks > h->chunk_capacity)
+		a->nchunks = h->chunk_capacity;
+	if (a->nchunks > (a->size - h->chunks_off) / h->chunk_bytes)
+		a->nchunks = (a->size - h->chunks_off) / h->chunk_bytes;
+	a->nlanes = __atomic_load_n(&h->nlanes, __ATOMIC_ACQUIRE);
+	if (a->nlanes > h->lane_capacity)
+		a->nlanes = h->lane_capacity;
+	a->recs_per_chunk = (uint32_t)((h->chunk_bytes - sizeof(struct scope_chunk_head)) /
+				       sizeof(struct scope_rec));
+	return 0;
+}
+
+void arena_close(struct arena *a)
+{
+	if (a->base && a->base != MAP_FAILED)
+		munmap((void *)a->base, a->size);
+	if (a->fd >= 0)
+		close(a->fd);
+	a->base = NULL;
+	a->fd = -1;
+}
+
+static int by_lo(const void *x, const void *y)
+{
+	const struct module *a = x, *b = y;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+size_t modules_parse(const struct arena *a, struct module **out)
+{
+	const struct scope_arena_header *h = a->hdr;
+	uint64_t len = h->modules_len < h->modules_cap ? h->modules_len : h->modules_cap;
+	const char *p = a->base + h->modules_off, *end = p + len;
+	size_t n = 0, cap = 0;
+	struct module *m = NULL;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		char line[SCOPE_PATH_BYTES + 256], id[130];
+		unsigned long bias, lo, hi;
+		int off = 0;
+		if (!nl || (size_t)(nl - p) >= sizeof line)
+			break; /* a line cut short when the area filled */
+		memcpy(line, p, (size_t)(nl - p));
+		line[nl - p] = '\0';
+		p = nl + 1;
+		if (sscanf(line, "%lx %lx %lx %129s %n", &bias, &lo, &hi, id, &off) < 4 || !off)
+			continue;
+		if (n == cap) {
+			struct module *grown = realloc(m, (cap = cap ? 2 * cap : 32) * sizeof *m);
+			if (!grown)
+				break;
+			m = grown;
+		}
+		m[n].path = strdup(line + off);
+		m[n].build_id = strdup(strcmp(id, "-") == 0 ? "" : id);
+		m[n].bias = bias;
+		m[n].lo = lo;
+		m[n].hi = hi;
+		n++;
+	}
+	if (n)
+		qsort(m, n, sizeof *m, by_lo);
+	*out = m;
+	return n;
+}
+
+void modules_free(struct module *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].path);
+		free(m[i].build_id);
+	}
+	free(m);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t read_tick(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return mono_ns();
+#endif
+}
+
+/*
+ * The tick rate comes from two readings of the tick counter and
+ * CLOCK_MONOTONIC taken together: at the program's start and at its stop,
+ * or, for runs shorter than MIN_SPAN, now (the writer runs on the same
+ * machine right after). Over 20 ms the two clocks' reading jitter is a few
+ * parts per million.
+ */
+#define MIN_SPAN_NS 20000000u
+
+void tick_clock_init(struct tick_clock *c, const struct scope_arena_header *h)
+{
+	uint64_t t1 = h->stop_tick, n1 = h->stop_mono_ns;
+
+	c->start_tick = h->start_tick;
+	if (h->clock_source != SCOPE_CLOCK_TSC) {
+		c->mult = UINT64_C(1) << 32;
+		c->hz = 1e9;
+		return;
+	}
+	if (h->state != SCOPE_ARENA_STOPPED || n1 < h->start_mono_ns + MIN_SPAN_NS) {
+		uint64_t now;
+		while ((now = mono_ns()) < h->start_mono_ns + MIN_SPAN_NS) {
+			struct timespec ts = {0, (long)(h->start_mono_ns + MIN_SPAN_NS - now)};
+			nanosleep(&ts, NULL);
+		}
+		t1 = read_tick();
+		n1 = mono_ns();
+	}
+	if (t1 <= h->start_tick || n1 <= h->start_mono_ns) {
+		c->mult = UINT64_C(1) << 32;
+		c->hz = 1e9;
+		return;
+	}
+	c->mult = (uint64_t)((((unsigned __int128)(n1 - h->start_mono_ns)) << 32) /
+			     (t1 - h->start_tick));
+	c->hz = (double)(t1 - h->start_tick) * 1e9 / (double)(n1 - h->start_mono_ns);
+}

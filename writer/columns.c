@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/* Column storage: compact or contiguous when small, else shuffled and deflated on every core. */
+#define _GNU_SOURCE
+#include "columns.h"
+
+#include <libdeflate.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_CHUNK_ELEMS 65536u
+#define COMPACT_MAX_BYTES   16384u
+#define MAX_THREADS	    16
+
+int width_for(uint64_t max)
+{
+	return max <= UINT8_MAX ? 1 : max <= UINT16_MAX ? 2 : max <= UINT32_MAX ? 4 : 8;
+}
+
+void narrow(void *out, const uint64_t *in, uint64_t n, int width)
+{
+	switch (width) {
+	case 1:
+		for (uint64_t i = 0; i < n; i++)
+			((uint8_t *)out)[i] = (uint8_t)in[i];
+		break;
+	case 2:
+		for (uint64_t i = 0; i < n; i++)
+			((uint16_t *)out)[i] = (uint16_t)in[i];
+		break;
+	case 4:
+		for (uint64_t i = 0; i < n; i++)
+			((uint32_t *)out)[i] = (uint32_t)in[i];
+		break;
+	default: memcpy(out, in, n * sizeof *in);
+	}
+}
+
+int columns_init(struct columns *c, const struct storage *st)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	memset(c, 0, sizeof *c);
+	c->st = *st;
+	if (!c->st.chunk_elems)
+		c->st.chunk_elems = DEFAULT_CHUNK_ELEMS;
+	c->threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+	if (c->st.level <= 0)
+		return 0;
+	c->cz = calloc((size_t)c->threads, sizeof *c->cz);
+	if (!c->cz)
+		return -1;
+	for (int i = 0; i < c->threads; i++)
+		if (!(c->cz[i] = libdeflate_alloc_compressor(c->st.level)))
+			return -1;
+	return 0;
+}
+
+void columns_fini(struct columns *c)
+{
+	for (int i = 0; c->cz && i < c->threads; i++)
+		if (c->cz[i])
+			libdeflate_free_compressor(c->cz[i]);
+	free(c->cz);
+	c->cz = NULL;
+}
+
+static hid_t uint_type(int width)
+{
+	return width == 1   ? H5T_STD_U8LE
+	       : width == 2 ? H5T_STD_U16LE
+	       : width == 4 ? H5T_STD_U32LE
+			    : H5T_STD_U64LE;
+}
+
+/* The chunks of one column, compressed by several threads at once. Every
+ * buffer is allocated before the threads start. */
+struct deflate_job {
+	struct columns *c;
+	const unsigned char *data;
+	uint64_t n, chunk_elems;
+	int width;
+	uint64_t nchunks;
+	unsigned char *out; /* nchunks slots of slot_bytes */
+	size_t slot_bytes;
+	size_t *sizes; /* 0 = all zero, not stored */
+	unsigned char *scratch[MAX_THREADS];
+	uint64_t next; /* atomic: next chunk to take */
+};
+
+struct worker {
+	struct deflate_job *job;
+	int id;
+};
+
+/* HDF5's shuffle filter: byte b of element i goes to b * elems + i. */
+static void shuffle(unsigned char *dst, const unsigned char *src, uint64_t elems, uint64_t have,
+		    int width)
+{
+	if (width == 1) {
+		memcpy(dst, src, have);
+		memset(dst + have, 0, elems - have);
+		return;
+	}
+	memset(dst, 0, elems * (uint64_t)width);
+	for (int b = 0; b < width; b++) {
+		unsigned char *d = dst + (uint64_t)b * elems;
+		const unsigned char *s = src + b;
+		for (uint64_t i = 0; i < have; i++)
+			d[i] = s[i * (uint64_t)width];
+	}
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static void *deflate_chunks(void *arg)
+{
+	struct worker *w = arg;
+	struct deflate_job *j = w->job;
+	uint64_t k;
+
+	while ((k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->nchunks) {
+		uint64_t first = k * j->chunk_elems;
+		uint64_t have = j->n - first < j->chunk_elems ? j->n - first : j->chunk_elems;
+		const unsigned char *src = j->data + first * (uint64_t)j->width;
+		size_t bytes = (size_t)(j->chunk_elems * (uint64_t)j->width);
+
+		if (all_zero(src, (size_t)(have * (uint64_t)j->width))) {
+			j->sizes[k] = 0;
+			continue;
+		}
+		shuffle(j->scratch[w->id], src, j->chunk_elems, have, j->width);
+		j->sizes[k] = libdeflate_zlib_compress(j->c->cz[w->id], j->scratch[w->id], bytes,
+						       j->out + k * j->slot_bytes, j->slot_bytes);
+	}
+	return NULL;
+}
+
+static int run_deflate(struct deflate_job *j)
+{
+	pthread_t tid[MAX_THREADS];
+	struct worker w[MAX_THREADS];
+	int started = 0;
+
+	for (int i = 1; i < j->c->threads; i++) {
+		w[i] = (struct worker){j, i};
+		if (pthread_create(&tid[i], NULL, deflate_chunks, &w[i]) != 0)
+			break;
+		started = i;
+	}
+	w[0] = (struct worker){j, 0};
+	deflate_chunks(&w[0]);
+	for (int i = 1; i <= started; i++)
+		pthread_join(tid[i], NULL);
+	return 0;
+}
+
+static int write_deflated(struct columns *c, hid_t dset, const void *data, uint64_t n, int width,
+			  uint64_t chunk_elems)
+{
+	struct deflate_job j = {
+		.c = c, .data = data, .n = n, .chunk_elems = chunk_elems, .width = width};
+	size_t bytes = (size_t)(chunk_elems * (uint64_t)width);
+	int rc = -1;
+
+	j.nchunks = (n + chunk_elems - 1) / chunk_elems;
+	j.slot_bytes = libdeflate_zlib_compress_bound(c->cz[0], bytes);
+	j.out = malloc(j.nchunks * j.slot_bytes);
+	j.sizes = calloc(j.nchunks, sizeof *j.sizes);
+	for (int i = 0; i < c->threads; i++)
+		j.scratch[i] = malloc(bytes);
+	if (!j.out || !j.sizes)
+		goto out;
+	for (int i = 0; i < c->threads; i++)
+		if (!j.scratch[i])
+			goto out;
+	run_deflate(&j);
+	for (uint64_t k = 0; k < j.nchunks; k++) {
+		hsize_t offset = k * chunk_elems;
+		if (j.sizes[k] == 0 &&
+		    !all_zero((unsigned char *)data + offset * (uint64_t)width, 1))
+			goto out; /* did not fit its bound: cannot happen with libdeflate */
+		if (j.sizes[k] && H5Dwrite_chunk(dset, H5P_DEFAULT, 0, &offset, j.sizes[k],
+						 j.out + k * j.slot_bytes) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	for (int i = 0; i < c->threads; i++)
+		free(j.scratch[i]);
+	free(j.out);
+	free(j.sizes);
+	return rc;
+}
+
+/* Creates a one-dimensional dataset of n elements laid out by the policy;
+ * *deflated tells whether its chunks must be written compressed. */
+static hid_t create(struct columns *c, hid_t loc, const char *name, hid_t type, uint64_t n,
+		    size_t elem_bytes, int may_compress, int *deflated, uint64_t *chunk_elems)
+{
+	hsize_t dims = n;
+	hid_t space = H5Screate_simple(1, &dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d;
+	const struct storage *st = &c->st;
+	int compress =
+		may_compress && n > 0 && st->level > 0 && (!st->automatic || n >= st->auto_min);
+
+	*deflated = 0;
+	*chunk_elems = st->chunk_elems < n ? st->chunk_elems : n;
+	if (n > 0 && (compress || st->chunk_given)) {
+		hsize_t cdim = *chunk_elems;
+		H5Pset_chunk(dcpl, 1, &cdim);
+		if (compress) {
+			H5Pset_shuffle(dcpl);
+			H5Pset_deflate(dcpl, (unsigned)st->level);
+			*deflated = 1;
+		}
+	} else if (n * elem_bytes <= COMPACT_MAX_BYTES) {
+		H5Pset_layout(dcpl, H5D_COMPACT);
+	}
+	d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	H5Pclose(dcpl);
+	H5Sclose(space);
+	return d;
+}
+
+int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, uint64_t n,
+	     int width)
+{
+	hid_t type = uint_type(width);
+	int deflated, rc = 0;
+	uint64_t chunk_elems;
+	hid_t d = create(c, loc, name, type, n, (size_t)width, 1, &deflated, &chunk_elems);
+
+	if (d < 0)
+		return -1;
+	if (deflated)
+		rc = write_deflated(c, d, data, n, width, chunk_elems);
+	else if (n > 0)
+		rc = H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
+	return H5Dclose(d) < 0 ? -1 : rc;
+}
+
+int col_int64(struct columns *c, hid_t loc, const char *name, const int64_t *data, uint64_t n)
+{
+	int deflated, rc = 0;
+	uint64_t chunk_elems;
+	hid_t d = create(c, loc, name, H5T_STD_I64LE, n, 8, 0, &deflated, &chunk_elems);
+
+	if (d < 0)
+		return -1;
+	if (n > 0)
+		rc = H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1
+											    : 0;
+	return H5Dclose(d) < 0 ? -1 : rc;
+}
+
+static hid_t str_type(void)
+{
+	hid_t t = H5Tcopy(H5T_C_S1);
+	H5Tset_size(t, H5T_VARIABLE);
+	H5Tset_cset(t, H5T_CSET_UTF8);
+	return t;
+}
+
+int col_str(hid_t loc, const char *name, const char *const *data, uint64_t n)
+{
+	hsize_t dims = n;
+	hid_t t = str_type(), space = H5Screate_simple(1, &dims, NULL), d;
+	int rc = -1;
+
+	d = H5Dcreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (d >= 0) {
+		rc = n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 ? 0 : -1;
+		if (H5Dclose(d) < 0)
+			rc = -1;
+	}
+	H5Sclose(space);
+	H5Tclose(t);
+	return rc;
+}
+
+static int attr_write(hid_t loc, const char *name, hid_t type, const void *value)
+{
+	hid_t space = H5Screate(H5S_SCALAR);
+	hid_t a = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = a >= 0 && H5Awrite(a, type, value) >= 0 ? 0 : -1;
+	if (a >= 0)
+		H5Aclose(a);
+	H5Sclose(space);
+	return rc;
+}
+
+int attr_str(hid_t loc, const char *name, const char *value)
+{
+	hid_t t = str_type();
+	int rc = attr_write(loc, name, t, &value);
+	H5Tclose(t);
+	return rc;
+}
+
+int attr_i64(hid_t loc, const char *name, int64_t value)
+{
+	return attr_write(loc, name, H5T_NATIVE_INT64, &value);
+}
+
+int attr_f64(hid_t loc, const char *name, double value)
+{
+	return attr_write(loc, name, H5T_NATIVE_DOUBLE, &value);
+}

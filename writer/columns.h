@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing one-dimensional columns to HDF5 with the storage policy of the profile. */
+#ifndef SCOPE_WRITER_COLUMNS_H
+#define SCOPE_WRITER_COLUMNS_H
+
+#include "writer.h"
+
+#include <hdf5.h>
+
+struct columns {
+	struct storage st;
+	int threads;
+	struct libdeflate_compressor **cz; /* one per thread */
+};
+
+int columns_init(struct columns *c, const struct storage *st);
+void columns_fini(struct columns *c);
+
+/* Unsigned column: values of width bytes (1, 2, 4, 8) stored as they are;
+ * compressed when the policy says so. Returns 0 or -1. */
+int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, uint64_t n,
+	     int width);
+
+/* The narrowest width (1, 2, 4, 8 bytes) that holds max. */
+int width_for(uint64_t max);
+
+/* Copies n values of 64 bits into out at the given width. */
+void narrow(void *out, const uint64_t *in, uint64_t n, int width);
+
+int col_int64(struct columns *c, hid_t loc, const char *name, const int64_t *data, uint64_t n);
+int col_str(hid_t loc, const char *name, const char *const *data, uint64_t n);
+
+int attr_str(hid_t loc, const char *name, const char *value);
+int attr_i64(hid_t loc, const char *name, int64_t value);
+int attr_f64(hid_t loc, const char *name, double value);
+
+#endif

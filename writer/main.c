@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-writer: turns a recording arena into a published HDF5 profile. */
+#define _GNU_SOURCE
+#include "profile_out.h"
+
+#include <getopt.h>
+#include <hdf5.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: scope-writer [options] ARENA\n"
+	"Write the HDF5 profile of the run recorded in ARENA. libscope_preload.so runs this\n"
+	"when the program exits; run it yourself on an arena a killed run left behind.\n"
+	"\n"
+	"  -o, --output FILE        write FILE (default: the run's SCOPE_OUTPUT, else a new name)\n"
+	"      --compression SPEC   auto (default), none, gzip or gzip:LEVEL (1-9)\n"
+	"      --chunk-size N       elements per HDF5 chunk (chunked storage even uncompressed)\n"
+	"      --recover            the run did not stop cleanly: write what it recorded\n"
+	"      --keep               keep ARENA after writing (default: removed once published)\n"
+	"      --no-symbolize       name regions module+0xOFFSET (scope-symbolize resolves later)\n"
+	"  -h, --help               this text\n"
+	"  -V, --version            the version\n";
+
+/* argv as the program got it, joined by spaces. */
+static char *command_line(const struct arena *a)
+{
+	const struct scope_arena_header *h = a->hdr;
+	uint64_t n = h->cmdline_bytes;
+	char *s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, a->base + h->cmdline_off, n);
+	s[n] = '\0';
+	while (n > 0 && s[n - 1] == '\0')
+		n--;
+	for (uint64_t i = 0; i < n; i++)
+		if (s[i] == '\0')
+			s[i] = ' ';
+	s[n] = '\0';
+	return s;
+}
+
+/* scope-<program>-<YYYYmmdd-HHMMSS>-<host>-<pid>.h5: a pid is unique on its
+ * host while it runs, and the time tells two uses of one pid apart. */
+static void default_output(char *out, size_t cap, const struct scope_arena_header *h)
+{
+	char exe[SCOPE_PATH_BYTES], when[32], host[128] = "host";
+	time_t t = (time_t)(h->start_unix_ns / 1000000000u);
+	struct tm tm;
+
+	snprintf(exe, sizeof exe, "%s", h->exe[0] ? h->exe : "program");
+	localtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+	gethostname(host, sizeof host - 1);
+	host[strcspn(host, ".")] = '\0';
+	snprintf(out, cap, "%s%sscope-%s-%s-%s-%d.h5", h->cwd, h->cwd[0] ? "/" : "", basename(exe),
+		 when, host, (int)h->pid);
+}
+
+static void resolve_output(char *out, size_t cap, const char *given,
+			   const struct scope_arena_header *h)
+{
+	if (!given || !*given)
+		default_output(out, cap, h);
+	else if (given[0] == '/' || !h->cwd[0])
+		snprintf(out, cap, "%s", given);
+	else
+		snprintf(out, cap, "%s/%s", h->cwd, given);
+}
+
+struct options {
+	const char *output, *compression, *chunk, *arena;
+	int recover, keep, symbolize;
+};
+
+static int parse(int argc, char **argv, struct options *o)
+{
+	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM };
+	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
+					      {"compression", required_argument, 0, COMPRESSION},
+					      {"chunk-size", required_argument, 0, CHUNK},
+					      {"recover", no_argument, 0, RECOVER},
+					      {"keep", no_argument, 0, KEEP},
+					      {"no-symbolize", no_argument, 0, NOSYM},
+					      {"help", no_argument, 0, 'h'},
+					      {"version", no_argument, 0, 'V'},
+					      {0, 0, 0, 0}};
+	const char *sym = getenv("SCOPE_SYMBOLIZE"), *keep = getenv("SCOPE_KEEP_ARENA");
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->symbolize = !(sym && strcmp(sym, "0") == 0);
+	o->keep = keep && *keep && strcmp(keep, "0") != 0;
+	o->chunk = getenv("SCOPE_CHUNK_SIZE");
+	while ((c = getopt_long(argc, argv, "+o:hV", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case COMPRESSION: o->compression = optarg; break;
+		case CHUNK: o->chunk = optarg; break;
+		case RECOVER: o->recover = 1; break;
+		case KEEP: o->keep = 1; break;
+		case NOSYM: o->symbolize = 0; break;
+		case 'h': fputs(usage, stdout); exit(0);
+		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
+		default: fputs("scope-writer: see scope-writer --help\n", stderr); return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		fputs("scope-writer: give exactly one arena file (see scope-writer --help)\n",
+		      stderr);
+		return -1;
+	}
+	o->arena = argv[optind];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct arena a;
+	struct tick_clock clock;
+	struct profile p;
+	struct storage st;
+	struct run_info run = {0};
+	struct module *mods = NULL;
+	char output[4096];
+	int rc = 1;
+
+	if (parse(argc, argv, &o) != 0)
+		return 2;
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if (arena_open(&a, o.arena) != 0)
+		return 1;
+	if (!o.compression)
+		o.compression = a.hdr->compression[0] ? a.hdr->compression : "auto";
+	if (storage_parse(&st, o.compression) != 0 || storage_parse_chunk(&st, o.chunk) != 0) {
+		fprintf(stderr,
+			"scope-writer: bad storage setting '%s'%s%s: use auto, none, gzip or "
+			"gzip:1..9, "
+			"and a chunk size of 1 to 67108864 elements\n",
+			o.compression, o.chunk ? ", chunk size " : "", o.chunk ? o.chunk : "");
+		arena_close(&a);
+		return 2;
+	}
+	if (a.hdr->state != SCOPE_ARENA_STOPPED && !o.recover) {
+		fprintf(stderr,
+			"scope-writer: %s is from a run that did not stop (still running, or "
+			"killed); use --recover to write what it recorded\n",
+			o.arena);
+		arena_close(&a);
+		return 1;
+	}
+	resolve_output(output, sizeof output, o.output ? o.output : a.hdr->output, a.hdr);
+	tick_clock_init(&clock, a.hdr);
+	run.nmods = modules_parse(&a, &mods);
+	run.mods = mods;
+	run.arena = &a;
+	run.hdr = a.hdr;
+	run.clock = &clock;
+	run.clock_hz = clock.hz;
+	run.compression = o.compression;
+	run.symbolize = o.symbolize;
+	run.command_line = command_line(&a);
+	if (run.command_line && collect(&a, &clock, &p) == 0) {
+		run.lost = p.lost;
+		if (publish(output, &run, &p, &st) == 0) {
+			rc = 0;
+			if (!o.keep)
+				unlink(o.arena);
+		} else {
+			fprintf(stderr,
+				"scope-writer: the recorded data is kept in %s; write it later "
+				"with: "
+				"scope-writer%s -o FILE %s\n",
+				o.arena, o.recover ? " --recover" : "", o.arena);
+		}
+		profile_free(&p);
+	}
+	free((char *)run.command_line);
+	modules_free(mods, run.nmods);
+	arena_close(&a);
+	return rc;
+}

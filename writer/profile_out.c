@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/* Lays out schema 3: /metadata, /processes, /regions, /pairs, /events, /process0. */
+#define _GNU_SOURCE
+#include "profile_out.h"
+
+#include "columns.h"
+#include "symbolize.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SCHEMA_VERSION 3
+
+static uint64_t get(const void *in, int width, uint64_t i)
+{
+	switch (width) {
+	case 1: return ((const uint8_t *)in)[i];
+	case 2: return ((const uint16_t *)in)[i];
+	case 4: return ((const uint32_t *)in)[i];
+	default: return ((const uint64_t *)in)[i];
+	}
+}
+
+/* Stores an unsigned column in the narrowest width its values fit. */
+static int col_narrow(struct columns *c, hid_t g, const char *name, const void *in, int in_width,
+		      uint64_t n)
+{
+	uint64_t max = 0;
+	int w, rc;
+	void *out;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v = get(in, in_width, i);
+		if (v > max)
+			max = v;
+	}
+	w = width_for(max);
+	if (w == in_width)
+		return col_uint(c, g, name, in, n, w);
+	out = malloc(n * (uint64_t)w + 1);
+	if (!out)
+		return -1;
+	switch (w) {
+	case 1:
+		for (uint64_t i = 0; i < n; i++)
+			((uint8_t *)out)[i] = (uint8_t)get(in, in_width, i);
+		break;
+	case 2:
+		for (uint64_t i = 0; i < n; i++)
+			((uint16_t *)out)[i] = (uint16_t)get(in, in_width, i);
+		break;
+	default:
+		for (uint64_t i = 0; i < n; i++)
+			((uint32_t *)out)[i] = (uint32_t)get(in, in_width, i);
+		break;
+	}
+	rc = col_uint(c, g, name, out, n, w);
+	free(out);
+	return rc;
+}
+
+static int write_events(struct columns *c, hid_t file, const struct profile *p)
+{
+	const struct events *ev = &p->ev;
+	hid_t g = H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	uint64_t *delta = malloc(ev->n * sizeof *delta + 1);
+	uint8_t *task = calloc(ev->n + 1, 1);
+	int rc = -1;
+
+	if (g < 0 || !delta || !task)
+		goto out;
+	/* First call of a region: its start; then the gap to the previous one. */
+	for (uint32_t r = 0; r < p->nregions; r++) {
+		const struct region *reg = &p->regions[r];
+		for (uint64_t i = reg->first; i < reg->first + reg->count; i++)
+			delta[i] = i == reg->first ? ev->start[i] : ev->start[i] - ev->start[i - 1];
+	}
+	if (col_narrow(c, g, "start_delta", delta, 8, ev->n) == 0 &&
+	    col_narrow(c, g, "duration", ev->duration, 8, ev->n) == 0 &&
+	    col_narrow(c, g, "thread", ev->thread, 4, ev->n) == 0 &&
+	    col_uint(c, g, "task", task, ev->n, 1) == 0 &&
+	    col_narrow(c, g, "depth", ev->depth, 2, ev->n) == 0 &&
+	    col_uint(c, g, "flags", ev->flags, ev->n, 1) == 0)
+		rc = 0;
+out:
+	free(delta);
+	free(task);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
+{
+	uint32_t n = p->nregions;
+	hid_t g = H5Gcreate2(file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	uint32_t *u32 = malloc((n + 1) * sizeof *u32);
+	uint64_t *u64 = malloc((n + 1) * sizeof *u64);
+	int rc = g >= 0 && u32 && u64 ? 0 : -1;
+
+#define COLUMN(name, expr, arr, width)                                                             \
+	if (rc == 0) {                                                                             \
+		for (uint32_t i = 0; i < n; i++)                                                   \
+			arr[i] = (expr);                                                           \
+		rc = col_uint(c, g, name, arr, n, width);                                          \
+	}
+	COLUMN("process", 0, u32, 4)
+	COLUMN("region", i, u32, 4)
+	COLUMN("first", p->regions[i].first, u64, 8)
+	COLUMN("count", p->regions[i].count, u64, 8)
+	COLUMN("total_ns", p->regions[i].total_ns, u64, 8)
+	COLUMN("self_ns", p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0, u64, 8)
+	COLUMN("min_ns", p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
+	COLUMN("max_ns", p->regions[i].max_ns, u64, 8)
+#undef COLUMN
+	free(u32);
+	free(u64);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_regions(struct columns *c, hid_t file, const struct run_info *run,
+			 const struct profile *p)
+{
+	uint32_t n = p->nregions;
+	struct scope_sym_module *sm = calloc(run->nmods + 1, sizeof *sm);
+	struct scope_sym *syms = calloc(n + 1, sizeof *syms);
+	const char **names = calloc(n + 1, sizeof *names), **files = calloc(n + 1, sizeof *files);
+	const char **modules = calloc(n + 1, sizeof *modules),
+		   **kinds = calloc(n + 1, sizeof *kinds);
+	uint64_t *offsets = calloc(n + 1, sizeof *offsets);
+	uint32_t *lines = calloc(n + 1, sizeof *lines);
+	struct scope_symbolizer *s = NULL;
+	hid_t g = -1;
+	int rc = -1;
+
+	if (!sm || !syms || !names || !files || !modules || !kinds || !offsets || !lines)
+		goto out;
+	for (size_t i = 0; i < run->nmods; i++)
+		sm[i] = (struct scope_sym_module){run->mods[i].path, run->mods[i].bias,
+						  run->mods[i].lo, run->mods[i].hi};
+	s = scope_sym_open(sm, run->nmods);
+	if (!s)
+		goto out;
+	for (uint32_t r = 0; r < n; r++) {
+		if (scope_sym_lookup(s, p->regions[r].addr, run->symbolize, &syms[r]) != 0)
+			goto out;
+		names[r] = syms[r].name;
+		files[r] = syms[r].file;
+		lines[r] = syms[r].line;
+		offsets[r] = syms[r].offset;
+		modules[r] = syms[r].module >= 0 ? run->mods[syms[r].module].path : "";
+		kinds[r] = "function";
+	}
+	g = H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g >= 0 && col_str(g, "name", names, n) == 0 && col_str(g, "module", modules, n) == 0 &&
+	    col_uint(c, g, "offset", offsets, n, 8) == 0 && col_str(g, "file", files, n) == 0 &&
+	    col_uint(c, g, "line", lines, n, 4) == 0 && col_str(g, "kind", kinds, n) == 0)
+		rc = 0;
+out:
+	for (uint32_t r = 0; syms && r < n; r++)
+		scope_sym_free(&syms[r]);
+	scope_sym_close(s);
+	free(sm);
+	free(syms);
+	free(names);
+	free(files);
+	free(modules);
+	free(kinds);
+	free(offsets);
+	free(lines);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_processes(struct columns *c, hid_t file, const struct run_info *run,
+			   const struct profile *p)
+{
+	const struct scope_arena_header *h = run->hdr;
+	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int64_t pid = h->pid, parent = -1, rank = -1, lost = (int64_t)p->lost;
+	int64_t status = h->exit_kind == SCOPE_EXIT_STATUS ? h->exit_code : -1;
+	int64_t sig = h->exit_kind == SCOPE_EXIT_SIGNAL ? h->exit_code : 0;
+	uint64_t start = h->start_unix_ns, end = h->start_unix_ns + p->end_ns;
+	const char *exe = h->exe, *args = run->command_line;
+	int rc = -1;
+
+	if (g >= 0 && col_int64(c, g, "pid", &pid, 1) == 0 &&
+	    col_int64(c, g, "parent", &parent, 1) == 0 && col_int64(c, g, "rank", &rank, 1) == 0 &&
+	    col_str(g, "executable", &exe, 1) == 0 && col_str(g, "arguments", &args, 1) == 0 &&
+	    col_uint(c, g, "start", &start, 1, 8) == 0 && col_uint(c, g, "end", &end, 1, 8) == 0 &&
+	    col_int64(c, g, "exit_status", &status, 1) == 0 &&
+	    col_int64(c, g, "exit_signal", &sig, 1) == 0 && col_int64(c, g, "lost", &lost, 1) == 0)
+		rc = 0;
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run,
+		       const struct profile *p)
+{
+	const struct arena *a = run->arena;
+	const struct scope_lane *lanes = (const void *)(a->base + a->hdr->lanes_off);
+	uint32_t n = a->nlanes;
+	uint32_t *tid = calloc(n + 1, sizeof *tid);
+	int32_t *parent = calloc(n + 1, sizeof *parent);
+	int64_t *parent64 = calloc(n + 1, sizeof *parent64);
+	uint64_t *start = calloc(n + 1, sizeof *start), *end = calloc(n + 1, sizeof *end);
+	char(*names)[17] = calloc(n + 1, sizeof *names);
+	const char **name_ptrs = calloc(n + 1, sizeof *name_ptrs);
+	hid_t lg = H5Gcreate2(proc, "lanes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), g = -1;
+	int rc = -1;
+
+	if (lg < 0 || !tid || !parent || !parent64 || !start || !end || !names || !name_ptrs)
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		tid[i] = lanes[i].tid;
+		parent64[i] = lanes[i].parent;
+		start[i] = tick_ns(run->clock, lanes[i].start);
+		end[i] = lanes[i].end ? tick_ns(run->clock, lanes[i].end) : p->end_ns;
+		if (end[i] > p->end_ns)
+			end[i] = p->end_ns;
+		memcpy(names[i], lanes[i].name, 16);
+		names[i][16] = '\0';
+		name_ptrs[i] = names[i];
+	}
+	g = H5Gcreate2(lg, "threads", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g >= 0 && col_uint(c, g, "tid", tid, n, 4) == 0 &&
+	    col_str(g, "name", name_ptrs, n) == 0 && col_int64(c, g, "parent", parent64, n) == 0 &&
+	    col_uint(c, g, "start", start, n, 8) == 0 && col_uint(c, g, "end", end, n, 8) == 0)
+		rc = 0;
+out:
+	free(tid);
+	free(parent);
+	free(parent64);
+	free(start);
+	free(end);
+	free(names);
+	free(name_ptrs);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	if (lg >= 0 && H5Gclose(lg) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_modules(struct columns *c, hid_t proc, const struct run_info *run)
+{
+	size_t n = run->nmods;
+	const char **paths = calloc(n + 1, sizeof *paths), **ids = calloc(n + 1, sizeof *ids);
+	uint64_t *bias = calloc(n + 1, 8), *lo = calloc(n + 1, 8), *hi = calloc(n + 1, 8);
+	hid_t g = H5Gcreate2(proc, "modules", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = -1;
+
+	if (g >= 0 && paths && ids && bias && lo && hi) {
+		for (size_t i = 0; i < n; i++) {
+			paths[i] = run->mods[i].path;
+			ids[i] = run->mods[i].build_id;
+			bias[i] = run->mods[i].bias;
+			lo[i] = run->mods[i].lo;
+			hi[i] = run->mods[i].hi;
+		}
+		if (col_str(g, "path", paths, n) == 0 && col_uint(c, g, "bias", bias, n, 8) == 0 &&
+		    col_uint(c, g, "low", lo, n, 8) == 0 && col_uint(c, g, "high", hi, n, 8) == 0 &&
+		    col_str(g, "build_id", ids, n) == 0)
+			rc = 0;
+	}
+	free(paths);
+	free(ids);
+	free(bias);
+	free(lo);
+	free(hi);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_process_group(struct columns *c, hid_t file, const struct run_info *run,
+			       const struct profile *p)
+{
+	hid_t g = H5Gcreate2(file, "process0", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 ? 0 : -1;
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_root(hid_t file)
+{
+	char producer[64];
+	snprintf(producer, sizeof producer, "scope %s", SCOPE_VERSION);
+	return attr_i64(file, "schema", SCHEMA_VERSION) == 0 &&
+			       attr_str(file, "producer", producer) == 0 &&
+			       attr_str(file, "time_unit", "ns") == 0
+		       ? 0
+		       : -1;
+}
+
+int profile_write(const char *path, const struct run_info *run, const struct profile *p,
+		  const struct storage *st)
+{
+	struct columns c;
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file;
+	int rc = -1;
+
+	/* The oldest format that has everything used: any reader from
+	 * HDF5 1.8 on opens the file. */
+	H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
+	file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	H5Pclose(fapl);
+	if (file < 0)
+		return -1;
+	if (columns_init(&c, st) == 0 && write_root(file) == 0 && metadata_write(file, run) == 0 &&
+	    write_processes(&c, file, run, p) == 0 && write_regions(&c, file, run, p) == 0 &&
+	    write_pairs(&c, file, p) == 0 && write_events(&c, file, p) == 0 &&
+	    write_process_group(&c, file, run, p) == 0)
+		rc = 0;
+	columns_fini(&c);
+	if (H5Fclose(file) < 0)
+		rc = -1;
+	return rc;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing one process's profile as an HDF5 schema-3 file. */
+#ifndef SCOPE_WRITER_PROFILE_OUT_H
+#define SCOPE_WRITER_PROFILE_OUT_H
+
+#include "writer.h"
+
+#include <hdf5.h>
+
+struct run_info {
+	const struct arena *arena;
+	const struct scope_arena_header *hdr;
+	const struct tick_clock *clock;
+	const char *command_line; /* argv joined by spaces */
+	const char *compression;  /* the storage spec as given */
+	double clock_hz;
+	uint64_t lost;
+	int symbolize;
+	const struct module *mods;
+	size_t nmods;
+};
+
+int metadata_write(hid_t file, const struct run_info *run);
+
+/* Writes the whole profile into a new file at path (which must not be the
+ * final name: see publish.c). Returns 0, or -1 after printing why. */
+int profile_write(const char *path, const struct run_info *run, const struct profile *p,
+		  const struct storage *st);
+
+/* Writes through a temporary sibling, fsync and rename, so final holds
+ * either the old file or the complete new one. Returns 0, or -1 after
+ * printing why. */
+int publish(const char *final, const struct run_info *run, const struct profile *p,
+	    const struct storage *st);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* The parts of scope-writer: arena in, columns out. */
+#ifndef SCOPE_WRITER_H
+#define SCOPE_WRITER_H
+
+#include "storage.h"
+
+#include <scope/arena.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A mapped arena, checked for consistency. */
+struct arena {
+	const struct scope_arena_header *hdr;
+	const char *base;
+	uint64_t size;
+	uint64_t nchunks; /* chunks that may hold records */
+	uint32_t nlanes;
+	uint32_t recs_per_chunk;
+	int fd;
+};
+
+/* Returns 0, or -1 after printing one line that names the problem. */
+int arena_open(struct arena *a, const char *path);
+void arena_close(struct arena *a);
+
+struct module {
+	char *path;
+	char *build_id; /* "" when the object has none */
+	uint64_t bias, lo, hi;
+};
+
+/* Parses the arena's module lines; returns the count, sorted by lo. */
+size_t modules_parse(const struct arena *a, struct module **out);
+void modules_free(struct module *m, size_t n);
+
+/* Converts clock ticks to nanoseconds since the process's start. */
+struct tick_clock {
+	uint64_t start_tick;
+	uint64_t mult; /* ns per tick, 32.32 fixed point */
+	double hz;
+};
+
+void tick_clock_init(struct tick_clock *c, const struct scope_arena_header *h);
+
+static inline uint64_t tick_ns(const struct tick_clock *c, uint64_t tick)
+{
+	if (tick <= c->start_tick)
+		return 0;
+	return (uint64_t)(((unsigned __int128)(tick - c->start_tick) * c->mult) >> 32);
+}
+
+/* One process's calls, grouped by region and ordered by start within it. */
+struct events {
+	uint64_t n;
+	uint64_t *start;    /* ns since the process's start */
+	uint64_t *duration; /* ns */
+	uint32_t *thread;
+	uint16_t *depth;
+	uint8_t *flags;
+};
+
+#define EVENT_UNFINISHED 1u
+
+struct region {
+	uint64_t addr;
+	uint64_t first, count;
+	uint64_t total_ns, min_ns, max_ns;
+	int64_t self_ns;
+};
+
+struct profile {
+	struct events ev;
+	struct region *regions;
+	uint32_t nregions;
+	uint64_t end_ns; /* the process's end, ns since its start */
+	uint64_t lost;
+};
+
+/* Returns 0, or -1 after printing why. */
+int collect(const struct arena *a, const struct tick_clock *c, struct profile *p);
+void profile_free(struct profile *p);
+
+#endif
