@@ -92,6 +92,7 @@ out:
 	return copy;
 }
 
+/* A numeric attribute as a double (HDF5 converts integers); 0 when absent. */
 static double read_attr_f64(hid_t file, const char *obj, const char *name)
 {
 	double v = 0;
@@ -197,6 +198,9 @@ int summary_read(const char *path, struct summary *s, char *err, size_t errcap)
 	if (fold(&r, s, names, nnames, c, npairs) != 0)
 		goto out;
 	s->wall_seconds = read_attr_f64(r.file, "/metadata", "wall_seconds");
+	s->cpu_seconds = read_attr_f64(r.file, "/metadata", "cpu_seconds");
+	s->peak_rss_bytes = read_attr_f64(r.file, "/metadata", "peak_rss_bytes");
+	s->lost = (uint64_t)read_attr_f64(r.file, "/metadata", "lost_records");
 	rc = 0;
 out:
 	for (hsize_t i = 0; names && i < nnames; i++)
@@ -234,11 +238,16 @@ static const char *duration(char *buf, size_t cap, double ns)
 void summary_print(FILE *out, const struct summary *s, size_t top)
 {
 	char b[6][32];
-	double run_ns = s->wall_seconds * 1e9;
+	double all_self = 0;
 	size_t shown = s->n < top ? s->n : top;
 
+	/* Shares of the time recorded on all threads together, so they add up
+	 * to 100% however many threads ran. */
+	for (size_t i = 0; i < s->n; i++)
+		all_self += (double)s->regions[i].self_ns;
+
 	fprintf(out, "%-36s %10s %11s %11s %11s %11s %11s %6s\n", "region (by self time)", "calls",
-		"total", "self", "mean", "min", "max", "%run");
+		"total", "self", "mean", "min", "max", "share");
 	for (size_t i = 0; i < shown; i++) {
 		const struct region_stats *g = &s->regions[i];
 		const char *name = g->name;
@@ -254,7 +263,7 @@ void summary_print(FILE *out, const struct summary *s, size_t top)
 			duration(b[2], 32, g->calls ? (double)g->total_ns / (double)g->calls : 0),
 			duration(b[3], 32, g->calls ? (double)g->min_ns : 0),
 			duration(b[4], 32, (double)g->max_ns),
-			run_ns > 0 ? 100.0 * (double)g->self_ns / run_ns : 0.0);
+			all_self > 0 ? 100.0 * (double)g->self_ns / all_self : 0.0);
 	}
 	if (s->n > shown)
 		fprintf(out, "... %zu more regions\n", s->n - shown);

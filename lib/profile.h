@@ -15,7 +15,9 @@ struct region_stats {
 struct summary {
 	struct region_stats *regions;
 	size_t n;
-	double wall_seconds; /* of the run as the profile recorded it */
+	/* The program's own figures, as the profile recorded them. */
+	double wall_seconds, cpu_seconds;
+	double peak_rss_bytes;
 	uint64_t events, lost;
 };
 

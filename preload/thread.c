@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -46,12 +47,23 @@ void scope_busy_end(struct scope_thread *t)
 	resume(t);
 }
 
+/* A full chunk leaves this process's memory: its pages stay in the file
+ * (the page cache writes them out), so resident memory grows with the
+ * calls still open, not with everything recorded. */
+static SCOPE_NOINST void release_chunk(struct scope_process *p, struct scope_rec *end)
+{
+	char *head = (char *)(end - p->recs_per_chunk) - sizeof(struct scope_chunk_head);
+	madvise(head, p->hdr->chunk_bytes, MADV_DONTNEED);
+}
+
 static SCOPE_NOINST int next_chunk(struct scope_thread *t)
 {
 	struct scope_process *p = &scope_proc;
 	struct scope_chunk_head *ch = scope_arena_chunk(p);
 	struct scope_rec *first;
 
+	if (t->chunk_end)
+		release_chunk(p, t->chunk_end);
 	if (!ch)
 		return 0;
 	ch->lane = (uint32_t)t->lane;

@@ -235,26 +235,38 @@ static void print_summary(const struct options *o, const char *output, double wa
 {
 	struct summary s;
 	char err[512];
+	int have = 0;
 
 	if (access(output, F_OK) != 0) {
 		fprintf(stderr, "scope-run: no profile was written to %s\n", output);
 	} else if (summary_read(output, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
 	} else {
+		have = 1;
 		if (!o->quiet) {
 			fputc('\n', stderr);
 			summary_print(stderr, &s, o->top);
+			fputc('\n', stderr);
 		}
-		fprintf(stderr, "%sscope-run: %llu calls of %zu regions in %s\n",
-			o->quiet ? "" : "\n", (unsigned long long)s.events, s.n, output);
-		summary_free(&s);
+		fprintf(stderr, "scope-run: %llu calls of %zu regions in %s\n",
+			(unsigned long long)s.events, s.n, output);
+		if (s.lost)
+			fprintf(stderr,
+				"scope-run: %llu calls were not recorded (see lost_records in "
+				"/metadata and /processes)\n",
+				(unsigned long long)s.lost);
 	}
+	if (!o->quiet && have)
+		fprintf(stderr, "scope-run: program: wall %.3f s, CPU %.3f s, peak RSS %.1f MiB\n",
+			s.wall_seconds, s.cpu_seconds, s.peak_rss_bytes / 1048576.0);
 	if (!o->quiet)
 		fprintf(stderr,
-			"scope-run: wall %.3f s, CPU %.3f s (user %.3f, system %.3f), peak RSS "
-			"%.1f MiB\n",
+			"scope-run: whole run, with writing the profile: wall %.3f s, CPU %.3f s "
+			"(user %.3f, system %.3f), peak RSS %.1f MiB\n",
 			wall, seconds(ru->ru_utime) + seconds(ru->ru_stime), seconds(ru->ru_utime),
 			seconds(ru->ru_stime), (double)ru->ru_maxrss / 1024.0);
+	if (have)
+		summary_free(&s);
 }
 
 static double now(void)

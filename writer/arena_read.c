@@ -87,6 +87,13 @@ void arena_close(struct arena *a)
 	a->fd = -1;
 }
 
+void arena_release_records(const struct arena *a)
+{
+	uint64_t off = a->hdr->chunks_off;
+	if (off < a->size)
+		madvise((char *)a->base + off, a->size - off, MADV_DONTNEED);
+}
+
 static int by_lo(const void *x, const void *y)
 {
 	const struct module *a = x, *b = y;

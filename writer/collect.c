@@ -86,26 +86,16 @@ static int map_grow(struct addr_map *m)
 	return 0;
 }
 
-/* The calls as read, in lane order; each lane's calls in start order. */
-struct raw {
-	uint64_t n, cap;
-	uint32_t *rid;
-	struct events ev;
-};
-
-static int raw_alloc(struct raw *r, uint64_t cap)
+static int events_alloc(struct events *e, uint64_t n)
 {
-	memset(r, 0, sizeof *r);
-	r->cap = cap ? cap : 1;
-	r->rid = malloc(r->cap * sizeof *r->rid);
-	r->ev.start = malloc(r->cap * sizeof *r->ev.start);
-	r->ev.duration = malloc(r->cap * sizeof *r->ev.duration);
-	r->ev.thread = malloc(r->cap * sizeof *r->ev.thread);
-	r->ev.depth = malloc(r->cap * sizeof *r->ev.depth);
-	r->ev.flags = malloc(r->cap * sizeof *r->ev.flags);
-	return r->rid && r->ev.start && r->ev.duration && r->ev.thread && r->ev.depth && r->ev.flags
-		       ? 0
-		       : -1;
+	memset(e, 0, sizeof *e);
+	e->n = n;
+	e->start = malloc(n * sizeof *e->start + 1);
+	e->duration = malloc(n * sizeof *e->duration + 1);
+	e->thread = malloc(n * sizeof *e->thread + 1);
+	e->depth = malloc(n * sizeof *e->depth + 1);
+	e->flags = malloc(n + 1);
+	return e->start && e->duration && e->thread && e->depth && e->flags ? 0 : -1;
 }
 
 static void events_free(struct events *e)
@@ -125,15 +115,27 @@ struct depth_stack {
 	uint32_t gen[65536];
 };
 
+/*
+ * Two passes over the records, in lane order. The first gives every call
+ * its region id and sums the regions' statistics; with the counts known,
+ * the second puts each call straight at its place in the region-grouped
+ * columns. Nothing is copied twice, and the only per-call memory besides
+ * the columns is the region id.
+ */
 struct reader {
 	const struct arena *a;
 	const struct tick_clock *clock;
 	uint64_t stop_tick;
 	struct addr_map map;
-	struct raw raw;
 	struct region *regions;
 	uint32_t region_cap;
 	struct depth_stack *stack;
+	uint32_t *rid; /* per call, in read order */
+	uint64_t n;    /* calls read */
+	uint64_t *pos; /* second pass: next slot of each region */
+	struct events *ev;
+	struct chunk_ref *chunks;
+	uint64_t nchunks;
 };
 
 static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
@@ -152,32 +154,33 @@ static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
 	return 0;
 }
 
-static int read_record(struct reader *rd, const struct scope_rec *r, uint32_t lane, uint32_t gen)
+/* A call's times in ns; a call still open at the stop ends there. */
+static uint8_t times(const struct reader *rd, const struct scope_rec *r, uint64_t *start,
+		     uint64_t *dur)
 {
-	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK, end = r->end, s, e, dur;
-	uint32_t depth = (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS), n_before = rd->map.n, rid;
+	uint64_t end = r->end;
 	uint8_t flags = 0;
-	struct raw *w = &rd->raw;
-	struct region *g;
 
 	if ((end & SCOPE_REC_OPEN) || end > rd->stop_tick || end < r->start) {
 		end = rd->stop_tick;
 		flags = EVENT_UNFINISHED;
 	}
-	rid = map_get(&rd->map, addr);
+	*start = tick_ns(rd->clock, r->start);
+	*dur = tick_ns(rd->clock, end) - *start;
+	return flags;
+}
+
+static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen)
+{
+	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK, start, dur;
+	uint32_t depth = (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff, n_before = rd->map.n;
+	uint32_t rid = map_get(&rd->map, addr);
+	struct region *g;
+
 	if (rid == UINT32_MAX || (rd->map.n != n_before && add_region(rd, rid, addr) != 0))
 		return -1;
-	s = tick_ns(rd->clock, r->start);
-	e = tick_ns(rd->clock, end);
-	dur = e - s;
-	w->rid[w->n] = rid;
-	w->ev.start[w->n] = s;
-	w->ev.duration[w->n] = dur;
-	w->ev.thread[w->n] = lane;
-	w->ev.depth[w->n] = (uint16_t)depth;
-	w->ev.flags[w->n] = flags;
-	w->n++;
-
+	times(rd, r, &start, &dur);
+	rd->rid[rd->n++] = rid;
 	g = &rd->regions[rid];
 	g->count++;
 	g->total_ns += dur;
@@ -186,15 +189,26 @@ static int read_record(struct reader *rd, const struct scope_rec *r, uint32_t la
 		g->min_ns = dur;
 	if (dur > g->max_ns)
 		g->max_ns = dur;
-	rd->stack->rid[depth & 0xffff] = rid;
-	rd->stack->gen[depth & 0xffff] = gen;
-	if (depth > 0 && rd->stack->gen[(depth - 1) & 0xffff] == gen)
-		rd->regions[rd->stack->rid[(depth - 1) & 0xffff]].self_ns -= (int64_t)dur;
+	rd->stack->rid[depth] = rid;
+	rd->stack->gen[depth] = gen;
+	if (depth > 0 && rd->stack->gen[depth - 1] == gen)
+		rd->regions[rd->stack->rid[depth - 1]].self_ns -= (int64_t)dur;
 	return 0;
 }
 
-/* Reads one chunk; returns 1 when the lane's records end inside it. */
-static int read_chunk(struct reader *rd, const struct scope_chunk_head *ch, uint32_t gen, int *err)
+static void second_pass(struct reader *rd, const struct scope_rec *r, uint32_t lane)
+{
+	uint64_t at = rd->pos[rd->rid[rd->n++]]++;
+	struct events *ev = rd->ev;
+
+	ev->flags[at] = times(rd, r, &ev->start[at], &ev->duration[at]);
+	ev->thread[at] = lane;
+	ev->depth[at] = (uint16_t)(r->fn >> SCOPE_REC_ADDR_BITS);
+}
+
+/* Visits one chunk's calls; returns 1 when the lane's calls end inside it. */
+static int visit_chunk(struct reader *rd, const struct scope_chunk_head *ch, uint32_t gen,
+		       int second, int *err)
 {
 	const struct scope_rec *r = (const struct scope_rec *)(ch + 1);
 	for (uint32_t i = 0; i < rd->a->recs_per_chunk; i++, r++) {
@@ -204,7 +218,9 @@ static int read_chunk(struct reader *rd, const struct scope_chunk_head *ch, uint
 			continue; /* being written when recording stopped */
 		if (r->start > rd->stop_tick)
 			return 1;
-		if (read_record(rd, r, ch->lane, gen) != 0) {
+		if (second)
+			second_pass(rd, r, ch->lane);
+		else if (first_pass(rd, r, gen) != 0) {
 			*err = 1;
 			return 1;
 		}
@@ -235,113 +251,106 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 	return refs;
 }
 
-static int read_all(struct reader *rd)
+static int visit_all(struct reader *rd, int second)
 {
 	const struct scope_arena_header *h = rd->a->hdr;
-	uint64_t n;
-	struct chunk_ref *refs = list_chunks(rd->a, &n);
 	int err = 0, lane_done = 0;
 
-	if (!refs || raw_alloc(&rd->raw, n * rd->a->recs_per_chunk) != 0) {
-		free(refs);
-		return -1;
-	}
-	for (uint64_t i = 0; i < n && !err; i++) {
-		if (i > 0 && refs[i].lane != refs[i - 1].lane)
+	rd->n = 0;
+	for (uint64_t i = 0; i < rd->nchunks && !err; i++) {
+		if (i > 0 && rd->chunks[i].lane != rd->chunks[i - 1].lane)
 			lane_done = 0;
 		if (lane_done)
 			continue;
-		lane_done = read_chunk(rd,
-				       (const void *)(rd->a->base + h->chunks_off +
-						      refs[i].index * h->chunk_bytes),
-				       refs[i].lane + 1, &err);
+		lane_done = visit_chunk(rd,
+					(const void *)(rd->a->base + h->chunks_off +
+						       rd->chunks[i].index * h->chunk_bytes),
+					rd->chunks[i].lane + 1, second, &err);
 	}
-	free(refs);
 	return err ? -1 : 0;
 }
 
-/* Merges the sorted runs of one region's events (one run per lane) so the
- * region's events stand in start order. idx holds event numbers. */
-static void merge_runs(uint32_t *idx, uint32_t *tmp, uint64_t n, const uint64_t *start)
+/* Merges the sorted runs of one region's calls (one run per lane) into
+ * start order. Only regions called on several threads need it. */
+static int merge_region(struct events *ev, uint64_t first, uint64_t n)
 {
-	uint64_t sorted = 1;
-	while (sorted < n && start[idx[sorted - 1]] <= start[idx[sorted]])
+	uint64_t *start = ev->start + first, sorted = 1;
+	uint32_t *idx, *tmp;
+	void *col;
+
+	while (sorted < n && start[sorted - 1] <= start[sorted])
 		sorted++;
 	if (sorted >= n)
-		return;
+		return 0;
+	idx = malloc(n * sizeof *idx);
+	tmp = malloc(n * sizeof *tmp);
+	col = malloc(n * sizeof(uint64_t));
+	if (!idx || !tmp || !col) {
+		free(idx);
+		free(tmp);
+		free(col);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
 	for (;;) {
-		uint64_t i = 0, runs = 0;
+		uint64_t i = 0, merges = 0;
 		while (i < n) {
-			uint64_t a = i, b = i + 1;
+			uint64_t a = i, b = i + 1, c, x, y, k;
 			while (b < n && start[idx[b - 1]] <= start[idx[b]])
 				b++;
-			uint64_t c = b + (b < n);
+			c = b + (b < n);
 			while (c < n && start[idx[c - 1]] <= start[idx[c]])
 				c++;
-			uint64_t x = a, y = b, k = a;
-			while (x < b && y < c)
-				tmp[k++] = start[idx[y]] < start[idx[x]] ? idx[y++] : idx[x++];
-			while (x < b)
-				tmp[k++] = idx[x++];
-			while (y < c)
-				tmp[k++] = idx[y++];
+			for (x = a, y = b, k = a; x < b || y < c;)
+				tmp[k++] = (y >= c || (x < b && start[idx[x]] <= start[idx[y]]))
+						   ? idx[x++]
+						   : idx[y++];
 			memcpy(idx + a, tmp + a, (c - a) * sizeof *idx);
-			runs++;
+			merges++;
 			i = c;
 		}
-		if (runs <= 1)
-			return;
+		if (merges <= 1)
+			break;
 	}
+#define PERMUTE(arr, type)                                                                         \
+	do {                                                                                       \
+		type *dst = (type *)col, *src = (arr) + first;                                     \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			dst[i] = src[idx[i]];                                                      \
+		memcpy(src, dst, n * sizeof(type));                                                \
+	} while (0)
+	PERMUTE(ev->start, uint64_t);
+	PERMUTE(ev->duration, uint64_t);
+	PERMUTE(ev->thread, uint32_t);
+	PERMUTE(ev->depth, uint16_t);
+	PERMUTE(ev->flags, uint8_t);
+#undef PERMUTE
+	free(idx);
+	free(tmp);
+	free(col);
+	return 0;
 }
 
-/* Groups events by region (stable, so each lane's run stays in order), then
- * merges the lanes' runs inside each region. */
 static int group(struct reader *rd, struct profile *p)
 {
-	struct raw *w = &rd->raw;
 	uint32_t nreg = rd->map.n;
-	uint64_t *pos = calloc(nreg + 1, sizeof *pos);
-	uint32_t *order = malloc((w->n ? w->n : 1) * sizeof *order);
-	uint32_t *tmp = malloc((w->n ? w->n : 1) * sizeof *tmp);
-	struct events *ev = &p->ev;
-	int rc = -1;
+	uint64_t at = 0, n = rd->n;
 
-	if (!pos || !order || !tmp)
-		goto out;
-	for (uint64_t i = 0; i < w->n; i++)
-		pos[w->rid[i] + 1]++;
+	rd->pos = malloc((nreg + 1) * sizeof *rd->pos);
+	if (!rd->pos || events_alloc(&p->ev, n) != 0)
+		return -1;
 	for (uint32_t r = 0; r < nreg; r++) {
-		pos[r + 1] += pos[r];
-		rd->regions[r].first = pos[r];
+		rd->regions[r].first = rd->pos[r] = at;
+		at += rd->regions[r].count;
 	}
-	for (uint64_t i = 0; i < w->n; i++)
-		order[pos[w->rid[i]]++] = (uint32_t)i;
+	rd->ev = &p->ev;
+	if (visit_all(rd, 1) != 0)
+		return -1;
 	for (uint32_t r = 0; r < nreg; r++)
-		merge_runs(order + rd->regions[r].first, tmp + rd->regions[r].first,
-			   rd->regions[r].count, w->ev.start);
-
-	ev->n = w->n;
-	ev->start = malloc(w->n * sizeof *ev->start + 1);
-	ev->duration = malloc(w->n * sizeof *ev->duration + 1);
-	ev->thread = malloc(w->n * sizeof *ev->thread + 1);
-	ev->depth = malloc(w->n * sizeof *ev->depth + 1);
-	ev->flags = malloc(w->n + 1);
-	if (!ev->start || !ev->duration || !ev->thread || !ev->depth || !ev->flags)
-		goto out;
-	for (uint64_t i = 0; i < w->n; i++) {
-		uint32_t k = order[i];
-		ev->start[i] = w->ev.start[k];
-		ev->duration[i] = w->ev.duration[k];
-		ev->thread[i] = w->ev.thread[k];
-		ev->depth[i] = w->ev.depth[k];
-		ev->flags[i] = w->ev.flags[k];
-	}
-	rc = 0;
-out:
-	free(pos);
-	free(order);
-	free(tmp);
-	return rc;
+		if (merge_region(&p->ev, rd->regions[r].first, rd->regions[r].count) != 0)
+			return -1;
+	return 0;
 }
 
 /* A run that never stopped (killed, or still running) ends at the last tick
@@ -376,8 +385,13 @@ int collect(const struct arena *a, const struct tick_clock *c, struct profile *p
 
 	memset(p, 0, sizeof *p);
 	rd.stack = calloc(1, sizeof *rd.stack);
-	if (!rd.stack || map_init(&rd.map, 1024) != 0 || read_all(&rd) != 0 || group(&rd, p) != 0) {
+	rd.chunks = list_chunks(a, &rd.nchunks);
+	if (rd.chunks)
+		rd.rid = malloc((rd.nchunks * a->recs_per_chunk + 1) * sizeof *rd.rid);
+	if (!rd.stack || !rd.rid || map_init(&rd.map, 1024) != 0 || visit_all(&rd, 0) != 0 ||
+	    group(&rd, p) != 0) {
 		fprintf(stderr, "scope-writer: out of memory while reading the arena\n");
+		profile_free(p);
 		goto out;
 	}
 	p->regions = rd.regions;
@@ -392,8 +406,9 @@ out:
 	free(rd.map.ids);
 	free(rd.regions);
 	free(rd.stack);
-	free(rd.raw.rid);
-	events_free(&rd.raw.ev);
+	free(rd.rid);
+	free(rd.pos);
+	free(rd.chunks);
 	return rc;
 }
 

@@ -73,15 +73,15 @@ static hid_t uint_type(int width)
 			    : H5T_STD_U64LE;
 }
 
-/* The chunks of one column, compressed by several threads at once. Every
- * buffer is allocated before the threads start. */
+/* A batch of one column's chunks, compressed by several threads at once.
+ * Every buffer exists before the threads start. */
 struct deflate_job {
 	struct columns *c;
 	const unsigned char *data;
 	uint64_t n, chunk_elems;
 	int width;
-	uint64_t nchunks;
-	unsigned char *out; /* nchunks slots of slot_bytes */
+	uint64_t first, end; /* the batch: chunks [first, end) */
+	unsigned char *out;  /* a slot of slot_bytes per chunk of the batch */
 	size_t slot_bytes;
 	size_t *sizes; /* 0 = all zero, not stored */
 	unsigned char *scratch[MAX_THREADS];
@@ -102,7 +102,8 @@ static void shuffle(unsigned char *dst, const unsigned char *src, uint64_t elems
 		memset(dst + have, 0, elems - have);
 		return;
 	}
-	memset(dst, 0, elems * (uint64_t)width);
+	if (have < elems)
+		memset(dst, 0, elems * (uint64_t)width);
 	for (int b = 0; b < width; b++) {
 		unsigned char *d = dst + (uint64_t)b * elems;
 		const unsigned char *s = src + b;
@@ -125,29 +126,31 @@ static void *deflate_chunks(void *arg)
 	struct deflate_job *j = w->job;
 	uint64_t k;
 
-	while ((k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->nchunks) {
-		uint64_t first = k * j->chunk_elems;
+	while ((k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->end) {
+		uint64_t first = k * j->chunk_elems, slot = k - j->first;
 		uint64_t have = j->n - first < j->chunk_elems ? j->n - first : j->chunk_elems;
 		const unsigned char *src = j->data + first * (uint64_t)j->width;
 		size_t bytes = (size_t)(j->chunk_elems * (uint64_t)j->width);
 
 		if (all_zero(src, (size_t)(have * (uint64_t)j->width))) {
-			j->sizes[k] = 0;
+			j->sizes[slot] = 0;
 			continue;
 		}
 		shuffle(j->scratch[w->id], src, j->chunk_elems, have, j->width);
-		j->sizes[k] = libdeflate_zlib_compress(j->c->cz[w->id], j->scratch[w->id], bytes,
-						       j->out + k * j->slot_bytes, j->slot_bytes);
+		j->sizes[slot] =
+			libdeflate_zlib_compress(j->c->cz[w->id], j->scratch[w->id], bytes,
+						 j->out + slot * j->slot_bytes, j->slot_bytes);
 	}
 	return NULL;
 }
 
-static int run_deflate(struct deflate_job *j)
+static void run_batch(struct deflate_job *j)
 {
 	pthread_t tid[MAX_THREADS];
 	struct worker w[MAX_THREADS];
 	int started = 0;
 
+	j->next = j->first;
 	for (int i = 1; i < j->c->threads; i++) {
 		w[i] = (struct worker){j, i};
 		if (pthread_create(&tid[i], NULL, deflate_chunks, &w[i]) != 0)
@@ -158,8 +161,11 @@ static int run_deflate(struct deflate_job *j)
 	deflate_chunks(&w[0]);
 	for (int i = 1; i <= started; i++)
 		pthread_join(tid[i], NULL);
-	return 0;
 }
+
+/* Chunks per batch and thread: enough to keep every core busy between
+ * writes, few enough that the batch's buffers stay small. */
+#define BATCH_PER_THREAD 8
 
 static int write_deflated(struct columns *c, hid_t dset, const void *data, uint64_t n, int width,
 			  uint64_t chunk_elems)
@@ -167,28 +173,30 @@ static int write_deflated(struct columns *c, hid_t dset, const void *data, uint6
 	struct deflate_job j = {
 		.c = c, .data = data, .n = n, .chunk_elems = chunk_elems, .width = width};
 	size_t bytes = (size_t)(chunk_elems * (uint64_t)width);
+	uint64_t nchunks = (n + chunk_elems - 1) / chunk_elems;
+	uint64_t batch = (uint64_t)c->threads * BATCH_PER_THREAD;
 	int rc = -1;
 
-	j.nchunks = (n + chunk_elems - 1) / chunk_elems;
+	if (batch > nchunks)
+		batch = nchunks;
 	j.slot_bytes = libdeflate_zlib_compress_bound(c->cz[0], bytes);
-	j.out = malloc(j.nchunks * j.slot_bytes);
-	j.sizes = calloc(j.nchunks, sizeof *j.sizes);
+	j.out = malloc(batch * j.slot_bytes);
+	j.sizes = calloc(batch, sizeof *j.sizes);
 	for (int i = 0; i < c->threads; i++)
-		j.scratch[i] = malloc(bytes);
+		if (!(j.scratch[i] = malloc(bytes)))
+			goto out;
 	if (!j.out || !j.sizes)
 		goto out;
-	for (int i = 0; i < c->threads; i++)
-		if (!j.scratch[i])
-			goto out;
-	run_deflate(&j);
-	for (uint64_t k = 0; k < j.nchunks; k++) {
-		hsize_t offset = k * chunk_elems;
-		if (j.sizes[k] == 0 &&
-		    !all_zero((unsigned char *)data + offset * (uint64_t)width, 1))
-			goto out; /* did not fit its bound: cannot happen with libdeflate */
-		if (j.sizes[k] && H5Dwrite_chunk(dset, H5P_DEFAULT, 0, &offset, j.sizes[k],
-						 j.out + k * j.slot_bytes) < 0)
-			goto out;
+	for (j.first = 0; j.first < nchunks; j.first = j.end) {
+		j.end = j.first + batch < nchunks ? j.first + batch : nchunks;
+		run_batch(&j);
+		for (uint64_t k = j.first; k < j.end; k++) {
+			hsize_t offset = k * chunk_elems;
+			size_t size = j.sizes[k - j.first];
+			if (size && H5Dwrite_chunk(dset, H5P_DEFAULT, 0, &offset, size,
+						   j.out + (k - j.first) * j.slot_bytes) < 0)
+				goto out;
+		}
 	}
 	rc = 0;
 out:

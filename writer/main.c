@@ -73,6 +73,23 @@ static void resolve_output(char *out, size_t cap, const char *given,
 		snprintf(out, cap, "%s/%s", h->cwd, given);
 }
 
+/* SCOPE_WRITER_TIMES=1: how long each phase took, on stderr. */
+void phase(const char *name)
+{
+	static double last;
+	static int on = -1;
+	struct timespec ts;
+	double t;
+
+	if (on < 0)
+		on = getenv("SCOPE_WRITER_TIMES") != NULL;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (on && last > 0)
+		fprintf(stderr, "scope-writer: %-8s %8.3f ms\n", name, (t - last) * 1e3);
+	last = t;
+}
+
 struct options {
 	const char *output, *compression, *chunk, *arena;
 	int recover, keep, symbolize;
@@ -131,6 +148,7 @@ int main(int argc, char **argv)
 	char output[4096];
 	int rc = 1;
 
+	phase("start");
 	if (parse(argc, argv, &o) != 0)
 		return 2;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -166,9 +184,13 @@ int main(int argc, char **argv)
 	run.compression = o.compression;
 	run.symbolize = o.symbolize;
 	run.command_line = command_line(&a);
+	phase("setup");
 	if (run.command_line && collect(&a, &clock, &p) == 0) {
 		run.lost = p.lost;
+		arena_release_records(&a);
+		phase("collect");
 		if (publish(output, &run, &p, &st) == 0) {
+			phase("publish");
 			rc = 0;
 			if (!o.keep)
 				unlink(o.arena);

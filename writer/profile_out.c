@@ -21,61 +21,50 @@ static uint64_t get(const void *in, int width, uint64_t i)
 	}
 }
 
-/* Stores an unsigned column in the narrowest width its values fit. */
-static int col_narrow(struct columns *c, hid_t g, const char *name, const void *in, int in_width,
+/* Stores an unsigned column in the narrowest width its values fit,
+ * narrowing in place: element i moves to a lower or equal address only
+ * after every element before it has been read. */
+static int col_narrow(struct columns *c, hid_t g, const char *name, void *v, int in_width,
 		      uint64_t n)
 {
 	uint64_t max = 0;
-	int w, rc;
-	void *out;
+	int w;
 
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t v = get(in, in_width, i);
-		if (v > max)
-			max = v;
+		uint64_t x = get(v, in_width, i);
+		if (x > max)
+			max = x;
 	}
 	w = width_for(max);
-	if (w == in_width)
-		return col_uint(c, g, name, in, n, w);
-	out = malloc(n * (uint64_t)w + 1);
-	if (!out)
-		return -1;
-	switch (w) {
-	case 1:
-		for (uint64_t i = 0; i < n; i++)
-			((uint8_t *)out)[i] = (uint8_t)get(in, in_width, i);
-		break;
-	case 2:
-		for (uint64_t i = 0; i < n; i++)
-			((uint16_t *)out)[i] = (uint16_t)get(in, in_width, i);
-		break;
-	default:
-		for (uint64_t i = 0; i < n; i++)
-			((uint32_t *)out)[i] = (uint32_t)get(in, in_width, i);
-		break;
+	for (uint64_t i = 0; w < in_width && i < n; i++) {
+		uint64_t x = get(v, in_width, i);
+		switch (w) {
+		case 1: ((uint8_t *)v)[i] = (uint8_t)x; break;
+		case 2: ((uint16_t *)v)[i] = (uint16_t)x; break;
+		default: ((uint32_t *)v)[i] = (uint32_t)x; break;
+		}
 	}
-	rc = col_uint(c, g, name, out, n, w);
-	free(out);
-	return rc;
+	return col_uint(c, g, name, v, n, w);
 }
 
-static int write_events(struct columns *c, hid_t file, const struct profile *p)
+/* Writes the event columns. They are narrowed in place: p->ev is spent. */
+static int write_events(struct columns *c, hid_t file, struct profile *p)
 {
-	const struct events *ev = &p->ev;
+	struct events *ev = &p->ev;
 	hid_t g = H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	uint64_t *delta = malloc(ev->n * sizeof *delta + 1);
 	uint8_t *task = calloc(ev->n + 1, 1);
 	int rc = -1;
 
-	if (g < 0 || !delta || !task)
+	if (g < 0 || !task)
 		goto out;
-	/* First call of a region: its start; then the gap to the previous one. */
+	/* A region's first call keeps its start; each later one, the gap to
+	 * the call before it. */
 	for (uint32_t r = 0; r < p->nregions; r++) {
 		const struct region *reg = &p->regions[r];
-		for (uint64_t i = reg->first; i < reg->first + reg->count; i++)
-			delta[i] = i == reg->first ? ev->start[i] : ev->start[i] - ev->start[i - 1];
+		for (uint64_t i = reg->first + reg->count; i-- > reg->first + 1;)
+			ev->start[i] -= ev->start[i - 1];
 	}
-	if (col_narrow(c, g, "start_delta", delta, 8, ev->n) == 0 &&
+	if (col_narrow(c, g, "start_delta", ev->start, 8, ev->n) == 0 &&
 	    col_narrow(c, g, "duration", ev->duration, 8, ev->n) == 0 &&
 	    col_narrow(c, g, "thread", ev->thread, 4, ev->n) == 0 &&
 	    col_uint(c, g, "task", task, ev->n, 1) == 0 &&
@@ -83,7 +72,6 @@ static int write_events(struct columns *c, hid_t file, const struct profile *p)
 	    col_uint(c, g, "flags", ev->flags, ev->n, 1) == 0)
 		rc = 0;
 out:
-	free(delta);
 	free(task);
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
@@ -299,7 +287,7 @@ static int write_root(hid_t file)
 		       : -1;
 }
 
-int profile_write(const char *path, const struct run_info *run, const struct profile *p,
+int profile_write(const char *path, const struct run_info *run, struct profile *p,
 		  const struct storage *st)
 {
 	struct columns c;
@@ -314,9 +302,10 @@ int profile_write(const char *path, const struct run_info *run, const struct pro
 	if (file < 0)
 		return -1;
 	if (columns_init(&c, st) == 0 && write_root(file) == 0 && metadata_write(file, run) == 0 &&
-	    write_processes(&c, file, run, p) == 0 && write_regions(&c, file, run, p) == 0 &&
+	    write_processes(&c, file, run, p) == 0 && (phase("metadata"), 1) &&
+	    write_regions(&c, file, run, p) == 0 && (phase("regions"), 1) &&
 	    write_pairs(&c, file, p) == 0 && write_events(&c, file, p) == 0 &&
-	    write_process_group(&c, file, run, p) == 0)
+	    (phase("events"), 1) && write_process_group(&c, file, run, p) == 0)
 		rc = 0;
 	columns_fini(&c);
 	if (H5Fclose(file) < 0)

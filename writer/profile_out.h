@@ -24,13 +24,13 @@ int metadata_write(hid_t file, const struct run_info *run);
 
 /* Writes the whole profile into a new file at path (which must not be the
  * final name: see publish.c). Returns 0, or -1 after printing why. */
-int profile_write(const char *path, const struct run_info *run, const struct profile *p,
+int profile_write(const char *path, const struct run_info *run, struct profile *p,
 		  const struct storage *st);
 
 /* Writes through a temporary sibling, fsync and rename, so final holds
  * either the old file or the complete new one. Returns 0, or -1 after
  * printing why. */
-int publish(const char *final, const struct run_info *run, const struct profile *p,
+int publish(const char *final, const struct run_info *run, struct profile *p,
 	    const struct storage *st);
 
 #endif

@@ -30,7 +30,7 @@ static int fail(const char *final, const char *tmp, const char *what)
 	return -1;
 }
 
-int publish(const char *final, const struct run_info *run, const struct profile *p,
+int publish(const char *final, const struct run_info *run, struct profile *p,
 	    const struct storage *st)
 {
 	char tmp[4096], dir[4096];
@@ -49,9 +49,11 @@ int publish(const char *final, const struct run_info *run, const struct profile 
 	errno = 0;
 	if (profile_write(tmp, run, p, st) != 0)
 		return fail(final, tmp, errno ? strerror(errno) : "HDF5 could not write the file");
+	phase("close");
 	if (fsync_path(tmp, O_RDONLY) != 0 || rename(tmp, final) != 0)
 		return fail(final, tmp, strerror(errno));
 	snprintf(dir, sizeof dir, "%s", final);
 	fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY);
+	phase("fsync");
 	return 0;
 }

@@ -24,6 +24,9 @@ struct arena {
 int arena_open(struct arena *a, const char *path);
 void arena_close(struct arena *a);
 
+/* Drops the records' pages from this process once they have been read. */
+void arena_release_records(const struct arena *a);
+
 struct module {
 	char *path;
 	char *build_id; /* "" when the object has none */
@@ -80,5 +83,8 @@ struct profile {
 /* Returns 0, or -1 after printing why. */
 int collect(const struct arena *a, const struct tick_clock *c, struct profile *p);
 void profile_free(struct profile *p);
+
+/* Notes how long the phase that ends now took (SCOPE_WRITER_TIMES=1). */
+void phase(const char *name);
 
 #endif
