@@ -98,7 +98,10 @@ static SCOPE_NOINST int run_writer(struct scope_process *p)
 		scope_log("cannot start %s: %s", p->cfg.writer, strerror(rc));
 		return -1;
 	}
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status) == 0 ? 0 : 1; /* the writer said why */
+	scope_log("%s was killed by signal %d", p->cfg.writer, WTERMSIG(status));
+	return -1;
 }
 
 void scope_finish(int kind, int code)
@@ -114,7 +117,7 @@ void scope_finish(int kind, int code)
 	scope_thread_finish();
 	scope_modules_capture(p);
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_STOPPED, __ATOMIC_RELEASE);
-	if (run_writer(p) != 0)
+	if (run_writer(p) < 0)
 		scope_log("the profile was not written; what was recorded is kept in %s "
 			  "(write it with: scope-writer --recover %s)",
 			  p->arena_path, p->arena_path);

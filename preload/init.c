@@ -90,5 +90,6 @@ __attribute__((constructor)) static SCOPE_NOINST void scope_init(void)
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_RECORDING, __ATOMIC_RELEASE);
 	scope_thread_register(-1);
 	on_exit(on_exit_status, NULL);
+	scope_signals_init();
 	scope_busy_end(&scope_tls);
 }

@@ -93,6 +93,9 @@ void scope_modules_capture(struct scope_process *p) SCOPE_HIDDEN;
 void scope_finish(int kind, int code) SCOPE_HIDDEN;
 int scope_finish_prepare(struct scope_process *p) SCOPE_HIDDEN;
 
+/* signals.c */
+void scope_signals_init(void) SCOPE_HIDDEN;
+
 /* pthread.c */
 int scope_pthread_init(void) SCOPE_HIDDEN;
 

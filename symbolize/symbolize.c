@@ -66,18 +66,26 @@ static char *demangle(const char *name)
 	return strdup(name);
 }
 
+/* The compile unit holding addr. libdw looks it up in .debug_aranges,
+ * which clang does not emit: then every unit's ranges are asked. */
+static Dwarf_Die *cu_of(Dwfl_Module *m, uint64_t addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m, addr, bias);
+	if (cu)
+		return cu;
+	while ((cu = dwfl_module_nextcu(m, cu, bias)) != NULL)
+		if (dwarf_haspc(cu, addr - *bias) > 0)
+			return cu;
+	return NULL;
+}
+
 /* The function's own declaration: the line of its definition, which the
  * line table does not give reliably at -O2 (prologue moved or merged). */
-static int decl_of(Dwfl_Module *m, uint64_t addr, const char **file, int *line)
+static int decl_of(Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line)
 {
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m, addr, &bias);
 	Dwarf_Die *scopes = NULL;
-	int n, found = 0;
+	int n = dwarf_getscopes(cu, pc, &scopes), found = 0;
 
-	if (!cu)
-		return 0;
-	n = dwarf_getscopes(cu, addr - bias, &scopes);
 	for (int i = 0; i < n && !found; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
 			continue;
@@ -90,12 +98,18 @@ static int decl_of(Dwfl_Module *m, uint64_t addr, const char **file, int *line)
 
 static void line_of(Dwfl_Module *m, uint64_t addr, struct scope_sym *out)
 {
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = cu_of(m, addr, &bias);
 	const char *file = NULL;
 	int line = 0;
 
-	if (!decl_of(m, addr, &file, &line)) {
-		Dwfl_Line *l = dwfl_module_getsrc(m, addr);
-		file = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+	if (!cu)
+		return;
+	if (!decl_of(cu, addr - bias, &file, &line)) {
+		Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
+		file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (l)
+			dwarf_lineno(l, &line);
 	}
 	if (file) {
 		free(out->file);

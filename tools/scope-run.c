@@ -238,18 +238,22 @@ static void print_summary(const struct options *o, const char *output, double wa
 	int have = 0;
 
 	if (access(output, F_OK) != 0) {
-		fprintf(stderr, "scope-run: no profile was written to %s\n", output);
+		/* the library or the writer has said why */
 	} else if (summary_read(output, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
 	} else {
 		have = 1;
-		if (!o->quiet) {
+		if (!o->quiet && s.n) {
 			fputc('\n', stderr);
 			summary_print(stderr, &s, o->top);
 			fputc('\n', stderr);
 		}
-		fprintf(stderr, "scope-run: %llu calls of %zu regions in %s\n",
-			(unsigned long long)s.events, s.n, output);
+		if (!s.n && !o->quiet)
+			fprintf(stderr, "scope-run: no instrumented function was called (build the "
+					"program with -finstrument-functions)\n");
+		if (!o->quiet)
+			fprintf(stderr, "scope-run: %llu calls of %zu regions in %s\n",
+				(unsigned long long)s.events, s.n, output);
 		if (s.lost)
 			fprintf(stderr,
 				"scope-run: %llu calls were not recorded (see lost_records in "

@@ -268,6 +268,25 @@ int col_int64(struct columns *c, hid_t loc, const char *name, const int64_t *dat
 	return H5Dclose(d) < 0 ? -1 : rc;
 }
 
+int col_int32(hid_t loc, const char *name, const int32_t *data, uint64_t n)
+{
+	hsize_t dims = n;
+	hid_t space = H5Screate_simple(1, &dims, NULL), d;
+	int rc = -1;
+
+	d = H5Dcreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (d >= 0) {
+		rc = n == 0 || H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >=
+					     0
+			     ? 0
+			     : -1;
+		if (H5Dclose(d) < 0)
+			rc = -1;
+	}
+	H5Sclose(space);
+	return rc;
+}
+
 static hid_t str_type(void)
 {
 	hid_t t = H5Tcopy(H5T_C_S1);

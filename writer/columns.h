@@ -28,6 +28,7 @@ int width_for(uint64_t max);
 void narrow(void *out, const uint64_t *in, uint64_t n, int width);
 
 int col_int64(struct columns *c, hid_t loc, const char *name, const int64_t *data, uint64_t n);
+int col_int32(hid_t loc, const char *name, const int32_t *data, uint64_t n);
 int col_str(hid_t loc, const char *name, const char *const *data, uint64_t n);
 
 int attr_str(hid_t loc, const char *name, const char *value);

@@ -178,6 +178,8 @@ int main(int argc, char **argv)
 	run.nmods = modules_parse(&a, &mods);
 	run.mods = mods;
 	run.arena = &a;
+	run.arena_path = o.arena;
+	run.recover = o.recover;
 	run.hdr = a.hdr;
 	run.clock = &clock;
 	run.clock_hz = clock.hz;
@@ -194,12 +196,6 @@ int main(int argc, char **argv)
 			rc = 0;
 			if (!o.keep)
 				unlink(o.arena);
-		} else {
-			fprintf(stderr,
-				"scope-writer: the recorded data is kept in %s; write it later "
-				"with: "
-				"scope-writer%s -o FILE %s\n",
-				o.arena, o.recover ? " --recover" : "", o.arena);
 		}
 		profile_free(&p);
 	}

@@ -168,7 +168,8 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 {
 	const struct scope_arena_header *h = run->hdr;
 	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int64_t pid = h->pid, parent = -1, rank = -1, lost = (int64_t)p->lost;
+	int64_t pid = h->pid, parent = -1, rank = -1;
+	uint64_t lost = p->lost;
 	int64_t status = h->exit_kind == SCOPE_EXIT_STATUS ? h->exit_code : -1;
 	int64_t sig = h->exit_kind == SCOPE_EXIT_SIGNAL ? h->exit_code : 0;
 	uint64_t start = h->start_unix_ns, end = h->start_unix_ns + p->end_ns;
@@ -180,7 +181,8 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	    col_str(g, "executable", &exe, 1) == 0 && col_str(g, "arguments", &args, 1) == 0 &&
 	    col_uint(c, g, "start", &start, 1, 8) == 0 && col_uint(c, g, "end", &end, 1, 8) == 0 &&
 	    col_int64(c, g, "exit_status", &status, 1) == 0 &&
-	    col_int64(c, g, "exit_signal", &sig, 1) == 0 && col_int64(c, g, "lost", &lost, 1) == 0)
+	    col_int64(c, g, "exit_signal", &sig, 1) == 0 &&
+	    col_uint(c, g, "lost", &lost, 1, 8) == 0)
 		rc = 0;
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
@@ -195,18 +197,17 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	uint32_t n = a->nlanes;
 	uint32_t *tid = calloc(n + 1, sizeof *tid);
 	int32_t *parent = calloc(n + 1, sizeof *parent);
-	int64_t *parent64 = calloc(n + 1, sizeof *parent64);
 	uint64_t *start = calloc(n + 1, sizeof *start), *end = calloc(n + 1, sizeof *end);
 	char(*names)[17] = calloc(n + 1, sizeof *names);
 	const char **name_ptrs = calloc(n + 1, sizeof *name_ptrs);
 	hid_t lg = H5Gcreate2(proc, "lanes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), g = -1;
 	int rc = -1;
 
-	if (lg < 0 || !tid || !parent || !parent64 || !start || !end || !names || !name_ptrs)
+	if (lg < 0 || !tid || !parent || !start || !end || !names || !name_ptrs)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		tid[i] = lanes[i].tid;
-		parent64[i] = lanes[i].parent;
+		parent[i] = lanes[i].parent;
 		start[i] = tick_ns(run->clock, lanes[i].start);
 		end[i] = lanes[i].end ? tick_ns(run->clock, lanes[i].end) : p->end_ns;
 		if (end[i] > p->end_ns)
@@ -217,13 +218,12 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	}
 	g = H5Gcreate2(lg, "threads", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (g >= 0 && col_uint(c, g, "tid", tid, n, 4) == 0 &&
-	    col_str(g, "name", name_ptrs, n) == 0 && col_int64(c, g, "parent", parent64, n) == 0 &&
+	    col_str(g, "name", name_ptrs, n) == 0 && col_int32(g, "parent", parent, n) == 0 &&
 	    col_uint(c, g, "start", start, n, 8) == 0 && col_uint(c, g, "end", end, n, 8) == 0)
 		rc = 0;
 out:
 	free(tid);
 	free(parent);
-	free(parent64);
 	free(start);
 	free(end);
 	free(names);

@@ -9,6 +9,7 @@
 
 struct run_info {
 	const struct arena *arena;
+	const char *arena_path;
 	const struct scope_arena_header *hdr;
 	const struct tick_clock *clock;
 	const char *command_line; /* argv joined by spaces */
@@ -16,6 +17,7 @@ struct run_info {
 	double clock_hz;
 	uint64_t lost;
 	int symbolize;
+	int recover;
 	const struct module *mods;
 	size_t nmods;
 };
