@@ -30,3 +30,8 @@ int scope_clock_init(void)
 #endif
 	return scope_clock_is_tsc ? SCOPE_CLOCK_TSC : SCOPE_CLOCK_MONOTONIC;
 }
+
+__attribute__((no_instrument_function)) uint64_t scope_mono_ns_cold(void)
+{
+	return scope_mono_ns();
+}

@@ -15,6 +15,9 @@ static inline uint64_t scope_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Out of line, so the hooks' fast path needs no stack frame for it. */
+uint64_t scope_mono_ns_cold(void) __attribute__((noinline, cold, visibility("hidden")));
+
 static inline uint64_t scope_now(void)
 {
 #if defined(__x86_64__)
@@ -27,7 +30,7 @@ static inline uint64_t scope_now(void)
 		return v;
 	}
 #endif
-	return scope_mono_ns();
+	return scope_mono_ns_cold();
 }
 
 /* Chooses the clock; returns enum scope_clock_source. */

@@ -732,6 +732,27 @@ def case_preload(t):
     expect_eq(p.count("fib"), 21891, "calls of fib")
 
 
+def case_install(t):
+    """cmake --install gives a tree whose pieces find each other from anywhere."""
+    t.need_prog()
+    t.need_scope()
+    build = os.path.dirname(os.path.dirname(t.scope_run))
+    prefix = t.path("prefix")
+    t.run(["cmake", "--install", build, "--prefix", prefix]).expect_rc(0)
+    for rel in ("bin/scope-run", "bin/scope-writer", "lib/libscope_preload.so",
+                "share/man/man1/scope-run.1", "share/man/man7/scope.7"):
+        expect(os.path.exists(os.path.join(prefix, rel)), f"{rel} was not installed")
+    elsewhere = t.path("elsewhere")
+    os.makedirs(elsewhere)
+    lib = os.path.join(prefix, "lib", "libscope_preload.so")
+    r = t.run([t.prog], env=t.env({"SCOPE_OUTPUT": "a.h5"}, preload=lib), cwd=elsewhere)
+    r.expect_rc(0)
+    expect_eq(t.load(os.path.join("elsewhere", "a.h5")).count("fib"), 21891, "calls of fib (LD_PRELOAD)")
+    r = t.run([os.path.join(prefix, "bin", "scope-run"), "-q", "-o", "b.h5", t.prog], env=t.env(), cwd=elsewhere)
+    r.expect_rc(0)
+    expect_eq(t.load(os.path.join("elsewhere", "b.h5")).count("fib"), 21891, "calls of fib (scope-run)")
+
+
 def case_defaultname(t):
     t.need_prog()
     t.need_scope()

@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	resolve_output(output, sizeof output, o.output ? o.output : a.hdr->output, a.hdr);
-	tick_clock_init(&clock, a.hdr);
+	tick_clock_init(&clock, &a);
 	run.nmods = modules_parse(&a, &mods);
 	run.mods = mods;
 	run.arena = &a;

@@ -44,7 +44,7 @@ struct tick_clock {
 	double hz;
 };
 
-void tick_clock_init(struct tick_clock *c, const struct scope_arena_header *h);
+void tick_clock_init(struct tick_clock *c, const struct arena *a);
 
 static inline uint64_t tick_ns(const struct tick_clock *c, uint64_t tick)
 {

@@ -132,6 +132,12 @@ struct scope_arena_header {
 	uint64_t max_rss_kib;
 	uint64_t overhead_ticks; /* measured cost of one recorded call */
 
+	/* A later reading of both clocks, taken by the first writer when the
+	 * run was too short to calibrate the tick rate on its own; kept so
+	 * that writing the arena again gives the same times. */
+	uint64_t calib_tick;
+	uint64_t calib_mono_ns;
+
 	char exe[SCOPE_PATH_BYTES];
 	char cwd[SCOPE_PATH_BYTES];
 	char output[SCOPE_PATH_BYTES];
