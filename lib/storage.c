@@ -14,7 +14,7 @@ int storage_parse(struct storage *s, const char *spec)
 	s->auto_min = STORAGE_AUTO_MIN_EVENTS;
 	if (!spec || !*spec || strcmp(spec, "auto") == 0) {
 		s->automatic = 1;
-		s->level = STORAGE_DEFAULT_LEVEL;
+		s->level = STORAGE_AUTO_LEVEL;
 		return 0;
 	}
 	if (strcmp(spec, "none") == 0)

@@ -30,6 +30,22 @@ static int layout_ok(const struct scope_arena_header *h, uint64_t size)
 	       h->chunk_bytes <= (1u << 30);
 }
 
+/* The file is as large as the arena may grow; only the chunks handed out
+ * hold anything, so only they are mapped. */
+static uint64_t mapped_size(int fd, uint64_t file_size)
+{
+	struct scope_arena_header h;
+	uint64_t used;
+
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.chunk_bytes == 0 ||
+	    h.chunks_off >= file_size)
+		return file_size;
+	used = h.nchunks < h.chunk_capacity ? h.nchunks : h.chunk_capacity;
+	if (used > (file_size - h.chunks_off) / h.chunk_bytes)
+		return file_size;
+	return h.chunks_off + used * h.chunk_bytes;
+}
+
 int arena_open(struct arena *a, const char *path)
 {
 	struct stat st;
@@ -47,7 +63,7 @@ int arena_open(struct arena *a, const char *path)
 		close(a->fd);
 		return bad(path, "too short");
 	}
-	a->size = (uint64_t)st.st_size;
+	a->size = mapped_size(a->fd, (uint64_t)st.st_size);
 	a->base = mmap(NULL, a->size, PROT_READ, MAP_SHARED, a->fd, 0);
 	if (a->base == MAP_FAILED) {
 		fprintf(stderr, "scope-writer: cannot map %s: %s\n", path, strerror(errno));

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "writer.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,10 @@ struct reader {
 	struct events *ev;
 	struct chunk_ref *chunks;
 	uint64_t nchunks;
+	uint64_t split;		/* the second pass's halves: chunks [0, split), [split, end) */
+	uint64_t split_n;	/* calls before split */
+	uint32_t split_regions; /* regions seen before split */
+	uint64_t *split_count;	/* their calls before split */
 };
 
 static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
@@ -251,14 +256,14 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 	return refs;
 }
 
-static int visit_all(struct reader *rd, int second)
+/* Visits chunks [from, to) of the sorted chunk list. */
+static int visit_range(struct reader *rd, int second, uint64_t from, uint64_t to)
 {
 	const struct scope_arena_header *h = rd->a->hdr;
 	int err = 0, lane_done = 0;
 
-	rd->n = 0;
-	for (uint64_t i = 0; i < rd->nchunks && !err; i++) {
-		if (i > 0 && rd->chunks[i].lane != rd->chunks[i - 1].lane)
+	for (uint64_t i = from; i < to && !err; i++) {
+		if (i > from && rd->chunks[i].lane != rd->chunks[i - 1].lane)
 			lane_done = 0;
 		if (lane_done)
 			continue;
@@ -332,20 +337,78 @@ static int merge_region(struct events *ev, uint64_t first, uint64_t n)
 	return 0;
 }
 
+/*
+ * The first pass notes, at the middle chunk, how many calls each region had
+ * so far: the second pass then runs as two halves at once, the later half
+ * starting each region where the earlier half's calls of it end.
+ */
+static int first_pass_all(struct reader *rd)
+{
+	rd->split = rd->nchunks / 2;
+	rd->n = 0;
+	if (visit_range(rd, 0, 0, rd->split) != 0)
+		return -1;
+	rd->split_n = rd->n;
+	rd->split_regions = rd->map.n;
+	rd->split_count = malloc((rd->map.n + 1) * sizeof *rd->split_count);
+	if (!rd->split_count)
+		return -1;
+	for (uint32_t r = 0; r < rd->map.n; r++)
+		rd->split_count[r] = rd->regions[r].count;
+	return visit_range(rd, 0, rd->split, rd->nchunks);
+}
+
+struct half {
+	struct reader rd;
+	int rc;
+};
+
+static void *second_half(void *arg)
+{
+	struct half *h = arg;
+	h->rc = visit_range(&h->rd, 1, h->rd.split, h->rd.nchunks);
+	return NULL;
+}
+
 static int group(struct reader *rd, struct profile *p)
 {
 	uint32_t nreg = rd->map.n;
 	uint64_t at = 0, n = rd->n;
+	struct half later;
+	pthread_t tid;
+	int threaded, rc;
 
 	rd->pos = malloc((nreg + 1) * sizeof *rd->pos);
-	if (!rd->pos || events_alloc(&p->ev, n) != 0)
+	later.rd.pos = malloc((nreg + 1) * sizeof *rd->pos);
+	if (!rd->pos || !later.rd.pos || events_alloc(&p->ev, n) != 0) {
+		free(later.rd.pos);
 		return -1;
+	}
 	for (uint32_t r = 0; r < nreg; r++) {
 		rd->regions[r].first = rd->pos[r] = at;
+		later.rd.pos[r] = at + (r < rd->split_regions ? rd->split_count[r] : 0);
 		at += rd->regions[r].count;
 	}
 	rd->ev = &p->ev;
-	if (visit_all(rd, 1) != 0)
+	later.rd = (struct reader){.a = rd->a,
+				   .clock = rd->clock,
+				   .stop_tick = rd->stop_tick,
+				   .rid = rd->rid,
+				   .n = rd->split_n,
+				   .pos = later.rd.pos,
+				   .ev = rd->ev,
+				   .chunks = rd->chunks,
+				   .nchunks = rd->nchunks,
+				   .split = rd->split};
+	threaded = pthread_create(&tid, NULL, second_half, &later) == 0;
+	rd->n = 0;
+	rc = visit_range(rd, 1, 0, rd->split);
+	if (threaded)
+		pthread_join(tid, NULL);
+	else
+		second_half(&later);
+	free(later.rd.pos);
+	if (rc != 0 || later.rc != 0)
 		return -1;
 	for (uint32_t r = 0; r < nreg; r++)
 		if (merge_region(&p->ev, rd->regions[r].first, rd->regions[r].count) != 0)
@@ -388,7 +451,7 @@ int collect(const struct arena *a, const struct tick_clock *c, struct profile *p
 	rd.chunks = list_chunks(a, &rd.nchunks);
 	if (rd.chunks)
 		rd.rid = malloc((rd.nchunks * a->recs_per_chunk + 1) * sizeof *rd.rid);
-	if (!rd.stack || !rd.rid || map_init(&rd.map, 1024) != 0 || visit_all(&rd, 0) != 0 ||
+	if (!rd.stack || !rd.rid || map_init(&rd.map, 1024) != 0 || first_pass_all(&rd) != 0 ||
 	    group(&rd, p) != 0) {
 		fprintf(stderr, "scope-writer: out of memory while reading the arena\n");
 		profile_free(p);
@@ -408,6 +471,7 @@ out:
 	free(rd.stack);
 	free(rd.rid);
 	free(rd.pos);
+	free(rd.split_count);
 	free(rd.chunks);
 	return rc;
 }

@@ -93,31 +93,39 @@ struct worker {
 	int id;
 };
 
-/* HDF5's shuffle filter: byte b of element i goes to b * elems + i. */
+/* HDF5's shuffle filter: byte b of element i goes to b * elems + i. One
+ * loop per width, so the compiler knows the stride. */
+#define SHUFFLE(W)                                                                                 \
+	for (uint64_t i = 0; i < have; i++)                                                        \
+		for (int b = 0; b < (W); b++)                                                      \
+	dst[(uint64_t)b * elems + i] = src[i * (W) + (uint64_t)b]
+
 static void shuffle(unsigned char *dst, const unsigned char *src, uint64_t elems, uint64_t have,
 		    int width)
 {
-	if (width == 1) {
-		memcpy(dst, src, have);
-		memset(dst + have, 0, elems - have);
-		return;
-	}
 	if (have < elems)
 		memset(dst, 0, elems * (uint64_t)width);
-	for (int b = 0; b < width; b++) {
-		unsigned char *d = dst + (uint64_t)b * elems;
-		const unsigned char *s = src + b;
-		for (uint64_t i = 0; i < have; i++)
-			d[i] = s[i * (uint64_t)width];
+	switch (width) {
+	case 1: memcpy(dst, src, have); break;
+	case 2: SHUFFLE(2); break;
+	case 4: SHUFFLE(4); break;
+	default: SHUFFLE(8); break;
 	}
 }
 
+#undef SHUFFLE
+
 static int all_zero(const unsigned char *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return 0;
-	return 1;
+	uint64_t acc = 0, w;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc |= w;
+	}
+	for (; i < n; i++)
+		acc |= p[i];
+	return acc == 0;
 }
 
 static void *deflate_chunks(void *arg)

@@ -11,41 +11,55 @@
 
 #define SCHEMA_VERSION 3
 
-static uint64_t get(const void *in, int width, uint64_t i)
-{
-	switch (width) {
-	case 1: return ((const uint8_t *)in)[i];
-	case 2: return ((const uint16_t *)in)[i];
-	case 4: return ((const uint32_t *)in)[i];
-	default: return ((const uint64_t *)in)[i];
-	}
-}
-
 /* Stores an unsigned column in the narrowest width its values fit,
  * narrowing in place: element i moves to a lower or equal address only
  * after every element before it has been read. */
+#define NARROW(IN, OUT)                                                                            \
+	do {                                                                                       \
+		const IN *in = v;                                                                  \
+		OUT *out = v;                                                                      \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			out[i] = (OUT)in[i];                                                       \
+	} while (0)
+
+#define MAX_OF(IN)                                                                                 \
+	do {                                                                                       \
+		const IN *in = v;                                                                  \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			max = in[i] > max ? in[i] : max;                                           \
+	} while (0)
+
 static int col_narrow(struct columns *c, hid_t g, const char *name, void *v, int in_width,
 		      uint64_t n)
 {
 	uint64_t max = 0;
 	int w;
 
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t x = get(v, in_width, i);
-		if (x > max)
-			max = x;
+	switch (in_width) {
+	case 8: MAX_OF(uint64_t); break;
+	case 4: MAX_OF(uint32_t); break;
+	default: MAX_OF(uint16_t); break;
 	}
 	w = width_for(max);
-	for (uint64_t i = 0; w < in_width && i < n; i++) {
-		uint64_t x = get(v, in_width, i);
-		switch (w) {
-		case 1: ((uint8_t *)v)[i] = (uint8_t)x; break;
-		case 2: ((uint16_t *)v)[i] = (uint16_t)x; break;
-		default: ((uint32_t *)v)[i] = (uint32_t)x; break;
-		}
-	}
+	if (in_width == 8 && w == 4)
+		NARROW(uint64_t, uint32_t);
+	else if (in_width == 8 && w == 2)
+		NARROW(uint64_t, uint16_t);
+	else if (in_width == 8 && w == 1)
+		NARROW(uint64_t, uint8_t);
+	else if (in_width == 4 && w == 2)
+		NARROW(uint32_t, uint16_t);
+	else if (in_width == 4 && w == 1)
+		NARROW(uint32_t, uint8_t);
+	else if (in_width == 2 && w == 1)
+		NARROW(uint16_t, uint8_t);
+	else
+		w = in_width;
 	return col_uint(c, g, name, v, n, w);
 }
+
+#undef NARROW
+#undef MAX_OF
 
 /* Writes the event columns. They are narrowed in place: p->ev is spent. */
 static int write_events(struct columns *c, hid_t file, struct profile *p)
