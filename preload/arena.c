@@ -49,7 +49,7 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->page_bytes = PAGE;
 	h->chunk_bytes = cfg->chunk_bytes;
 	h->lane_capacity = cfg->lane_capacity;
-	h->cmdline_off = PAGE;
+	h->cmdline_off = 2 * PAGE;
 	h->modules_off = h->cmdline_off + CMDLINE_CAP;
 	h->modules_cap = MODULES_CAP;
 	h->lanes_off = h->modules_off + MODULES_CAP;

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define DEFAULT_CHUNK_BYTES (64u << 10)
 #define DEFAULT_LANES	    16384u
@@ -51,21 +53,82 @@ static SCOPE_NOINST uint64_t parse_size(const char *s)
 	return *end ? 0 : v;
 }
 
-/* The writer installed beside this library: LIBDIR/../bin/scope-writer. */
-static SCOPE_NOINST void default_writer(char *dst, size_t cap)
+/* This library's own path, and the writer installed beside it:
+ * LIBDIR/../bin/scope-writer. */
+static SCOPE_NOINST void locate(struct scope_config *cfg)
 {
 	Dl_info info;
 	char *slash;
 	char dir[SCOPE_PATH_BYTES];
 
 	if (!dladdr((void *)&scope_config_read, &info) || !info.dli_fname ||
-	    !realpath(info.dli_fname, dir))
+	    !realpath(info.dli_fname, cfg->self))
 		return;
+	memcpy(dir, cfg->self, sizeof dir);
 	slash = strrchr(dir, '/');
 	if (!slash)
 		return;
 	*slash = '\0';
-	snprintf(dst, cap, "%s/../bin/scope-writer", dir);
+	if (!cfg->writer[0])
+		snprintf(cfg->writer, sizeof cfg->writer, "%s/../bin/scope-writer", dir);
+}
+
+/* Relative paths are taken from the folder the process started in, and
+ * kept absolute: a daemon changes to / before it writes. */
+static SCOPE_NOINST void absolute(char *path, size_t cap)
+{
+	char cwd[SCOPE_PATH_BYTES], joined[2 * SCOPE_PATH_BYTES + 2];
+	if (!path[0] || path[0] == '/' || !getcwd(cwd, sizeof cwd))
+		return;
+	snprintf(joined, sizeof joined, "%s/%s", cwd, path);
+	copy(path, cap, joined);
+}
+
+/* scope-<program>-<YYYYmmdd-HHMMSS>-<host>-<pid>.h5 in the current folder:
+ * a pid is unique on its host while it runs, the time tells two uses of one
+ * pid apart. */
+static SCOPE_NOINST void default_output(char *out, size_t cap)
+{
+	char exe[SCOPE_PATH_BYTES] = "program", when[32], host[128] = "host";
+	const char *base;
+	time_t t = time(NULL);
+	struct tm tm;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+	if (n > 0)
+		exe[n] = '\0';
+	base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	localtime_r(&t, &tm);
+	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+	gethostname(host, sizeof host - 1);
+	host[strcspn(host, ".")] = '\0';
+	snprintf(out, cap, "scope-%s-%s-%s-%d.h5", base, when, host, (int)getpid());
+}
+
+/*
+ * The run's first process writes the output; every later one -- a child, or
+ * a program exec'd by any of them -- writes a part, in SCOPE_PARTS when
+ * scope-run gave one, else beside the output, for scope-merge. The first
+ * process marks the environment it hands down with SCOPE_ROOT and the
+ * output's absolute name.
+ */
+static SCOPE_NOINST void choose_role(struct scope_config *cfg)
+{
+	char pid[32];
+
+	cfg->role = cfg->parts[0] || getenv("SCOPE_ROOT") ? SCOPE_ROLE_PART : SCOPE_ROLE_ROOT;
+	if (!cfg->output[0])
+		default_output(cfg->output, sizeof cfg->output);
+	absolute(cfg->output, sizeof cfg->output);
+	absolute(cfg->parts, sizeof cfg->parts);
+	absolute(cfg->tmpdir, sizeof cfg->tmpdir);
+	if (cfg->role != SCOPE_ROLE_ROOT)
+		return;
+	snprintf(pid, sizeof pid, "%d", (int)getpid());
+	setenv("SCOPE_ROOT", pid, 1);
+	setenv("SCOPE_OUTPUT", cfg->output, 1);
+	if (getenv("SCOPE_TMPDIR"))
+		setenv("SCOPE_TMPDIR", cfg->tmpdir, 1);
 }
 
 void scope_config_read(struct scope_config *cfg)
@@ -80,8 +143,9 @@ void scope_config_read(struct scope_config *cfg)
 	copy(cfg->output, sizeof cfg->output, getenv("SCOPE_OUTPUT"));
 	copy(cfg->compression, sizeof cfg->compression, getenv("SCOPE_COMPRESSION"));
 	copy(cfg->writer, sizeof cfg->writer, getenv("SCOPE_WRITER"));
-	if (!cfg->writer[0])
-		default_writer(cfg->writer, sizeof cfg->writer);
+	copy(cfg->parts, sizeof cfg->parts, getenv("SCOPE_PARTS"));
+	locate(cfg);
+	choose_role(cfg);
 
 	v = parse_size(getenv("SCOPE_ARENA_CHUNK"));
 	cfg->chunk_bytes = v >= 4096 && v <= (64u << 20) ? (uint32_t)v : DEFAULT_CHUNK_BYTES;

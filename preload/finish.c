@@ -35,6 +35,7 @@ int scope_finish_prepare(struct scope_process *p)
 	}
 	while (environ && environ[n])
 		n++;
+	free(writer_envp);
 	writer_envp = calloc(n + 1, sizeof *writer_envp);
 	if (!writer_envp)
 		goto fail;
@@ -88,7 +89,7 @@ static SCOPE_NOINST int run_writer(struct scope_process *p)
 	int status = 0, rc;
 
 	sigaction(SIGCHLD, &dfl, &old);
-	rc = posix_spawn(&pid, p->cfg.writer, NULL, NULL, writer_argv, writer_envp);
+	rc = scope_spawn(&pid, p->cfg.writer, writer_argv, writer_envp);
 	if (rc == 0) {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;

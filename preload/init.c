@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Start-up: configuration, clock, arena and the main thread's lane. */
+/* Start-up: configuration, clock, and recording for this process image. */
 #define _GNU_SOURCE
 #include "clock.h"
 #include "state.h"
@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 struct scope_process scope_proc = {.fd = -1};
+
+static int clock_source;
 
 static SCOPE_NOINST void on_exit_status(int status, void *unused)
 {
@@ -40,56 +42,79 @@ static SCOPE_NOINST void read_cmdline(struct scope_process *p)
 	h->cmdline_bytes = len;
 }
 
-static SCOPE_NOINST void describe_process(struct scope_process *p, int clock)
+static SCOPE_NOINST void describe_process(struct scope_process *p)
 {
 	struct scope_arena_header *h = p->hdr;
 	ssize_t n;
 
 	h->pid = (int32_t)getpid();
 	h->ppid = (int32_t)getppid();
+	h->role = (uint32_t)p->cfg.role;
 	n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
 	if (n > 0)
 		h->exe[n] = '\0';
 	if (!getcwd(h->cwd, sizeof h->cwd))
 		h->cwd[0] = '\0';
 	memcpy(h->output, p->cfg.output, sizeof h->output);
+	memcpy(h->parts, p->cfg.parts, sizeof h->parts);
 	memcpy(h->compression, p->cfg.compression, sizeof h->compression);
 	read_cmdline(p);
-	h->clock_source = (uint32_t)clock;
+	h->clock_source = (uint32_t)clock_source;
 	h->start_unix_ns = unix_ns();
 	h->start_mono_ns = scope_mono_ns();
 	h->start_tick = scope_now();
 }
 
-__attribute__((constructor)) static SCOPE_NOINST void scope_init(void)
+/* Opens a new arena and starts recording into it, on the calling thread.
+ * Used at start-up, in a forked child, and after an exec that failed. */
+int scope_start_recording(void)
 {
 	struct scope_process *p = &scope_proc;
-	int clock, err;
+	int err = scope_arena_create(p);
 
-	scope_busy_begin(&scope_tls);
-	scope_config_read(&p->cfg);
-	clock = scope_clock_init();
-	if (p->cfg.force_monotonic) {
-		scope_clock_is_tsc = 0;
-		clock = SCOPE_CLOCK_MONOTONIC;
-	}
-	scope_pthread_init();
-	err = scope_arena_create(p);
 	if (err) {
-		scope_log("cannot create the recording arena in %s: %s; this run is not profiled "
-			  "(set SCOPE_TMPDIR to a writable folder)",
+		scope_log("cannot create the recording arena in %s: %s; this process is not "
+			  "profiled (set SCOPE_TMPDIR to a writable folder)",
 			  p->cfg.tmpdir, strerror(-err));
-		scope_busy_end(&scope_tls);
-		return;
+		return -1;
 	}
-	describe_process(p, clock);
-	if (scope_finish_prepare(p) != 0) {
-		scope_busy_end(&scope_tls);
-		return;
-	}
+	describe_process(p);
+	if (scope_finish_prepare(p) != 0)
+		return -1;
+	p->stopped = 0;
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_RECORDING, __ATOMIC_RELEASE);
 	scope_thread_register(-1);
-	on_exit(on_exit_status, NULL);
-	scope_signals_init();
+	return 0;
+}
+
+/* Runs once per program image: as its constructor, or earlier, from the
+ * first hook that runs (a .preinit_array function, another library's
+ * constructor). */
+void scope_init(void)
+{
+	struct scope_process *p = &scope_proc;
+
+	if (p->initialized)
+		return;
+	p->initialized = 1;
+	scope_busy_begin(&scope_tls);
+	scope_config_read(&p->cfg);
+	clock_source = scope_clock_init();
+	if (p->cfg.force_monotonic) {
+		scope_clock_is_tsc = 0;
+		clock_source = SCOPE_CLOCK_MONOTONIC;
+	}
+	scope_pthread_init();
+	scope_env_capture(&p->cfg);
+	if (scope_start_recording() == 0) {
+		on_exit(on_exit_status, NULL);
+		scope_signals_init();
+		scope_process_init();
+	}
 	scope_busy_end(&scope_tls);
+}
+
+__attribute__((constructor)) static SCOPE_NOINST void scope_constructor(void)
+{
+	scope_init();
 }

@@ -6,6 +6,7 @@
 #include <scope/arena.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define SCOPE_HIDDEN __attribute__((visibility("hidden")))
 #define SCOPE_NOINST __attribute__((no_instrument_function))
@@ -34,12 +35,15 @@ extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-
 
 struct scope_config {
 	char output[SCOPE_PATH_BYTES];
+	char parts[SCOPE_PATH_BYTES];
+	char self[SCOPE_PATH_BYTES]; /* this library */
 	char tmpdir[SCOPE_PATH_BYTES];
 	char writer[SCOPE_PATH_BYTES];
 	char compression[64];
 	uint32_t chunk_bytes;
 	uint32_t lane_capacity;
 	uint64_t arena_max_bytes;
+	int role; /* enum scope_role */
 	int force_monotonic;
 	int keep_arena;
 	int debug;
@@ -55,6 +59,7 @@ struct scope_process {
 	uint64_t map_bytes;
 	uint32_t recs_per_chunk;
 	int stopped;
+	int initialized;
 };
 
 extern struct scope_process scope_proc SCOPE_HIDDEN;
@@ -88,6 +93,19 @@ void scope_exit_slow(void *fn, uint64_t now) SCOPE_HIDDEN;
 
 /* modules.c */
 void scope_modules_capture(struct scope_process *p) SCOPE_HIDDEN;
+
+/* init.c */
+void scope_init(void) SCOPE_HIDDEN;
+int scope_start_recording(void) SCOPE_HIDDEN;
+
+/* env.c: what a program exec'd from this one needs in its environment. */
+void scope_env_capture(const struct scope_config *cfg) SCOPE_HIDDEN;
+char **scope_env_for_exec(char *const envp[]) SCOPE_HIDDEN;
+void scope_env_free(char **env) SCOPE_HIDDEN;
+
+/* process.c: fork, exec, spawn and _exit. */
+void scope_process_init(void) SCOPE_HIDDEN;
+int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]) SCOPE_HIDDEN;
 
 /* finish.c */
 void scope_finish(int kind, int code) SCOPE_HIDDEN;

@@ -128,6 +128,8 @@ SCOPE_NOINST void scope_enter_slow(void *fn)
 	struct scope_thread *t = &scope_tls;
 	int saved_errno = errno;
 
+	if (!scope_proc.initialized && !t->busy)
+		scope_init();
 	if (t->busy || t->ignored || !recording()) {
 		ignore_call(t);
 		goto out;

@@ -23,8 +23,7 @@ static int bad(const char *path, const char *why)
 static int layout_ok(const struct scope_arena_header *h, uint64_t size)
 {
 	uint64_t lanes_end = h->lanes_off + (uint64_t)h->lane_capacity * sizeof(struct scope_lane);
-	return h->page_bytes >= sizeof *h && h->cmdline_off >= h->page_bytes &&
-	       h->cmdline_off + h->cmdline_bytes <= h->modules_off &&
+	return h->cmdline_off >= sizeof *h && h->cmdline_off + h->cmdline_bytes <= h->modules_off &&
 	       h->modules_off + h->modules_cap <= h->lanes_off && lanes_end <= h->chunks_off &&
 	       h->chunks_off <= size && h->chunk_bytes >= 2 * sizeof(struct scope_rec) &&
 	       h->chunk_bytes <= (1u << 30);
@@ -59,7 +58,7 @@ int arena_open(struct arena *a, const char *path)
 		fprintf(stderr, "scope-writer: cannot open %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(a->fd, &st) != 0 || (uint64_t)st.st_size < 4096) {
+	if (fstat(a->fd, &st) != 0 || (uint64_t)st.st_size < sizeof(struct scope_arena_header)) {
 		close(a->fd);
 		return bad(path, "too short");
 	}

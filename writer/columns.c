@@ -348,3 +348,52 @@ int attr_f64(hid_t loc, const char *name, double value)
 {
 	return attr_write(loc, name, H5T_NATIVE_DOUBLE, &value);
 }
+
+/* Stores an unsigned column in the narrowest width its values fit,
+ * narrowing in place: element i moves to a lower or equal address only
+ * after every element before it has been read. */
+#define NARROW(IN, OUT)                                                                            \
+	do {                                                                                       \
+		const IN *in = v;                                                                  \
+		OUT *out = v;                                                                      \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			out[i] = (OUT)in[i];                                                       \
+	} while (0)
+
+#define MAX_OF(IN)                                                                                 \
+	do {                                                                                       \
+		const IN *in = v;                                                                  \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			max = in[i] > max ? in[i] : max;                                           \
+	} while (0)
+
+int col_narrow(struct columns *c, hid_t g, const char *name, void *v, int in_width, uint64_t n)
+{
+	uint64_t max = 0;
+	int w;
+
+	switch (in_width) {
+	case 8: MAX_OF(uint64_t); break;
+	case 4: MAX_OF(uint32_t); break;
+	default: MAX_OF(uint16_t); break;
+	}
+	w = width_for(max);
+	if (in_width == 8 && w == 4)
+		NARROW(uint64_t, uint32_t);
+	else if (in_width == 8 && w == 2)
+		NARROW(uint64_t, uint16_t);
+	else if (in_width == 8 && w == 1)
+		NARROW(uint64_t, uint8_t);
+	else if (in_width == 4 && w == 2)
+		NARROW(uint32_t, uint16_t);
+	else if (in_width == 4 && w == 1)
+		NARROW(uint32_t, uint8_t);
+	else if (in_width == 2 && w == 1)
+		NARROW(uint16_t, uint8_t);
+	else
+		w = in_width;
+	return col_uint(c, g, name, v, n, w);
+}
+
+#undef NARROW
+#undef MAX_OF

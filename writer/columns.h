@@ -21,6 +21,10 @@ void columns_fini(struct columns *c);
 int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, uint64_t n,
 	     int width);
 
+/* Unsigned column of in_width-byte values stored in the narrowest width
+ * that holds them all; narrows v in place. Returns 0 or -1. */
+int col_narrow(struct columns *c, hid_t loc, const char *name, void *v, int in_width, uint64_t n);
+
 /* The narrowest width (1, 2, 4, 8 bytes) that holds max. */
 int width_for(uint64_t max);
 

@@ -45,32 +45,45 @@ static char *command_line(const struct arena *a)
 	return s;
 }
 
-/* scope-<program>-<YYYYmmdd-HHMMSS>-<host>-<pid>.h5: a pid is unique on its
- * host while it runs, and the time tells two uses of one pid apart. */
-static void default_output(char *out, size_t cap, const struct scope_arena_header *h)
+/*
+ * Where this process's profile goes: -o when given; the run's output for
+ * its first process; for any other, a part named by pid and start time
+ * (unique on the host), in the parts folder scope-run made, else beside
+ * the output ("app.h5" -> "app.1234-1700000000123456789.part.h5").
+ */
+static int resolve_output(char *out, size_t cap, const char *given,
+			  const struct scope_arena_header *h)
 {
-	char exe[SCOPE_PATH_BYTES], when[32], host[128] = "host";
-	time_t t = (time_t)(h->start_unix_ns / 1000000000u);
-	struct tm tm;
+	char base[SCOPE_PATH_BYTES];
+	size_t len;
 
-	snprintf(exe, sizeof exe, "%s", h->exe[0] ? h->exe : "program");
-	localtime_r(&t, &tm);
-	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-	gethostname(host, sizeof host - 1);
-	host[strcspn(host, ".")] = '\0';
-	snprintf(out, cap, "%s%sscope-%s-%s-%s-%d.h5", h->cwd, h->cwd[0] ? "/" : "", basename(exe),
-		 when, host, (int)h->pid);
-}
-
-static void resolve_output(char *out, size_t cap, const char *given,
-			   const struct scope_arena_header *h)
-{
-	if (!given || !*given)
-		default_output(out, cap, h);
-	else if (given[0] == '/' || !h->cwd[0])
-		snprintf(out, cap, "%s", given);
-	else
-		snprintf(out, cap, "%s/%s", h->cwd, given);
+	if (given && *given) {
+		if (given[0] == '/' || !h->cwd[0])
+			snprintf(out, cap, "%s", given);
+		else
+			snprintf(out, cap, "%s/%s", h->cwd, given);
+		return 0;
+	}
+	if (h->role == SCOPE_ROLE_PART && h->parts[0]) {
+		snprintf(out, cap, "%.*s/%d-%llu.h5", SCOPE_PATH_BYTES, h->parts, (int)h->pid,
+			 (unsigned long long)h->start_unix_ns);
+		return 0;
+	}
+	if (!h->output[0]) {
+		fputs("scope-writer: the arena names no output file: give one with -o\n", stderr);
+		return -1;
+	}
+	snprintf(base, sizeof base, "%.*s", SCOPE_PATH_BYTES, h->output);
+	if (h->role != SCOPE_ROLE_PART) {
+		snprintf(out, cap, "%s", base);
+		return 0;
+	}
+	len = strlen(base);
+	if (len > 3 && strcmp(base + len - 3, ".h5") == 0)
+		base[len - 3] = '\0';
+	snprintf(out, cap, "%s.%d-%llu.part.h5", base, (int)h->pid,
+		 (unsigned long long)h->start_unix_ns);
+	return 0;
 }
 
 /* SCOPE_WRITER_TIMES=1: how long each phase took, on stderr. */
@@ -88,6 +101,18 @@ void phase(const char *name)
 	if (on && last > 0)
 		fprintf(stderr, "scope-writer: %-8s %8.3f ms\n", name, (t - last) * 1e3);
 	last = t;
+}
+
+struct job {
+	const struct run_info *run;
+	struct profile *p;
+	const struct storage *st;
+};
+
+static int write_profile(const char *tmp, void *ctx)
+{
+	struct job *j = ctx;
+	return profile_write(tmp, j->run, j->p, j->st);
 }
 
 struct options {
@@ -173,7 +198,10 @@ int main(int argc, char **argv)
 		arena_close(&a);
 		return 1;
 	}
-	resolve_output(output, sizeof output, o.output ? o.output : a.hdr->output, a.hdr);
+	if (resolve_output(output, sizeof output, o.output, a.hdr) != 0) {
+		arena_close(&a);
+		return 2;
+	}
 	tick_clock_init(&clock, &a);
 	run.nmods = modules_parse(&a, &mods);
 	run.mods = mods;
@@ -191,11 +219,19 @@ int main(int argc, char **argv)
 		run.lost = p.lost;
 		arena_release_records(&a);
 		phase("collect");
-		if (publish(output, &run, &p, &st) == 0) {
+		struct job job = {&run, &p, &st};
+		char why[512];
+		if (publish_atomic(output, write_profile, &job, why, sizeof why) == 0) {
 			phase("publish");
 			rc = 0;
 			if (!o.keep)
 				unlink(o.arena);
+		} else {
+			fprintf(stderr,
+				"scope-writer: cannot write %s: %s; the recorded data is kept in "
+				"%s "
+				"(write it with: scope-writer%s -o FILE %s)\n",
+				output, why, o.arena, o.recover ? " --recover" : "", o.arena);
 		}
 		profile_free(&p);
 	}

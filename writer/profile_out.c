@@ -11,56 +11,6 @@
 
 #define SCHEMA_VERSION 3
 
-/* Stores an unsigned column in the narrowest width its values fit,
- * narrowing in place: element i moves to a lower or equal address only
- * after every element before it has been read. */
-#define NARROW(IN, OUT)                                                                            \
-	do {                                                                                       \
-		const IN *in = v;                                                                  \
-		OUT *out = v;                                                                      \
-		for (uint64_t i = 0; i < n; i++)                                                   \
-			out[i] = (OUT)in[i];                                                       \
-	} while (0)
-
-#define MAX_OF(IN)                                                                                 \
-	do {                                                                                       \
-		const IN *in = v;                                                                  \
-		for (uint64_t i = 0; i < n; i++)                                                   \
-			max = in[i] > max ? in[i] : max;                                           \
-	} while (0)
-
-static int col_narrow(struct columns *c, hid_t g, const char *name, void *v, int in_width,
-		      uint64_t n)
-{
-	uint64_t max = 0;
-	int w;
-
-	switch (in_width) {
-	case 8: MAX_OF(uint64_t); break;
-	case 4: MAX_OF(uint32_t); break;
-	default: MAX_OF(uint16_t); break;
-	}
-	w = width_for(max);
-	if (in_width == 8 && w == 4)
-		NARROW(uint64_t, uint32_t);
-	else if (in_width == 8 && w == 2)
-		NARROW(uint64_t, uint16_t);
-	else if (in_width == 8 && w == 1)
-		NARROW(uint64_t, uint8_t);
-	else if (in_width == 4 && w == 2)
-		NARROW(uint32_t, uint16_t);
-	else if (in_width == 4 && w == 1)
-		NARROW(uint32_t, uint8_t);
-	else if (in_width == 2 && w == 1)
-		NARROW(uint16_t, uint8_t);
-	else
-		w = in_width;
-	return col_uint(c, g, name, v, n, w);
-}
-
-#undef NARROW
-#undef MAX_OF
-
 /* Writes the event columns. They are narrowed in place: p->ev is spent. */
 static int write_events(struct columns *c, hid_t file, struct profile *p)
 {
@@ -182,8 +132,9 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 {
 	const struct scope_arena_header *h = run->hdr;
 	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int64_t pid = h->pid, parent = -1, rank = -1;
+	int64_t pid = h->pid, ppid = h->ppid, parent = -1, rank = -1;
 	uint64_t lost = p->lost;
+	uint8_t exec = h->exit_kind == SCOPE_EXIT_EXEC, complete = h->state == SCOPE_ARENA_STOPPED;
 	int64_t status = h->exit_kind == SCOPE_EXIT_STATUS ? h->exit_code : -1;
 	int64_t sig = h->exit_kind == SCOPE_EXIT_SIGNAL ? h->exit_code : 0;
 	uint64_t start = h->start_unix_ns, end = h->start_unix_ns + p->end_ns;
@@ -191,12 +142,14 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	int rc = -1;
 
 	if (g >= 0 && col_int64(c, g, "pid", &pid, 1) == 0 &&
-	    col_int64(c, g, "parent", &parent, 1) == 0 && col_int64(c, g, "rank", &rank, 1) == 0 &&
-	    col_str(g, "executable", &exe, 1) == 0 && col_str(g, "arguments", &args, 1) == 0 &&
-	    col_uint(c, g, "start", &start, 1, 8) == 0 && col_uint(c, g, "end", &end, 1, 8) == 0 &&
+	    col_int64(c, g, "ppid", &ppid, 1) == 0 && col_int64(c, g, "parent", &parent, 1) == 0 &&
+	    col_int64(c, g, "rank", &rank, 1) == 0 && col_str(g, "executable", &exe, 1) == 0 &&
+	    col_str(g, "arguments", &args, 1) == 0 && col_uint(c, g, "start", &start, 1, 8) == 0 &&
+	    col_uint(c, g, "end", &end, 1, 8) == 0 &&
 	    col_int64(c, g, "exit_status", &status, 1) == 0 &&
 	    col_int64(c, g, "exit_signal", &sig, 1) == 0 &&
-	    col_uint(c, g, "lost", &lost, 1, 8) == 0)
+	    col_uint(c, g, "lost", &lost, 1, 8) == 0 && col_uint(c, g, "exec", &exec, 1, 1) == 0 &&
+	    col_uint(c, g, "complete", &complete, 1, 1) == 0)
 		rc = 0;
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;

@@ -22,40 +22,44 @@ static int fsync_path(const char *path, int flags)
 	return rc;
 }
 
-static int fail(const struct run_info *run, const char *final, const char *tmp, const char *what)
-{
-	fprintf(stderr,
-		"scope-writer: cannot write %s: %s; the recorded data is kept in %s (write it "
-		"with: scope-writer%s -o FILE %s)\n",
-		final, what, run->arena_path, run->recover ? " --recover" : "", run->arena_path);
-	if (tmp)
-		unlink(tmp);
-	return -1;
-}
-
-int publish(const char *final, const struct run_info *run, struct profile *p,
-	    const struct storage *st)
+/*
+ * Writes final through a temporary sibling: the write callback fills the
+ * sibling, which is synced and renamed over final, and the folder synced,
+ * so final holds either what it held before or the complete new file.
+ * Returns 0, or -1 with the reason in why.
+ */
+int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx,
+		   char *why, size_t cap)
 {
 	char tmp[4096], dir[4096];
 	mode_t mask;
 	int fd;
 
-	if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", final) >= (int)sizeof tmp)
-		return fail(run, final, NULL, "path too long");
+	if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", final) >= (int)sizeof tmp) {
+		snprintf(why, cap, "path too long");
+		return -1;
+	}
 	fd = mkstemp(tmp);
-	if (fd < 0)
-		return fail(run, final, NULL, strerror(errno));
+	if (fd < 0) {
+		snprintf(why, cap, "%s", strerror(errno));
+		return -1;
+	}
 	mask = umask(0);
 	umask(mask);
 	fchmod(fd, 0666 & ~mask);
 	close(fd);
 	errno = 0;
-	if (profile_write(tmp, run, p, st) != 0)
-		return fail(run, final, tmp,
-			    errno ? strerror(errno) : "HDF5 could not write the file");
+	if (write(tmp, ctx) != 0) {
+		snprintf(why, cap, "%s", errno ? strerror(errno) : "HDF5 could not write the file");
+		unlink(tmp);
+		return -1;
+	}
 	phase("close");
-	if (fsync_path(tmp, O_RDONLY) != 0 || rename(tmp, final) != 0)
-		return fail(run, final, tmp, strerror(errno));
+	if (fsync_path(tmp, O_RDONLY) != 0 || rename(tmp, final) != 0) {
+		snprintf(why, cap, "%s", strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
 	snprintf(dir, sizeof dir, "%s", final);
 	fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY);
 	phase("fsync");

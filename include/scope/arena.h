@@ -8,7 +8,7 @@
 /*
  * Layout of the file, every offset a multiple of the page size:
  *
- *   header   struct scope_arena_header, one page
+ *   header   struct scope_arena_header, two pages
  *   cmdline  the process's NUL-separated argv, as /proc/self/cmdline has it
  *   modules  text lines appended by the library, one per mapped object:
  *            "<bias> <lo> <hi> <build-id|-> <path>\n" (addresses in hex)
@@ -81,6 +81,13 @@ enum scope_exit_kind {
 	SCOPE_EXIT_UNKNOWN = 0,
 	SCOPE_EXIT_STATUS = 1, /* exit_code is an exit status */
 	SCOPE_EXIT_SIGNAL = 2, /* exit_code is a signal number */
+	SCOPE_EXIT_EXEC = 3,   /* the process went on as another program */
+};
+
+/* Where the writer puts this process's profile. */
+enum scope_role {
+	SCOPE_ROLE_ROOT = 0, /* the run's first process: the output itself */
+	SCOPE_ROLE_PART = 1, /* any other: a part beside the output, or in parts */
 };
 
 /* Why records were dropped; each cause is counted separately. */
@@ -138,11 +145,15 @@ struct scope_arena_header {
 	uint64_t calib_tick;
 	uint64_t calib_mono_ns;
 
+	uint32_t role; /* enum scope_role */
+	uint32_t reserved1;
+
 	char exe[SCOPE_PATH_BYTES];
 	char cwd[SCOPE_PATH_BYTES];
 	char output[SCOPE_PATH_BYTES];
+	char parts[SCOPE_PATH_BYTES]; /* folder for parts, "" = beside the output */
 	char compression[64];
 };
-_Static_assert(sizeof(struct scope_arena_header) <= 4096, "the header fits one page");
+_Static_assert(sizeof(struct scope_arena_header) <= 8192, "the header fits two pages");
 
 #endif
