@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* scope-run: runs a program under libscope_preload.so and prints where its time went. */
 #define _GNU_SOURCE
+#include "collect.h"
 #include "profile.h"
 #include "storage.h"
 
@@ -200,7 +201,7 @@ static void default_output(char *out, size_t cap, const char *program, pid_t pid
 
 /* In the child: the environment the library reads, then exec. */
 static void exec_child(const struct options *o, const char *program, const char *lib,
-		       const char *writer, const char *output)
+		       const char *writer, const char *output, const struct run_dirs *d)
 {
 	const char *pre = getenv("LD_PRELOAD");
 	char *value;
@@ -214,6 +215,9 @@ static void exec_child(const struct options *o, const char *program, const char 
 	}
 	setenv("LD_PRELOAD", value, 1);
 	setenv("SCOPE_OUTPUT", output, 1);
+	setenv("SCOPE_PARTS", d->parts, 1);
+	setenv("SCOPE_TMPDIR", d->arenas, 1);
+	unsetenv("SCOPE_ROOT");
 	if (!getenv("SCOPE_WRITER"))
 		setenv("SCOPE_WRITER", writer, 1);
 	if (o->compression)
@@ -286,12 +290,13 @@ int main(int argc, char **argv)
 	char program[PATH_MAX], dir[PATH_MAX], lib[PATH_MAX + 64], writer[PATH_MAX + 64];
 	char output[PATH_MAX + 256], name[PATH_MAX];
 	const char *why, *env_lib = getenv("SCOPE_PRELOAD_LIB");
-	struct rusage ru;
+	struct rusage ru = {0}, all;
+	struct run_dirs dirs;
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	time_t when = time(NULL);
 	double start;
 	pid_t pid;
-	int status;
+	int status = 0;
 
 	parse(argc, argv, &o);
 	if (find_program(o.argv[0], program, sizeof program) != 0) {
@@ -314,6 +319,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (o.output)
+		absolute(output, sizeof output, o.output);
+	else if (getenv("SCOPE_OUTPUT") && *getenv("SCOPE_OUTPUT"))
+		absolute(output, sizeof output, getenv("SCOPE_OUTPUT"));
+	else {
+		default_output(name, sizeof name, o.argv[0], getpid(), when);
+		absolute(output, sizeof output, name);
+	}
+	if (run_dirs_make(&dirs, output, dir) != 0)
+		return 2;
+
 	/* Ctrl-C reaches the program through the terminal; scope-run stays to
 	 * report what it did. */
 	sigaction(SIGINT, &ign, &old_int);
@@ -325,26 +341,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "scope-run: cannot start %s: %s\n", program, strerror(errno));
 		return 2;
 	}
-	if (o.output)
-		absolute(output, sizeof output, o.output);
-	else if (getenv("SCOPE_OUTPUT") && *getenv("SCOPE_OUTPUT"))
-		absolute(output, sizeof output, getenv("SCOPE_OUTPUT"));
-	else {
-		default_output(name, sizeof name, o.argv[0], pid ? pid : getpid(), when);
-		absolute(output, sizeof output, name);
-	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		exec_child(&o, program, lib, writer, output);
+		exec_child(&o, program, lib, writer, output, &dirs);
 	}
-	while (wait4(pid, &status, 0, &ru) < 0)
-		if (errno != EINTR) {
-			fprintf(stderr, "scope-run: lost track of %s: %s\n", program,
-				strerror(errno));
-			return 2;
-		}
-	print_summary(&o, output, now() - start, &ru);
+	run_wait_all(pid, &status, &ru, &all);
+	run_collect(&dirs, output);
+	print_summary(&o, output, now() - start, &all);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		fprintf(stderr, "scope-run: %s was killed by signal %d (%s)%s\n", o.argv[0], sig,

@@ -204,6 +204,14 @@ static void save_calibration(const struct arena *a, uint64_t tick, uint64_t mono
 		return; /* a read-only arena: the next writer calibrates anew */
 }
 
+void arena_mark_published(const struct arena *a)
+{
+	uint64_t one = 1;
+	if (pwrite(a->fd, &one, sizeof one, offsetof(struct scope_arena_header, published)) !=
+	    (ssize_t)sizeof one)
+		return; /* read-only: a later recovery writes it once more, no harm */
+}
+
 void tick_clock_init(struct tick_clock *c, const struct arena *a)
 {
 	const struct scope_arena_header *h = a->hdr;

@@ -86,23 +86,6 @@ static int resolve_output(char *out, size_t cap, const char *given,
 	return 0;
 }
 
-/* SCOPE_WRITER_TIMES=1: how long each phase took, on stderr. */
-void phase(const char *name)
-{
-	static double last;
-	static int on = -1;
-	struct timespec ts;
-	double t;
-
-	if (on < 0)
-		on = getenv("SCOPE_WRITER_TIMES") != NULL;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	if (on && last > 0)
-		fprintf(stderr, "scope-writer: %-8s %8.3f ms\n", name, (t - last) * 1e3);
-	last = t;
-}
-
 struct job {
 	const struct run_info *run;
 	struct profile *p;
@@ -190,6 +173,12 @@ int main(int argc, char **argv)
 		arena_close(&a);
 		return 2;
 	}
+	if (o.recover && a.hdr->published && !o.output) {
+		fprintf(stderr, "scope-writer: %s was written already; give -o to write it again\n",
+			o.arena);
+		arena_close(&a);
+		return 0;
+	}
 	if (a.hdr->state != SCOPE_ARENA_STOPPED && !o.recover) {
 		fprintf(stderr,
 			"scope-writer: %s is from a run that did not stop (still running, or "
@@ -226,6 +215,8 @@ int main(int argc, char **argv)
 			rc = 0;
 			if (!o.keep)
 				unlink(o.arena);
+			else
+				arena_mark_published(&a);
 		} else {
 			fprintf(stderr,
 				"scope-writer: cannot write %s: %s; the recorded data is kept in "

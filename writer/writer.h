@@ -24,6 +24,9 @@ struct arena {
 int arena_open(struct arena *a, const char *path);
 void arena_close(struct arena *a);
 
+/* Notes in a kept arena that its profile was written. */
+void arena_mark_published(const struct arena *a);
+
 /* Drops the records' pages from this process once they have been read. */
 void arena_release_records(const struct arena *a);
 

@@ -144,6 +144,7 @@ struct scope_arena_header {
 	 * that writing the arena again gives the same times. */
 	uint64_t calib_tick;
 	uint64_t calib_mono_ns;
+	uint64_t published; /* nonzero once a writer published it (a kept arena) */
 
 	uint32_t role; /* enum scope_role */
 	uint32_t reserved1;

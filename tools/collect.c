@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* After the run: recover killed processes' arenas, merge the parts into the output. */
+#define _GNU_SOURCE
+#include "collect.h"
+
+#include <scope/arena.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir)
+{
+	char dir[PATH_MAX], base[PATH_MAX];
+	const char *tmp = getenv("SCOPE_TMPDIR");
+
+	if (!tmp || !*tmp)
+		tmp = getenv("TMPDIR");
+	snprintf(d->bindir, sizeof d->bindir, "%s", bindir);
+	snprintf(dir, sizeof dir, "%s", output);
+	snprintf(base, sizeof base, "%s", output);
+	snprintf(d->parts, sizeof d->parts, "%s/.%s.parts-XXXXXX", dirname(dir), basename(base));
+	if (!mkdtemp(d->parts)) {
+		/* The output's folder is not writable: the parts wait in the
+		 * temporary folder, and the final write says what is wrong. */
+		snprintf(d->parts, sizeof d->parts, "%s/scope-parts-XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(d->parts)) {
+			fprintf(stderr,
+				"scope-run: cannot make a folder for the profile's parts: %s\n",
+				strerror(errno));
+			return -1;
+		}
+	}
+	snprintf(d->arenas, sizeof d->arenas, "%s/scope-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(d->arenas)) {
+		fprintf(stderr,
+			"scope-run: cannot make a folder in %s for recording: %s (set "
+			"SCOPE_TMPDIR)\n",
+			tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		rmdir(d->parts);
+		return -1;
+	}
+	/* Orphans of the program become scope-run's children, so it can wait
+	 * for a daemon the program started. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	return 0;
+}
+
+void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *all)
+{
+	for (;;) {
+		struct rusage r;
+		int st;
+		pid_t pid = wait4(-1, &st, 0, &r);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: nobody is left */
+		}
+		if (pid == child) {
+			*status = st;
+			*ru = r;
+		}
+	}
+	getrusage(RUSAGE_CHILDREN, all);
+}
+
+static int run(const char *path, char *const argv[])
+{
+	pid_t pid;
+	int st;
+
+	if (posix_spawn(&pid, path, NULL, NULL, argv, environ) != 0)
+		return -1;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Whether an arena still waits for its profile: a kept one (SCOPE_KEEP_ARENA)
+ * was written already. */
+static int unwritten(const char *arena)
+{
+	struct scope_arena_header h;
+	int fd = open(arena, O_RDONLY | O_CLOEXEC);
+	int yes = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		  memcmp(h.magic, SCOPE_ARENA_MAGIC, sizeof h.magic) == 0 && !h.published;
+	if (fd >= 0)
+		close(fd);
+	return yes;
+}
+
+/* A process killed by SIGKILL (or one that never reached its exit) left
+ * its arena: write what it recorded as a part, marked incomplete. */
+static void recover(struct run_dirs *d)
+{
+	char writer[PATH_MAX + 32];
+	DIR *dir = opendir(d->arenas);
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	snprintf(writer, sizeof writer, "%s/scope-writer", d->bindir);
+	while ((e = readdir(dir)) != NULL) {
+		char arena[2 * PATH_MAX];
+		size_t l = strlen(e->d_name);
+		char *argv[] = {writer, "--recover", arena, NULL};
+		if (l < 7 || strcmp(e->d_name + l - 6, ".arena") != 0)
+			continue;
+		snprintf(arena, sizeof arena, "%s/%s", d->arenas, e->d_name);
+		if (!unwritten(arena))
+			continue;
+		fprintf(stderr,
+			"scope-run: a process did not finish; writing what it recorded (%s)\n",
+			e->d_name);
+		run(writer, argv);
+	}
+	closedir(dir);
+}
+
+/* The parts written; *only holds the name of the single one. */
+static int count_parts(const char *dir, char *only, size_t cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+		if (l > 3 && strcmp(e->d_name + l - 3, ".h5") == 0 && n++ == 0)
+			snprintf(only, cap, "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+int run_collect(struct run_dirs *d, const char *output)
+{
+	char only[2 * PATH_MAX], merge[PATH_MAX + 32];
+	char *argv[] = {merge, "--parts", d->parts, "-o", (char *)output, NULL};
+	int n, rc = 0;
+
+	recover(d);
+	n = count_parts(d->parts, only, sizeof only);
+	if (n == 1 && rename(only, output) == 0) {
+		rc = 0;
+	} else if (n >= 1) {
+		snprintf(merge, sizeof merge, "%s/scope-merge", d->bindir);
+		rc = run(merge, argv);
+	}
+	rmdir(d->arenas);
+	if (rc == 0)
+		rmdir(d->parts);
+	else
+		fprintf(stderr,
+			"scope-run: the profiles of the run's processes are kept in %s "
+			"(merge them with: scope-merge --parts %s -o FILE)\n",
+			d->parts, d->parts);
+	return n == 0 ? -1 : rc;
+}

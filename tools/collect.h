@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Gathering the profiles of every process of a scope-run into one file. */
+#ifndef SCOPE_TOOLS_COLLECT_H
+#define SCOPE_TOOLS_COLLECT_H
+
+#include <limits.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct run_dirs {
+	char parts[PATH_MAX];  /* each process writes its profile here */
+	char arenas[PATH_MAX]; /* and records here, SCOPE_TMPDIR */
+	char bindir[PATH_MAX]; /* scope-writer and scope-merge */
+};
+
+/* Makes the folders: parts beside output (so one part moves into place
+ * without a copy), arenas in the temporary folder. Returns 0, or -1 after
+ * printing why. */
+int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir);
+
+/* Waits for the child and for every process it left behind (scope-run is
+ * their subreaper). The child's status and resources go to *status and
+ * *ru; all descendants' resources to *all. */
+void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *all);
+
+/* Writes what killed processes left in their arenas, then merges every
+ * part into output and removes the folders. Returns 0, or -1 after
+ * printing what is kept where. */
+int run_collect(struct run_dirs *d, const char *output);
+
+#endif
