@@ -233,11 +233,60 @@ static int write_modules(struct columns *c, hid_t proc, const struct run_info *r
 	return rc;
 }
 
+/* The stack of the thread a fatal signal hit: addresses, innermost first,
+ * with their names. */
+static int write_crash(struct columns *c, hid_t proc, const struct run_info *run)
+{
+	const struct scope_arena_header *h = run->hdr;
+	uint32_t n = h->crash_frames < SCOPE_CRASH_FRAMES ? h->crash_frames : SCOPE_CRASH_FRAMES;
+	struct scope_sym_module *sm = calloc(run->nmods + 1, sizeof *sm);
+	struct scope_sym syms[SCOPE_CRASH_FRAMES];
+	const char *names[SCOPE_CRASH_FRAMES];
+	struct scope_symbolizer *s = NULL;
+	hid_t g = -1;
+	int rc = -1;
+
+	if (!h->crash_signal)
+		return 0;
+	memset(syms, 0, sizeof syms);
+	if (!sm)
+		return -1;
+	for (size_t i = 0; i < run->nmods; i++)
+		sm[i] = (struct scope_sym_module){run->mods[i].path, run->mods[i].bias,
+						  run->mods[i].lo, run->mods[i].hi};
+	if (!(s = scope_sym_open(sm, run->nmods)))
+		goto out;
+	for (uint32_t i = 0; i < n; i++) {
+		/* a return address points after the call: look up the call */
+		uint64_t pc = h->crash_stack[i] - (i > 0);
+		if (scope_sym_lookup(s, pc, run->symbolize, &syms[i]) != 0)
+			goto out;
+		names[i] = syms[i].name;
+	}
+	g = H5Gcreate2(proc, "crash", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g >= 0 && attr_i64(g, "signal", h->crash_signal) == 0 &&
+	    attr_i64(g, "lane", h->crash_lane) == 0 &&
+	    col_uint(c, g, "address", h->crash_stack, n, 8) == 0 &&
+	    col_str(g, "name", names, n) == 0)
+		rc = 0;
+out:
+	for (uint32_t i = 0; i < n; i++)
+		scope_sym_free(&syms[i]);
+	scope_sym_close(s);
+	free(sm);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
 static int write_process_group(struct columns *c, hid_t file, const struct run_info *run,
 			       const struct profile *p)
 {
 	hid_t g = H5Gcreate2(file, "process0", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 ? 0 : -1;
+	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 &&
+				 write_crash(c, g, run) == 0
+			 ? 0
+			 : -1;
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
 	return rc;

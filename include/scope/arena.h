@@ -97,7 +97,8 @@ enum scope_lost_cause {
 	SCOPE_LOST_CAUSES
 };
 
-#define SCOPE_PATH_BYTES 1024
+#define SCOPE_PATH_BYTES   1024
+#define SCOPE_CRASH_FRAMES 64
 
 struct scope_arena_header {
 	char magic[8];
@@ -145,6 +146,13 @@ struct scope_arena_header {
 	uint64_t calib_tick;
 	uint64_t calib_mono_ns;
 	uint64_t published; /* nonzero once a writer published it (a kept arena) */
+
+	/* A fatal signal: which, on which lane, and the thread's stack then. */
+	uint32_t crash_signal;
+	int32_t crash_lane;
+	uint32_t crash_frames;
+	uint32_t reserved2;
+	uint64_t crash_stack[SCOPE_CRASH_FRAMES];
 
 	uint32_t role; /* enum scope_role */
 	uint32_t reserved1;
