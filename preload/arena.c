@@ -39,7 +39,10 @@ static SCOPE_NOINST int open_arena_file(struct scope_process *p)
 	if (n < 0 || (size_t)n >= sizeof p->arena_path)
 		return -ENAMETOOLONG;
 	p->fd = mkostemps(p->arena_path, 6, O_CLOEXEC);
-	return p->fd < 0 ? -errno : 0;
+	if (p->fd < 0)
+		return -errno;
+	p->fd = scope_fd_hide(p->fd);
+	return 0;
 }
 
 static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope_config *cfg)
@@ -88,7 +91,7 @@ int scope_arena_create(struct scope_process *p)
 		(h.chunk_bytes - sizeof(struct scope_chunk_head)) / sizeof(struct scope_rec);
 	return 0;
 fail:
-	close(p->fd);
+	scope_fd_close(p->fd);
 	unlink(p->arena_path);
 	p->fd = -1;
 	return err;

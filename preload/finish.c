@@ -48,7 +48,7 @@ int scope_finish_prepare(struct scope_process *p)
 fail:
 	p->stopped = 1;
 	munmap(p->base, p->map_bytes);
-	close(p->fd);
+	scope_fd_close(p->fd);
 	unlink(p->arena_path);
 	p->hdr = NULL;
 	p->base = NULL;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Captures the module map: every mapped object's path, load bias, address range and build-id. */
 #define _GNU_SOURCE
+#include "clock.h"
 #include "state.h"
+
+#include <dlfcn.h>
 
 #include <elf.h>
 #include <link.h>
@@ -48,9 +51,15 @@ static SCOPE_NOINST void build_id(const struct dl_phdr_info *info, char *out, si
 	}
 }
 
+struct capture {
+	struct scope_process *p;
+	uintptr_t only;	 /* with unload: the load bias of the one object wanted */
+	uint64_t unload; /* tick it goes away at, 0 = still mapped at exit */
+};
+
 static SCOPE_NOINST int one_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct scope_process *p = arg;
+	struct capture *c = arg;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	char path[PATH_MAX], id[130], line[PATH_MAX + 200];
 	const char *name = info->dlpi_name;
@@ -66,7 +75,7 @@ static SCOPE_NOINST int one_module(struct dl_phdr_info *info, size_t size, void 
 		if (ph->p_vaddr + ph->p_memsz > hi)
 			hi = ph->p_vaddr + ph->p_memsz;
 	}
-	if (hi == 0)
+	if (hi == 0 || (c->unload && info->dlpi_addr != c->only))
 		return 0;
 	if (!name || !*name) {
 		/* The main program is the object without a name. */
@@ -76,18 +85,50 @@ static SCOPE_NOINST int one_module(struct dl_phdr_info *info, size_t size, void 
 		path[k] = '\0';
 		name = path;
 	}
-	if (name[0] != '/')
-		return 0; /* the vDSO: nothing to symbolize from a file */
+	if (name[0] != '/') {
+		/* dlopen("./lib.so") names it as given; the vDSO has no file */
+		if (!realpath(name, path))
+			return 0;
+		name = path;
+	}
 	build_id(info, id, sizeof id);
-	n = snprintf(line, sizeof line, "%lx %lx %lx %s %s\n", (unsigned long)info->dlpi_addr,
+	n = snprintf(line, sizeof line, "%lx %lx %lx %s %llx %s\n", (unsigned long)info->dlpi_addr,
 		     (unsigned long)(info->dlpi_addr + lo), (unsigned long)(info->dlpi_addr + hi),
-		     id, name);
+		     id, (unsigned long long)c->unload, name);
 	if (n > 0 && (size_t)n < sizeof line)
-		scope_arena_append_module(p, line, (size_t)n);
+		scope_arena_append_module(c->p, line, (size_t)n);
 	return 0;
 }
 
 void scope_modules_capture(struct scope_process *p)
 {
-	dl_iterate_phdr(one_module, p);
+	struct capture c = {p, 0, 0};
+	dl_iterate_phdr(one_module, &c);
+}
+
+typedef int (*dlclose_fn)(void *);
+static dlclose_fn real_dlclose;
+
+/*
+ * A library about to be closed is written down with the time it may go:
+ * its functions are named from it even when it is unloaded before exit and
+ * another library takes its place. Loads are not wrapped: dlopen resolves
+ * $ORIGIN and RUNPATH against its caller, which a wrapper would change.
+ */
+__attribute__((visibility("default"))) SCOPE_NOINST int dlclose(void *handle)
+{
+	struct scope_process *p = &scope_proc;
+	struct link_map *lm = NULL;
+
+	if (!real_dlclose)
+		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	if (!real_dlclose)
+		return -1;
+	if (p->hdr && !p->stopped && dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+		struct capture c = {p, (uintptr_t)lm->l_addr, scope_now()};
+		scope_busy_begin(&scope_tls);
+		dl_iterate_phdr(one_module, &c);
+		scope_busy_end(&scope_tls);
+	}
+	return real_dlclose(handle);
 }

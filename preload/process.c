@@ -56,7 +56,7 @@ static SCOPE_NOINST void after_fork_child(void)
 	if (!p->hdr || p->stopped)
 		return;
 	munmap(p->base, p->map_bytes);
-	close(p->fd);
+	scope_fd_close(p->fd);
 	p->hdr = NULL;
 	p->base = NULL;
 	p->fd = -1;

@@ -91,6 +91,10 @@ int32_t scope_thread_lane(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now) SCOPE_HIDDEN;
 
+/* fds.c */
+int scope_fd_hide(int fd) SCOPE_HIDDEN;
+void scope_fd_close(int fd) SCOPE_HIDDEN;
+
 /* modules.c */
 void scope_modules_capture(struct scope_process *p) SCOPE_HIDDEN;
 

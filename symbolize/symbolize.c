@@ -13,8 +13,10 @@
 /* From the C++ runtime; declared here so the symbolizer stays C. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
+/* One Dwfl per module, made when first needed: modules unloaded during the
+ * run may overlap those mapped later, which one Dwfl cannot hold. */
 struct scope_symbolizer {
-	Dwfl *dwfl;
+	Dwfl **dwfl;
 	const struct scope_sym_module *mods;
 	size_t n;
 };
@@ -35,22 +37,39 @@ struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, siz
 		return NULL;
 	s->mods = mods;
 	s->n = n;
-	s->dwfl = dwfl_begin(&callbacks);
-	if (!s->dwfl)
-		return s;
-	dwfl_report_begin(s->dwfl);
-	for (size_t i = 0; i < n; i++)
-		dwfl_report_elf(s->dwfl, mods[i].path, mods[i].path, -1, mods[i].bias, false);
-	dwfl_report_end(s->dwfl, NULL, NULL);
+	s->dwfl = calloc(n + 1, sizeof *s->dwfl);
+	if (!s->dwfl) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
+static Dwfl *dwfl_of(struct scope_symbolizer *s, int m)
+{
+	if (!s->dwfl[m] && (s->dwfl[m] = dwfl_begin(&callbacks)) != NULL) {
+		dwfl_report_begin(s->dwfl[m]);
+		dwfl_report_elf(s->dwfl[m], s->mods[m].path, s->mods[m].path, -1, s->mods[m].bias,
+				false);
+		dwfl_report_end(s->dwfl[m], NULL, NULL);
+	}
+	return s->dwfl[m];
+}
+
+/* The module mapped at addr at the end of the run; one that was unloaded
+ * only when nothing else covers the address. */
 static int find_module(const struct scope_symbolizer *s, uint64_t addr)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (addr >= s->mods[i].lo && addr < s->mods[i].hi)
+	int found = -1;
+	for (size_t i = 0; i < s->n; i++) {
+		if (addr < s->mods[i].lo || addr >= s->mods[i].hi)
+			continue;
+		if (!s->mods[i].unloaded)
 			return (int)i;
-	return -1;
+		if (found < 0)
+			found = (int)i;
+	}
+	return found;
 }
 
 static char *demangle(const char *name)
@@ -118,16 +137,19 @@ static void line_of(Dwfl_Module *m, uint64_t addr, struct scope_sym *out)
 	}
 }
 
-int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int resolve, struct scope_sym *out)
+int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int resolve,
+		     struct scope_sym *out)
 {
 	Dwfl_Module *m = NULL;
+	Dwfl *d;
 	const char *name = NULL, *base;
 	char fallback[512];
 
 	memset(out, 0, sizeof *out);
-	out->module = find_module(s, addr);
+	out->module = module >= 0 && (size_t)module < s->n ? module : find_module(s, addr);
 	out->offset = out->module >= 0 ? addr - s->mods[out->module].bias : addr;
-	if (resolve && s->dwfl && (m = dwfl_addrmodule(s->dwfl, addr)) != NULL) {
+	if (resolve && out->module >= 0 && (d = dwfl_of(s, out->module)) != NULL &&
+	    (m = dwfl_addrmodule(d, addr)) != NULL) {
 		GElf_Off off;
 		GElf_Sym sym;
 		name = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
@@ -158,7 +180,9 @@ void scope_sym_close(struct scope_symbolizer *s)
 {
 	if (!s)
 		return;
-	if (s->dwfl)
-		dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->dwfl[i])
+			dwfl_end(s->dwfl[i]);
+	free(s->dwfl);
 	free(s);
 }

@@ -10,6 +10,7 @@ struct scope_sym_module {
 	const char *path;
 	uint64_t bias; /* load bias: runtime address - ELF address */
 	uint64_t lo, hi;
+	int unloaded; /* closed before the end: its range may hold another */
 };
 
 struct scope_sym {
@@ -26,9 +27,11 @@ struct scope_symbolizer;
  * (its addresses get module+offset names). Returns NULL only without memory. */
 struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, size_t n);
 
-/* Fills out (strings owned by the caller); resolve = 0 skips libdw and
+/* Fills out (strings owned by the caller) for addr in module (an index,
+ * or -1: the module mapped there at the end); resolve = 0 skips libdw and
  * names the address module+0xOFFSET. Returns 0, or -1 without memory. */
-int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int resolve, struct scope_sym *out);
+int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int resolve,
+		     struct scope_sym *out);
 
 void scope_sym_free(struct scope_sym *sym);
 void scope_sym_close(struct scope_symbolizer *s);

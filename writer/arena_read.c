@@ -130,13 +130,16 @@ size_t modules_parse(const struct arena *a, struct module **out)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		char line[SCOPE_PATH_BYTES + 256], id[130];
 		unsigned long bias, lo, hi;
+		unsigned long long unload;
 		int off = 0;
 		if (!nl || (size_t)(nl - p) >= sizeof line)
 			break; /* a line cut short when the area filled */
 		memcpy(line, p, (size_t)(nl - p));
 		line[nl - p] = '\0';
 		p = nl + 1;
-		if (sscanf(line, "%lx %lx %lx %129s %n", &bias, &lo, &hi, id, &off) < 4 || !off)
+		if (sscanf(line, "%lx %lx %lx %129s %llx %n", &bias, &lo, &hi, id, &unload, &off) <
+			    5 ||
+		    !off)
 			continue;
 		if (n == cap) {
 			struct module *grown = realloc(m, (cap = cap ? 2 * cap : 32) * sizeof *m);
@@ -149,6 +152,7 @@ size_t modules_parse(const struct arena *a, struct module **out)
 		m[n].bias = bias;
 		m[n].lo = lo;
 		m[n].hi = hi;
+		m[n].unload = unload;
 		n++;
 	}
 	if (n)

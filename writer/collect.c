@@ -137,6 +137,9 @@ struct reader {
 	struct events *ev;
 	struct chunk_ref *chunks;
 	uint64_t nchunks;
+	const struct module *mods; /* those unloaded during the run, when any */
+	size_t nmods;
+	int unloads;
 	uint64_t split;		/* the second pass's halves: chunks [0, split), [split, end) */
 	uint64_t split_n;	/* calls before split */
 	uint32_t split_regions; /* regions seen before split */
@@ -175,15 +178,35 @@ static uint8_t times(const struct reader *rd, const struct scope_rec *r, uint64_
 	return flags;
 }
 
+/* The unloaded module that held addr when the call started, or -1: the
+ * code mapped there at the end. */
+static int unloaded_module(const struct reader *rd, uint64_t addr, uint64_t tick)
+{
+	int best = -1;
+	for (size_t i = 0; i < rd->nmods; i++) {
+		const struct module *m = &rd->mods[i];
+		if (m->unload && addr >= m->lo && addr < m->hi && tick <= m->unload &&
+		    (best < 0 || m->unload < rd->mods[best].unload))
+			best = (int)i;
+	}
+	return best;
+}
+
 static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen)
 {
-	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK, start, dur;
+	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK, start, dur, key = addr;
 	uint32_t depth = (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff, n_before = rd->map.n;
-	uint32_t rid = map_get(&rd->map, addr);
+	int module = rd->unloads ? unloaded_module(rd, addr, r->start) : -1;
+	uint32_t rid;
 	struct region *g;
 
+	if (module >= 0)
+		key = addr | (uint64_t)(module + 1) << SCOPE_REC_ADDR_BITS;
+	rid = map_get(&rd->map, key);
 	if (rid == UINT32_MAX || (rd->map.n != n_before && add_region(rd, rid, addr) != 0))
 		return -1;
+	if (rd->map.n != n_before)
+		rd->regions[rid].module = module;
 	times(rd, r, &start, &dur);
 	rd->rid[rd->n++] = rid;
 	g = &rd->regions[rid];
@@ -441,11 +464,15 @@ static uint64_t stop_tick(const struct arena *a)
 	return last;
 }
 
-int collect(const struct arena *a, const struct tick_clock *c, struct profile *p)
+int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
+	    size_t nmods, struct profile *p)
 {
-	struct reader rd = {.a = a, .clock = c, .stop_tick = stop_tick(a)};
+	struct reader rd = {
+		.a = a, .clock = c, .stop_tick = stop_tick(a), .mods = mods, .nmods = nmods};
 	int rc = -1;
 
+	for (size_t i = 0; i < nmods; i++)
+		rd.unloads |= mods[i].unload != 0;
 	memset(p, 0, sizeof *p);
 	rd.stack = calloc(1, sizeof *rd.stack);
 	rd.chunks = list_chunks(a, &rd.nchunks);

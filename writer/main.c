@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 	run.symbolize = o.symbolize;
 	run.command_line = command_line(&a);
 	phase("setup");
-	if (run.command_line && collect(&a, &clock, &p) == 0) {
+	if (run.command_line && collect(&a, &clock, mods, run.nmods, &p) == 0) {
 		run.lost = p.lost;
 		arena_release_records(&a);
 		phase("collect");

@@ -72,11 +72,22 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 	return rc;
 }
 
+/* The run's modules, as the symbolizer takes them. */
+static struct scope_sym_module *sym_modules(const struct run_info *run)
+{
+	struct scope_sym_module *sm = calloc(run->nmods + 1, sizeof *sm);
+	for (size_t i = 0; sm && i < run->nmods; i++)
+		sm[i] = (struct scope_sym_module){run->mods[i].path, run->mods[i].bias,
+						  run->mods[i].lo, run->mods[i].hi,
+						  run->mods[i].unload != 0};
+	return sm;
+}
+
 static int write_regions(struct columns *c, hid_t file, const struct run_info *run,
 			 const struct profile *p)
 {
 	uint32_t n = p->nregions;
-	struct scope_sym_module *sm = calloc(run->nmods + 1, sizeof *sm);
+	struct scope_sym_module *sm = sym_modules(run);
 	struct scope_sym *syms = calloc(n + 1, sizeof *syms);
 	const char **names = calloc(n + 1, sizeof *names), **files = calloc(n + 1, sizeof *files);
 	const char **modules = calloc(n + 1, sizeof *modules),
@@ -89,14 +100,12 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 
 	if (!sm || !syms || !names || !files || !modules || !kinds || !offsets || !lines)
 		goto out;
-	for (size_t i = 0; i < run->nmods; i++)
-		sm[i] = (struct scope_sym_module){run->mods[i].path, run->mods[i].bias,
-						  run->mods[i].lo, run->mods[i].hi};
 	s = scope_sym_open(sm, run->nmods);
 	if (!s)
 		goto out;
 	for (uint32_t r = 0; r < n; r++) {
-		if (scope_sym_lookup(s, p->regions[r].addr, run->symbolize, &syms[r]) != 0)
+		if (scope_sym_lookup(s, p->regions[r].addr, p->regions[r].module, run->symbolize,
+				     &syms[r]) != 0)
 			goto out;
 		names[r] = syms[r].name;
 		files[r] = syms[r].file;
@@ -239,7 +248,7 @@ static int write_crash(struct columns *c, hid_t proc, const struct run_info *run
 {
 	const struct scope_arena_header *h = run->hdr;
 	uint32_t n = h->crash_frames < SCOPE_CRASH_FRAMES ? h->crash_frames : SCOPE_CRASH_FRAMES;
-	struct scope_sym_module *sm = calloc(run->nmods + 1, sizeof *sm);
+	struct scope_sym_module *sm;
 	struct scope_sym syms[SCOPE_CRASH_FRAMES];
 	const char *names[SCOPE_CRASH_FRAMES];
 	struct scope_symbolizer *s = NULL;
@@ -249,17 +258,14 @@ static int write_crash(struct columns *c, hid_t proc, const struct run_info *run
 	if (!h->crash_signal)
 		return 0;
 	memset(syms, 0, sizeof syms);
-	if (!sm)
+	if (!(sm = sym_modules(run)))
 		return -1;
-	for (size_t i = 0; i < run->nmods; i++)
-		sm[i] = (struct scope_sym_module){run->mods[i].path, run->mods[i].bias,
-						  run->mods[i].lo, run->mods[i].hi};
 	if (!(s = scope_sym_open(sm, run->nmods)))
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		/* a return address points after the call: look up the call */
 		uint64_t pc = h->crash_stack[i] - (i > 0);
-		if (scope_sym_lookup(s, pc, run->symbolize, &syms[i]) != 0)
+		if (scope_sym_lookup(s, pc, -1, run->symbolize, &syms[i]) != 0)
 			goto out;
 		names[i] = syms[i].name;
 	}

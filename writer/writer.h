@@ -34,6 +34,7 @@ struct module {
 	char *path;
 	char *build_id; /* "" when the object has none */
 	uint64_t bias, lo, hi;
+	uint64_t unload; /* tick it was closed at, 0 = mapped at the end */
 };
 
 /* Parses the arena's module lines; returns the count, sorted by lo. */
@@ -70,6 +71,7 @@ struct events {
 
 struct region {
 	uint64_t addr;
+	int module; /* an unloaded module it belongs to, or -1 */
 	uint64_t first, count;
 	uint64_t total_ns, min_ns, max_ns;
 	int64_t self_ns;
@@ -83,8 +85,10 @@ struct profile {
 	uint64_t lost;
 };
 
-/* Returns 0, or -1 after printing why. */
-int collect(const struct arena *a, const struct tick_clock *c, struct profile *p);
+/* Returns 0, or -1 after printing why. mods tells which code was unloaded
+ * during the run, so calls at one address can belong to two libraries. */
+int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
+	    size_t nmods, struct profile *p);
 void profile_free(struct profile *p);
 
 /* Notes how long the phase that ends now took (SCOPE_WRITER_TIMES=1). */
