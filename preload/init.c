@@ -79,6 +79,7 @@ int scope_start_recording(void)
 		return -1;
 	}
 	describe_process(p);
+	p->hdr->overhead_ticks = scope_measure_overhead();
 	if (scope_finish_prepare(p) != 0)
 		return -1;
 	p->stopped = 0;

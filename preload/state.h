@@ -90,6 +90,9 @@ void scope_thread_stop_self(void) SCOPE_HIDDEN;
 int32_t scope_thread_lane(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now) SCOPE_HIDDEN;
+uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
 
 /* fds.c */
 int scope_fd_hide(int fd) SCOPE_HIDDEN;

@@ -137,6 +137,7 @@ struct reader {
 	struct events *ev;
 	struct chunk_ref *chunks;
 	uint64_t nchunks;
+	const struct scope_lane *lanes;
 	const struct module *mods; /* those unloaded during the run, when any */
 	size_t nmods;
 	int unloads;
@@ -162,15 +163,18 @@ static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
 	return 0;
 }
 
-/* A call's times in ns; a call still open at the stop ends there. */
-static uint8_t times(const struct reader *rd, const struct scope_rec *r, uint64_t *start,
-		     uint64_t *dur)
+/* A call's times in ns. One that never returned ends with its thread, or
+ * when the process stopped if the thread was still running. */
+static uint8_t times(const struct reader *rd, const struct scope_rec *r, uint32_t lane,
+		     uint64_t *start, uint64_t *dur)
 {
 	uint64_t end = r->end;
 	uint8_t flags = 0;
 
 	if ((end & SCOPE_REC_OPEN) || end > rd->stop_tick || end < r->start) {
-		end = rd->stop_tick;
+		uint64_t lane_end = rd->lanes[lane].end;
+		end = lane_end && lane_end < rd->stop_tick && lane_end >= r->start ? lane_end
+										   : rd->stop_tick;
 		flags = EVENT_UNFINISHED;
 	}
 	*start = tick_ns(rd->clock, r->start);
@@ -207,7 +211,7 @@ static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen
 		return -1;
 	if (rd->map.n != n_before)
 		rd->regions[rid].module = module;
-	times(rd, r, &start, &dur);
+	times(rd, r, gen - 1, &start, &dur);
 	rd->rid[rd->n++] = rid;
 	g = &rd->regions[rid];
 	g->count++;
@@ -229,7 +233,7 @@ static void second_pass(struct reader *rd, const struct scope_rec *r, uint32_t l
 	uint64_t at = rd->pos[rd->rid[rd->n++]]++;
 	struct events *ev = rd->ev;
 
-	ev->flags[at] = times(rd, r, &ev->start[at], &ev->duration[at]);
+	ev->flags[at] = times(rd, r, lane, &ev->start[at], &ev->duration[at]);
 	ev->thread[at] = lane;
 	ev->depth[at] = (uint16_t)(r->fn >> SCOPE_REC_ADDR_BITS);
 }
@@ -416,6 +420,7 @@ static int group(struct reader *rd, struct profile *p)
 	later.rd = (struct reader){.a = rd->a,
 				   .clock = rd->clock,
 				   .stop_tick = rd->stop_tick,
+				   .lanes = rd->lanes,
 				   .rid = rd->rid,
 				   .n = rd->split_n,
 				   .pos = later.rd.pos,
@@ -467,8 +472,12 @@ static uint64_t stop_tick(const struct arena *a)
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
 	    size_t nmods, struct profile *p)
 {
-	struct reader rd = {
-		.a = a, .clock = c, .stop_tick = stop_tick(a), .mods = mods, .nmods = nmods};
+	struct reader rd = {.a = a,
+			    .clock = c,
+			    .stop_tick = stop_tick(a),
+			    .lanes = (const struct scope_lane *)(a->base + a->hdr->lanes_off),
+			    .mods = mods,
+			    .nmods = nmods};
 	int rc = -1;
 
 	for (size_t i = 0; i < nmods; i++)

@@ -139,6 +139,10 @@ int metadata_write(hid_t file, const struct run_info *run)
 	attr_i64(g, "peak_rss_bytes", (int64_t)h->max_rss_kib * 1024);
 	attr_str(g, "compression", run->compression);
 	attr_i64(g, "lost_records", (int64_t)run->lost);
+	attr_i64(g, "lost_arena_full", (int64_t)h->lost[SCOPE_LOST_ARENA_FULL]);
+	attr_i64(g, "lost_no_lane", (int64_t)h->lost[SCOPE_LOST_NO_LANE]);
+	/* what recording one call cost, enter and exit, for reports to subtract */
+	attr_f64(g, "overhead_ns_per_call", (double)h->overhead_ticks * 1e9 / run->clock_hz);
 	attr_i64(g, "complete", h->state == SCOPE_ARENA_STOPPED);
 	return H5Gclose(g) < 0 ? -1 : 0;
 }
