@@ -12,10 +12,10 @@ SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_enter(void *fn, void *site)
 	(void)site;
 
 	if (unlikely(r >= t->limit)) {
-		scope_enter_slow(fn);
+		scope_enter_slow(fn, scope_caller_frame());
 		return;
 	}
-	scope_record_open(t, r, fn);
+	scope_record_open(t, r, fn, scope_caller_frame());
 }
 
 SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_exit(void *fn, void *site)

@@ -11,11 +11,20 @@
  * records takes the next slot instead of this one. */
 #define scope_signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
-static inline __attribute__((always_inline)) void scope_record_open(struct scope_thread *t,
-								    struct scope_rec *r, void *fn)
+/* The instrumented function's frame: its stack pointer when it called the
+ * hook (the hook's canonical frame address). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define scope_caller_frame() ((uintptr_t)__builtin_dwarf_cfa())
+#else
+#define scope_caller_frame() ((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *))
+#endif
+
+static inline __attribute__((always_inline)) void
+scope_record_open(struct scope_thread *t, struct scope_rec *r, void *fn, uintptr_t frame)
 {
 	t->cur = r + 1;
 	scope_signal_fence();
+	t->frames[t->depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
 	r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)t->depth << SCOPE_REC_ADDR_BITS;
 	r->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;
 	t->depth++;

@@ -11,6 +11,8 @@
 #define SCOPE_HIDDEN __attribute__((visibility("hidden")))
 #define SCOPE_NOINST __attribute__((no_instrument_function))
 
+#define SCOPE_FRAME_SLOTS 512
+
 /*
  * Per-thread recording state. The hooks' one test is cur >= limit: a thread
  * that has not registered yet, whose chunk is full, or that must not record
@@ -29,6 +31,10 @@ struct scope_thread {
 	struct scope_rec *saved_open; /* open, while ignored > 0 */
 	uint8_t registered;
 	uint8_t busy; /* the library is running on this thread */
+	/* Each open call's frame (the caller's stack pointer at the hook), by
+	 * depth: longjmp closes the calls whose frames it unwinds. Deeper than
+	 * SCOPE_FRAME_SLOTS, slots are shared and a jump may close late. */
+	uintptr_t frames[SCOPE_FRAME_SLOTS];
 };
 
 extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
@@ -88,7 +94,7 @@ void scope_thread_register(int32_t parent) SCOPE_HIDDEN;
 void scope_thread_finish(void) SCOPE_HIDDEN;
 void scope_thread_stop_self(void) SCOPE_HIDDEN;
 int32_t scope_thread_lane(void) SCOPE_HIDDEN;
-void scope_enter_slow(void *fn) SCOPE_HIDDEN;
+void scope_enter_slow(void *fn, uintptr_t frame) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
 void __cyg_profile_func_enter(void *fn, void *site);

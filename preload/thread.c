@@ -123,7 +123,7 @@ SCOPE_NOINST void scope_thread_stop_self(void)
 	t->open = t->saved_open = NULL;
 }
 
-SCOPE_NOINST void scope_enter_slow(void *fn)
+SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame)
 {
 	struct scope_thread *t = &scope_tls;
 	int saved_errno = errno;
@@ -146,7 +146,7 @@ SCOPE_NOINST void scope_enter_slow(void *fn)
 		ignore_call(t);
 		goto out;
 	}
-	scope_record_open(t, t->cur, fn);
+	scope_record_open(t, t->cur, fn, frame);
 out:
 	errno = saved_errno;
 }

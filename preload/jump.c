@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* longjmp and siglongjmp: the calls they leave end at the jump, not at some later exit. */
+#define _GNU_SOURCE
+#include "record.h"
+
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdlib.h>
+
+#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
+
+typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
+
+static jump_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
+
+static SCOPE_NOINST void resolve(void)
+{
+	if (real_longjmp)
+		return;
+	real__longjmp = (jump_fn)dlsym(RTLD_NEXT, "_longjmp");
+	real_siglongjmp = (jump_fn)dlsym(RTLD_NEXT, "siglongjmp");
+	real_longjmp_chk = (jump_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
+	real_longjmp = (jump_fn)dlsym(RTLD_NEXT, "longjmp");
+}
+
+/*
+ * The stack pointer the jump returns to. glibc keeps it in the jmp_buf
+ * mangled with the thread's pointer guard: on x86-64 xor-ed with it and
+ * rotated left by 17 bits. 0 where the layout is not known: the calls left
+ * then end at the next exit that finds its frame, as they would anyway.
+ */
+static SCOPE_NOINST uintptr_t jump_target(struct __jmp_buf_tag *env)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+	uintptr_t v = (uintptr_t)env->__jmpbuf[6], guard;
+	__asm__("mov %%fs:0x30, %0" : "=r"(guard));
+	return ((v >> 17) | (v << (64 - 17))) ^ guard;
+#else
+	(void)env;
+	return 0;
+#endif
+}
+
+/* Closes, now, every open call whose frame lies below the target. */
+static SCOPE_NOINST void leave_frames(struct __jmp_buf_tag *env)
+{
+	struct scope_thread *t = &scope_tls;
+	uintptr_t target = jump_target(env);
+	uint64_t now = scope_now();
+
+	if (!target || t->ignored)
+		return;
+	while (t->open) {
+		uint32_t depth = (uint32_t)(t->open->fn >> SCOPE_REC_ADDR_BITS);
+		if (t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] >= target)
+			break;
+		scope_record_close(t, t->open, now);
+	}
+}
+
+static SCOPE_NOINST __attribute__((noreturn)) void jump(jump_fn fn, struct __jmp_buf_tag *env,
+							int val)
+{
+	leave_frames(env);
+	if (fn)
+		fn(env, val);
+	abort(); /* no longjmp to call: nothing sane is left to do */
+}
+
+SCOPE_EXPORT void longjmp(jmp_buf env, int val)
+{
+	resolve();
+	jump(real_longjmp, env, val);
+}
+
+SCOPE_EXPORT void _longjmp(jmp_buf env, int val)
+{
+	resolve();
+	jump(real__longjmp, env, val);
+}
+
+SCOPE_EXPORT void siglongjmp(sigjmp_buf env, int val)
+{
+	resolve();
+	jump(real_siglongjmp, env, val);
+}
+
+SCOPE_EXPORT void __longjmp_chk(jmp_buf env, int val)
+{
+	resolve();
+	jump(real_longjmp_chk, env, val);
+}
