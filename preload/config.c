@@ -147,7 +147,7 @@ void scope_config_read(struct scope_config *cfg)
 	locate(cfg);
 	choose_role(cfg);
 
-	v = parse_size(getenv("SCOPE_ARENA_CHUNK"));
+	v = parse_size(getenv("SCOPE_BUFFER_SIZE"));
 	cfg->chunk_bytes = v >= 4096 && v <= (64u << 20) ? (uint32_t)v : DEFAULT_CHUNK_BYTES;
 	cfg->lane_capacity = DEFAULT_LANES;
 	v = parse_size(getenv("SCOPE_ARENA_MAX"));
