@@ -42,6 +42,25 @@ static SCOPE_NOINST void read_cmdline(struct scope_process *p)
 	h->cmdline_bytes = len;
 }
 
+/* The MPI rank as the launcher tells it, before MPI_Init: Open MPI, PMIx,
+ * MPICH's Hydra, Slurm. */
+static SCOPE_NOINST void launcher_rank(int32_t *rank, int32_t *ranks)
+{
+	static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+						"SLURM_PROCID"};
+	static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+	const char *v;
+
+	*rank = -1;
+	*ranks = 0;
+	for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars && *rank < 0; i++)
+		if ((v = getenv(rank_vars[i])) && *v)
+			*rank = (int32_t)atoi(v);
+	for (size_t i = 0; i < sizeof size_vars / sizeof *size_vars && !*ranks; i++)
+		if ((v = getenv(size_vars[i])) && *v)
+			*ranks = (int32_t)atoi(v);
+}
+
 static SCOPE_NOINST void describe_process(struct scope_process *p)
 {
 	struct scope_arena_header *h = p->hdr;
@@ -50,6 +69,7 @@ static SCOPE_NOINST void describe_process(struct scope_process *p)
 	h->pid = (int32_t)getpid();
 	h->ppid = (int32_t)getppid();
 	h->role = (uint32_t)p->cfg.role;
+	launcher_rank(&h->rank, &h->ranks);
 	n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
 	if (n > 0)
 		h->exe[n] = '\0';

@@ -141,7 +141,7 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 {
 	const struct scope_arena_header *h = run->hdr;
 	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int64_t pid = h->pid, ppid = h->ppid, parent = -1, rank = -1;
+	int64_t pid = h->pid, ppid = h->ppid, parent = -1, rank = h->rank;
 	uint64_t lost = p->lost;
 	uint8_t exec = h->exit_kind == SCOPE_EXIT_EXEC, complete = h->state == SCOPE_ARENA_STOPPED;
 	int64_t status = h->exit_kind == SCOPE_EXIT_STATUS ? h->exit_code : -1;

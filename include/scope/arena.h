@@ -155,6 +155,8 @@ struct scope_arena_header {
 	uint64_t crash_stack[SCOPE_CRASH_FRAMES];
 
 	uint32_t role; /* enum scope_role */
+	int32_t rank;  /* MPI rank from the launcher's environment, -1 when none */
+	int32_t ranks; /* MPI job size, 0 when unknown */
 	uint32_t reserved1;
 
 	char exe[SCOPE_PATH_BYTES];
