@@ -111,7 +111,8 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p)
 		uint64_t want = round_up(end, BACKING_STEP);
 		if (want > p->map_bytes)
 			want = p->map_bytes;
-		if (back(p->fd, have, want) != 0)
+		/* On a nearly full disk, back just this chunk. */
+		if (back(p->fd, have, want) != 0 && back(p->fd, have, want = end) != 0)
 			return NULL;
 		/* Another thread may have backed more meanwhile; keep the larger. */
 		if (__atomic_compare_exchange_n(&h->fallocated, &have, want, 0, __ATOMIC_RELEASE,

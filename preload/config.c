@@ -4,6 +4,7 @@
 #include "state.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,37 @@
 #define DEFAULT_CHUNK_BYTES (64u << 10)
 #define DEFAULT_LANES	    16384u
 #define DEFAULT_ARENA_MAX   (UINT64_C(64) << 30)
+
+extern char **environ;
+
+/* The environment before libc has set environ up (a .preinit_array
+ * function, another library's constructor): the kernel's copy. */
+static char early_env[64 << 10];
+static size_t early_len;
+
+static SCOPE_NOINST const char *early_getenv(const char *name)
+{
+	size_t n = strlen(name);
+	if (!early_len) {
+		int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+		ssize_t k;
+		if (fd < 0)
+			return NULL;
+		while (early_len < sizeof early_env - 1 &&
+		       (k = read(fd, early_env + early_len, sizeof early_env - 1 - early_len)) > 0)
+			early_len += (size_t)k;
+		close(fd);
+	}
+	for (size_t i = 0; i < early_len; i += strlen(early_env + i) + 1)
+		if (strncmp(early_env + i, name, n) == 0 && early_env[i + n] == '=')
+			return early_env + i + n + 1;
+	return NULL;
+}
+
+const char *scope_getenv(const char *name)
+{
+	return environ ? getenv(name) : early_getenv(name);
+}
 
 static SCOPE_NOINST void copy(char *dst, size_t cap, const char *src)
 {
@@ -116,7 +148,7 @@ static SCOPE_NOINST void choose_role(struct scope_config *cfg)
 {
 	char pid[32];
 
-	cfg->role = cfg->parts[0] || getenv("SCOPE_ROOT") ? SCOPE_ROLE_PART : SCOPE_ROLE_ROOT;
+	cfg->role = cfg->parts[0] || scope_getenv("SCOPE_ROOT") ? SCOPE_ROLE_PART : SCOPE_ROLE_ROOT;
 	if (!cfg->output[0])
 		default_output(cfg->output, sizeof cfg->output);
 	absolute(cfg->output, sizeof cfg->output);
@@ -124,39 +156,52 @@ static SCOPE_NOINST void choose_role(struct scope_config *cfg)
 	absolute(cfg->tmpdir, sizeof cfg->tmpdir);
 	if (cfg->role != SCOPE_ROLE_ROOT)
 		return;
+	if (!environ) {
+		cfg->export_later = 1; /* libc sets environ up after this */
+		return;
+	}
 	snprintf(pid, sizeof pid, "%d", (int)getpid());
 	setenv("SCOPE_ROOT", pid, 1);
 	setenv("SCOPE_OUTPUT", cfg->output, 1);
-	if (getenv("SCOPE_TMPDIR"))
+	if (scope_getenv("SCOPE_TMPDIR"))
 		setenv("SCOPE_TMPDIR", cfg->tmpdir, 1);
+}
+
+/* What choose_role could not put into the environment yet. */
+void scope_config_export(struct scope_config *cfg)
+{
+	if (!cfg->export_later || !environ)
+		return;
+	cfg->export_later = 0;
+	choose_role(cfg);
 }
 
 void scope_config_read(struct scope_config *cfg)
 {
-	const char *tmp = getenv("SCOPE_TMPDIR");
+	const char *tmp = scope_getenv("SCOPE_TMPDIR");
 	uint64_t v;
 
 	memset(cfg, 0, sizeof *cfg);
 	if (!tmp || !*tmp)
-		tmp = getenv("TMPDIR");
+		tmp = scope_getenv("TMPDIR");
 	copy(cfg->tmpdir, sizeof cfg->tmpdir, tmp && *tmp ? tmp : "/tmp");
-	copy(cfg->output, sizeof cfg->output, getenv("SCOPE_OUTPUT"));
-	copy(cfg->compression, sizeof cfg->compression, getenv("SCOPE_COMPRESSION"));
-	copy(cfg->writer, sizeof cfg->writer, getenv("SCOPE_WRITER"));
-	copy(cfg->parts, sizeof cfg->parts, getenv("SCOPE_PARTS"));
+	copy(cfg->output, sizeof cfg->output, scope_getenv("SCOPE_OUTPUT"));
+	copy(cfg->compression, sizeof cfg->compression, scope_getenv("SCOPE_COMPRESSION"));
+	copy(cfg->writer, sizeof cfg->writer, scope_getenv("SCOPE_WRITER"));
+	copy(cfg->parts, sizeof cfg->parts, scope_getenv("SCOPE_PARTS"));
 	locate(cfg);
 	choose_role(cfg);
 
-	v = parse_size(getenv("SCOPE_BUFFER_SIZE"));
+	v = parse_size(scope_getenv("SCOPE_BUFFER_SIZE"));
 	cfg->chunk_bytes = v >= 4096 && v <= (64u << 20) ? (uint32_t)v : DEFAULT_CHUNK_BYTES;
 	cfg->lane_capacity = DEFAULT_LANES;
-	v = parse_size(getenv("SCOPE_ARENA_MAX"));
+	v = parse_size(scope_getenv("SCOPE_ARENA_MAX"));
 	cfg->arena_max_bytes = v ? v : DEFAULT_ARENA_MAX;
 
-	tmp = getenv("SCOPE_CLOCK");
+	tmp = scope_getenv("SCOPE_CLOCK");
 	cfg->force_monotonic = tmp && strcmp(tmp, "monotonic") == 0;
-	tmp = getenv("SCOPE_KEEP_ARENA");
+	tmp = scope_getenv("SCOPE_KEEP_ARENA");
 	cfg->keep_arena = tmp && *tmp && strcmp(tmp, "0") != 0;
-	tmp = getenv("SCOPE_DEBUG");
+	tmp = scope_getenv("SCOPE_DEBUG");
 	cfg->debug = tmp && *tmp && strcmp(tmp, "0") != 0;
 }

@@ -29,6 +29,8 @@ void scope_env_capture(const struct scope_config *cfg)
 	char *entry = NULL;
 	int n = -1;
 
+	while (nsaved > 0)
+		free(saved[--nsaved]);
 	self = cfg->self[0] ? cfg->self : NULL;
 	for (char **e = environ; e && *e; e++)
 		if (strncmp(*e, "SCOPE_", 6) == 0)

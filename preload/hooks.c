@@ -7,6 +7,7 @@
 
 SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
+	uint64_t now = scope_now();
 	struct scope_thread *t = &scope_tls;
 	struct scope_rec *r = t->cur;
 	(void)site;
@@ -15,19 +16,27 @@ SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_enter(void *fn, void *site)
 		scope_enter_slow(fn, scope_caller_frame());
 		return;
 	}
-	scope_record_open(t, r, fn, scope_caller_frame());
+	scope_record_open(t, r, fn, scope_caller_frame(), now);
 }
 
 SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_exit(void *fn, void *site)
 {
-	uint64_t now = scope_now();
 	struct scope_thread *t = &scope_tls;
+	struct scope_rec *seen = t->cur;
+	uint64_t now = scope_now();
 	struct scope_rec *r = t->open;
 	(void)site;
 
 	if (unlikely(!r || !scope_record_is(r, fn))) {
-		scope_exit_slow(fn, now);
+		scope_exit_slow(fn, now, scope_caller_frame());
 		return;
 	}
-	scope_record_close(t, r, now);
+	t->open = scope_record_parent(r);
+	t->depth--;
+	scope_signal_fence();
+	/* A signal handler that recorded since the clock was read ran inside
+	 * this call: the call ends after it. */
+	if (unlikely(t->cur != seen))
+		now = scope_now();
+	r->end = now;
 }

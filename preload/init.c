@@ -54,10 +54,10 @@ static SCOPE_NOINST void launcher_rank(int32_t *rank, int32_t *ranks)
 	*rank = -1;
 	*ranks = 0;
 	for (size_t i = 0; i < sizeof rank_vars / sizeof *rank_vars && *rank < 0; i++)
-		if ((v = getenv(rank_vars[i])) && *v)
+		if ((v = scope_getenv(rank_vars[i])) && *v)
 			*rank = (int32_t)atoi(v);
 	for (size_t i = 0; i < sizeof size_vars / sizeof *size_vars && !*ranks; i++)
-		if ((v = getenv(size_vars[i])) && *v)
+		if ((v = scope_getenv(size_vars[i])) && *v)
 			*ranks = (int32_t)atoi(v);
 }
 
@@ -105,6 +105,9 @@ int scope_start_recording(void)
 	p->stopped = 0;
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_RECORDING, __ATOMIC_RELEASE);
 	scope_thread_register(-1);
+	/* Now too, not only at exit: a process killed with SIGKILL keeps the
+	 * names of the code it ran. */
+	scope_modules_capture(p);
 	return 0;
 }
 
@@ -137,5 +140,12 @@ void scope_init(void)
 
 __attribute__((constructor)) static SCOPE_NOINST void scope_constructor(void)
 {
+	struct scope_process *p = &scope_proc;
+
+	if (p->initialized && p->cfg.export_later) {
+		/* started from a .preinit_array function, before environ existed */
+		scope_config_export(&p->cfg);
+		scope_env_capture(&p->cfg);
+	}
 	scope_init();
 }

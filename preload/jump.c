@@ -42,10 +42,9 @@ static SCOPE_NOINST uintptr_t jump_target(struct __jmp_buf_tag *env)
 }
 
 /* Closes, now, every open call whose frame lies below the target. */
-static SCOPE_NOINST void leave_frames(struct __jmp_buf_tag *env)
+static SCOPE_NOINST void leave_below(uintptr_t target)
 {
 	struct scope_thread *t = &scope_tls;
-	uintptr_t target = jump_target(env);
 	uint64_t now = scope_now();
 
 	if (!target || t->ignored)
@@ -61,7 +60,7 @@ static SCOPE_NOINST void leave_frames(struct __jmp_buf_tag *env)
 static SCOPE_NOINST __attribute__((noreturn)) void jump(jump_fn fn, struct __jmp_buf_tag *env,
 							int val)
 {
-	leave_frames(env);
+	leave_below(jump_target(env));
 	if (fn)
 		fn(env, val);
 	abort(); /* no longjmp to call: nothing sane is left to do */
@@ -89,4 +88,18 @@ SCOPE_EXPORT void __longjmp_chk(jmp_buf env, int val)
 {
 	resolve();
 	jump(real_longjmp_chk, env, val);
+}
+
+typedef void *(*begin_catch_fn)(void *);
+static begin_catch_fn real_begin_catch;
+
+/* A C++ catch: the frames the exception unwound are left. gcc calls their
+ * exit hooks while unwinding, clang does not; then they end here, below
+ * the frame of the function that catches. */
+SCOPE_EXPORT void *__cxa_begin_catch(void *exception)
+{
+	if (!real_begin_catch)
+		real_begin_catch = (begin_catch_fn)dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	leave_below(scope_caller_frame());
+	return real_begin_catch ? real_begin_catch(exception) : exception;
 }

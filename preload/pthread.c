@@ -66,3 +66,20 @@ int scope_pthread_init(void)
 	}
 	return real_pthread_create ? 0 : -1;
 }
+
+typedef int (*setname_fn)(pthread_t, const char *);
+static setname_fn real_setname;
+
+__attribute__((visibility("default"))) SCOPE_NOINST int pthread_setname_np(pthread_t th,
+									   const char *name)
+{
+	int rc;
+	if (!real_setname)
+		real_setname = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+	if (!real_setname)
+		return ENOSYS;
+	rc = real_setname(th, name);
+	if (rc == 0 && pthread_equal(th, pthread_self()))
+		scope_thread_named(name);
+	return rc;
+}

@@ -19,17 +19,21 @@
 #define scope_caller_frame() ((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *))
 #endif
 
-static inline __attribute__((always_inline)) void
-scope_record_open(struct scope_thread *t, struct scope_rec *r, void *fn, uintptr_t frame)
+/* now is read before anything changes: a signal handler that records while
+ * this runs then starts after the call it interrupts. */
+static inline __attribute__((always_inline)) void scope_record_open(struct scope_thread *t,
+								    struct scope_rec *r, void *fn,
+								    uintptr_t frame, uint64_t now)
 {
 	t->cur = r + 1;
 	scope_signal_fence();
 	t->frames[t->depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
 	r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)t->depth << SCOPE_REC_ADDR_BITS;
 	r->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;
+	r->start = now;
+	scope_signal_fence();
 	t->depth++;
 	t->open = r;
-	r->start = scope_now();
 }
 
 static inline struct scope_rec *scope_record_parent(const struct scope_rec *r)

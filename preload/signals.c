@@ -160,9 +160,12 @@ SCOPE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 	    (!held[sig] && !(act && is_stop(sig) && act->sa_handler == SIG_DFL)))
 		return real_sigaction(sig, act, old);
 	if (!held[sig]) {
+		/* a stop signal given back to its default: held again */
 		int rc = real_sigaction(sig, NULL, old);
-		if (rc == 0)
+		if (rc == 0) {
 			hold(sig);
+			wanted[sig] = *act;
+		}
 		return rc;
 	}
 	if (old)

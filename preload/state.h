@@ -30,7 +30,9 @@ struct scope_thread {
 	uint32_t ignored;	      /* unrecorded calls awaiting their exits */
 	struct scope_rec *saved_open; /* open, while ignored > 0 */
 	uint8_t registered;
-	uint8_t busy; /* the library is running on this thread */
+	uint8_t busy;		      /* the library is running on this thread */
+	uint8_t dropping;	      /* 1 + the loss cause of the calls being ignored, or 0 */
+	uintptr_t stack_lo, stack_hi; /* the thread's own stack, 0 when unknown */
 	/* Each open call's frame (the caller's stack pointer at the hook), by
 	 * depth: longjmp closes the calls whose frames it unwinds. Deeper than
 	 * SCOPE_FRAME_SLOTS, slots are shared and a jump may close late. */
@@ -49,7 +51,8 @@ struct scope_config {
 	uint32_t chunk_bytes;
 	uint32_t lane_capacity;
 	uint64_t arena_max_bytes;
-	int role; /* enum scope_role */
+	int role;	  /* enum scope_role */
+	int export_later; /* environ did not exist yet at start-up */
 	int force_monotonic;
 	int keep_arena;
 	int debug;
@@ -72,6 +75,8 @@ extern struct scope_process scope_proc SCOPE_HIDDEN;
 
 /* config.c */
 void scope_config_read(struct scope_config *cfg) SCOPE_HIDDEN;
+void scope_config_export(struct scope_config *cfg) SCOPE_HIDDEN;
+const char *scope_getenv(const char *name) SCOPE_HIDDEN;
 
 /* arena.c: returns 0 or -errno. */
 int scope_arena_create(struct scope_process *p) SCOPE_HIDDEN;
@@ -92,10 +97,11 @@ static inline void scope_busy_begin(struct scope_thread *t)
 void scope_busy_end(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_thread_register(int32_t parent) SCOPE_HIDDEN;
 void scope_thread_finish(void) SCOPE_HIDDEN;
+void scope_thread_named(const char *name) SCOPE_HIDDEN;
 void scope_thread_stop_self(void) SCOPE_HIDDEN;
 int32_t scope_thread_lane(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn, uintptr_t frame) SCOPE_HIDDEN;
-void scope_exit_slow(void *fn, uint64_t now) SCOPE_HIDDEN;
+void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);

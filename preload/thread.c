@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <pthread.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -56,23 +58,48 @@ static SCOPE_NOINST void release_chunk(struct scope_process *p, struct scope_rec
 	madvise(head, p->hdr->chunk_bytes, MADV_DONTNEED);
 }
 
+/*
+ * Moves the thread to a fresh chunk. A signal handler that records may run
+ * at any point in here and take a chunk of its own: every step leaves the
+ * thread state consistent (chunk_end before cur, the sequence number taken
+ * atomically), so neither loses records; at worst the handler's chunk is
+ * left part-filled.
+ */
 static SCOPE_NOINST int next_chunk(struct scope_thread *t)
 {
 	struct scope_process *p = &scope_proc;
+	struct scope_rec *old_end = t->chunk_end, *first;
 	struct scope_chunk_head *ch = scope_arena_chunk(p);
-	struct scope_rec *first;
 
-	if (t->chunk_end)
-		release_chunk(p, t->chunk_end);
 	if (!ch)
 		return 0;
 	ch->lane = (uint32_t)t->lane;
-	ch->seq = t->seq++;
+	ch->seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&ch->magic, SCOPE_CHUNK_MAGIC, __ATOMIC_RELEASE);
 	first = (struct scope_rec *)(ch + 1);
+	t->chunk_end = first + p->recs_per_chunk;
+	scope_signal_fence();
 	t->cur = first;
-	t->limit = t->chunk_end = first + p->recs_per_chunk;
+	scope_signal_fence();
+	resume(t);
+	if (old_end)
+		release_chunk(p, old_end);
 	return 1;
+}
+
+static SCOPE_NOINST void stack_bounds(struct scope_thread *t)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+		t->stack_lo = (uintptr_t)addr;
+		t->stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
 }
 
 SCOPE_NOINST void scope_thread_register(int32_t parent)
@@ -91,8 +118,19 @@ SCOPE_NOINST void scope_thread_register(int32_t parent)
 	l->tid = (uint32_t)gettid();
 	l->parent = parent;
 	l->start = scope_now();
+	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	__atomic_store_n(&l->used, 1, __ATOMIC_RELEASE);
 	t->lane = lane;
+	stack_bounds(t);
+}
+
+/* A thread's new name goes into its lane at once, so a run that is killed
+ * keeps it too. */
+void scope_thread_named(const char *name)
+{
+	struct scope_thread *t = &scope_tls;
+	if (t->lane >= 0 && scope_proc.hdr && name)
+		strncpy(lane_slot(t->lane)->name, name, sizeof lane_slot(t->lane)->name - 1);
 }
 
 int32_t scope_thread_lane(void)
@@ -112,6 +150,10 @@ SCOPE_NOINST void scope_thread_finish(void)
 	l = lane_slot(t->lane);
 	l->end = scope_now();
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
+	/* Its chunk leaves memory too: ten thousand ended threads would
+	 * otherwise keep a chunk resident each. */
+	if (t->chunk_end && !scope_proc.stopped)
+		release_chunk(&scope_proc, t->chunk_end);
 }
 
 /* The calling thread records nothing more: calls still open stay open in
@@ -131,22 +173,28 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame)
 	if (!scope_proc.initialized && !t->busy)
 		scope_init();
 	if (t->busy || t->ignored || !recording()) {
+		if (t->ignored && t->dropping && recording())
+			scope_arena_lost(&scope_proc, t->dropping - 1);
 		ignore_call(t);
 		goto out;
 	}
-	scope_busy_begin(t);
-	if (!t->registered)
+	if (!t->registered) {
+		scope_busy_begin(t);
 		scope_thread_register(-1);
+		scope_busy_end(t);
+	}
 	if (t->lane >= 0 && t->cur >= t->chunk_end)
 		next_chunk(t);
-	scope_busy_end(t);
 	if (t->lane < 0 || t->cur >= t->chunk_end) {
-		scope_arena_lost(&scope_proc,
-				 t->lane < 0 ? SCOPE_LOST_NO_LANE : SCOPE_LOST_ARENA_FULL);
+		/* this call and every call it makes are lost, and counted */
+		int why = t->lane < 0 ? SCOPE_LOST_NO_LANE : SCOPE_LOST_ARENA_FULL;
+		scope_arena_lost(&scope_proc, why);
 		ignore_call(t);
+		t->dropping = (uint8_t)(why + 1);
 		goto out;
 	}
-	scope_record_open(t, t->cur, fn, frame);
+	/* read after the slow path's own work, which is not the call's */
+	scope_record_open(t, t->cur, fn, frame, scope_now());
 out:
 	errno = saved_errno;
 }
@@ -157,25 +205,67 @@ out:
  * frames without their exits: then the open chain is searched for the frame
  * that returns, and those above it are closed now.
  */
-SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now)
+static SCOPE_NOINST uintptr_t frame_of(const struct scope_thread *t, const struct scope_rec *r)
+{
+	return t->frames[(r->fn >> SCOPE_REC_ADDR_BITS) & (SCOPE_FRAME_SLOTS - 1)];
+}
+
+/* Whether two frames are on one stack: the thread's own, or not. A
+ * coroutine (swapcontext) runs on a stack of its own. */
+static SCOPE_NOINST int same_stack(const struct scope_thread *t, uintptr_t a, uintptr_t b)
+{
+	int in_a = a >= t->stack_lo && a < t->stack_hi, in_b = b >= t->stack_lo && b < t->stack_hi;
+	return !t->stack_hi || in_a == in_b;
+}
+
+/* Ends r, which child (or nothing, when r is innermost) sits on. */
+static SCOPE_NOINST void unlink_close(struct scope_thread *t, struct scope_rec *child,
+				      struct scope_rec *r, uint64_t now)
+{
+	struct scope_rec *parent = scope_record_parent(r);
+	if (child)
+		child->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)parent;
+	else
+		t->open = parent;
+	t->depth--;
+	scope_signal_fence();
+	r->end = now;
+}
+
+/*
+ * An exit that is not the innermost open call's. Either calls not recorded
+ * are returning; or longjmp without the wrapper, or an exception whose
+ * unwinding calls no exit hooks (clang), left frames behind: those on this
+ * stack above the returning call end now. Calls open on another stack
+ * belong to a context switched away from (swapcontext): they stay open.
+ */
+SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 {
 	struct scope_thread *t = &scope_tls;
-	struct scope_rec *r;
+	struct scope_rec *r, *child = NULL, *above;
 
 	if (t->ignored) {
 		if (--t->ignored == 0) {
 			t->open = t->saved_open;
+			t->dropping = 0;
 			resume(t);
 		}
 		return;
 	}
-	for (r = t->open; r && !scope_record_is(r, fn); r = scope_record_parent(r))
-		;
+	for (r = t->open; r; r = scope_record_parent(r))
+		if (scope_record_is(r, fn) && same_stack(t, frame_of(t, r), frame))
+			break;
 	if (!r)
 		return;
-	while (t->open != r)
-		scope_record_close(t, t->open, now);
-	scope_record_close(t, r, now);
+	for (above = t->open; above != r;) {
+		struct scope_rec *next = scope_record_parent(above);
+		if (same_stack(t, frame_of(t, above), frame))
+			unlink_close(t, child, above, now);
+		else
+			child = above;
+		above = next;
+	}
+	unlink_close(t, child, r, now);
 }
 
 /* The cost of one recorded call, enter and exit hooks together, measured on

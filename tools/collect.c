@@ -90,22 +90,24 @@ static int run(const char *path, char *const argv[])
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Whether an arena still waits for its profile: a kept one (SCOPE_KEEP_ARENA)
- * was written already. */
-static int unwritten(const char *arena)
+/* Whether an arena is from a process that never stopped: one that stopped
+ * had its writer run, which wrote the profile or said why it could not. */
+static int unwritten(const char *arena, pid_t *pid)
 {
 	struct scope_arena_header h;
 	int fd = open(arena, O_RDONLY | O_CLOEXEC);
 	int yes = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
-		  memcmp(h.magic, SCOPE_ARENA_MAGIC, sizeof h.magic) == 0 && !h.published;
+		  memcmp(h.magic, SCOPE_ARENA_MAGIC, sizeof h.magic) == 0 && !h.published &&
+		  h.state != SCOPE_ARENA_STOPPED;
 	if (fd >= 0)
 		close(fd);
+	*pid = yes ? h.pid : 0;
 	return yes;
 }
 
 /* A process killed by SIGKILL (or one that never reached its exit) left
  * its arena: write what it recorded as a part, marked incomplete. */
-static void recover(struct run_dirs *d)
+static void recover(struct run_dirs *d, pid_t child, int status)
 {
 	char writer[PATH_MAX + 32];
 	DIR *dir = opendir(d->arenas);
@@ -115,14 +117,22 @@ static void recover(struct run_dirs *d)
 		return;
 	snprintf(writer, sizeof writer, "%s/scope-writer", d->bindir);
 	while ((e = readdir(dir)) != NULL) {
-		char arena[2 * PATH_MAX];
+		char arena[2 * PATH_MAX], sig[16];
 		size_t l = strlen(e->d_name);
-		char *argv[] = {writer, "--recover", arena, NULL};
+		char *argv[] = {writer, "--recover", arena, NULL, NULL, NULL};
+		pid_t pid;
 		if (l < 7 || strcmp(e->d_name + l - 6, ".arena") != 0)
 			continue;
 		snprintf(arena, sizeof arena, "%s/%s", d->arenas, e->d_name);
-		if (!unwritten(arena))
+		if (!unwritten(arena, &pid))
 			continue;
+		/* the program itself: scope-run saw what killed it */
+		if (pid == child && WIFSIGNALED(status)) {
+			char *with_signal[] = {writer, "--recover", "--exit-signal",
+					       sig,    arena,	    NULL};
+			snprintf(sig, sizeof sig, "%d", WTERMSIG(status));
+			memcpy(argv, with_signal, sizeof with_signal);
+		}
 		fprintf(stderr,
 			"scope-run: a process did not finish; writing what it recorded (%s)\n",
 			e->d_name);
@@ -149,13 +159,13 @@ static int count_parts(const char *dir, char *only, size_t cap)
 	return n;
 }
 
-int run_collect(struct run_dirs *d, const char *output)
+int run_collect(struct run_dirs *d, const char *output, pid_t child, int status)
 {
 	char only[2 * PATH_MAX], merge[PATH_MAX + 32];
 	char *argv[] = {merge, "--parts", d->parts, "-o", (char *)output, NULL};
 	int n, rc = 0;
 
-	recover(d);
+	recover(d, child, status);
 	n = count_parts(d->parts, only, sizeof only);
 	if (n == 1 && rename(only, output) == 0) {
 		rc = 0;

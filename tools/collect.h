@@ -26,6 +26,6 @@ void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *al
 /* Writes what killed processes left in their arenas, then merges every
  * part into output and removes the folders. Returns 0, or -1 after
  * printing what is kept where. */
-int run_collect(struct run_dirs *d, const char *output);
+int run_collect(struct run_dirs *d, const char *output, pid_t child, int status);
 
 #endif

@@ -252,7 +252,7 @@ static void print_summary(const struct options *o, const char *output, double wa
 			summary_print(stderr, &s, o->top);
 			fputc('\n', stderr);
 		}
-		if (!s.n && !o->quiet)
+		if (!s.n && !s.lost && !o->quiet)
 			fprintf(stderr, "scope-run: no instrumented function was called (build the "
 					"program with -finstrument-functions)\n");
 		if (!o->quiet)
@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 		exec_child(&o, program, lib, writer, output, &dirs);
 	}
 	run_wait_all(pid, &status, &ru, &all);
-	run_collect(&dirs, output);
+	run_collect(&dirs, output, pid, status);
 	print_summary(&o, output, now() - start, &all);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);

@@ -40,6 +40,8 @@ static uint64_t mapped_size(int fd, uint64_t file_size)
 	    h.chunks_off >= file_size)
 		return file_size;
 	used = h.nchunks < h.chunk_capacity ? h.nchunks : h.chunk_capacity;
+	if (h.fallocated >= h.chunks_off && used > (h.fallocated - h.chunks_off) / h.chunk_bytes)
+		used = (h.fallocated - h.chunks_off) / h.chunk_bytes;
 	if (used > (file_size - h.chunks_off) / h.chunk_bytes)
 		return file_size;
 	return h.chunks_off + used * h.chunk_bytes;
@@ -87,6 +89,11 @@ int arena_open(struct arena *a, const char *path)
 		a->nchunks = h->chunk_capacity;
 	if (a->nchunks > (a->size - h->chunks_off) / h->chunk_bytes)
 		a->nchunks = (a->size - h->chunks_off) / h->chunk_bytes;
+	/* Chunks handed out when the disk was full were never backed: on tmpfs
+	 * even reading them would fault. */
+	if (h->fallocated >= h->chunks_off &&
+	    a->nchunks > (h->fallocated - h->chunks_off) / h->chunk_bytes)
+		a->nchunks = (h->fallocated - h->chunks_off) / h->chunk_bytes;
 	a->nlanes = __atomic_load_n(&h->nlanes, __ATOMIC_ACQUIRE);
 	if (a->nlanes > h->lane_capacity)
 		a->nlanes = h->lane_capacity;
@@ -118,6 +125,16 @@ static int by_lo(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
+static int is_known(const struct module *m, size_t n, uint64_t bias, uint64_t lo, uint64_t hi,
+		    uint64_t unload, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].bias == bias && m[i].lo == lo && m[i].hi == hi && m[i].unload == unload &&
+		    strcmp(m[i].path, path) == 0)
+			return 1;
+	return 0;
+}
+
 size_t modules_parse(const struct arena *a, struct module **out)
 {
 	const struct scope_arena_header *h = a->hdr;
@@ -141,6 +158,8 @@ size_t modules_parse(const struct arena *a, struct module **out)
 			    5 ||
 		    !off)
 			continue;
+		if (is_known(m, n, bias, lo, hi, unload, line + off))
+			continue; /* captured at start-up and again at exit */
 		if (n == cap) {
 			struct module *grown = realloc(m, (cap = cap ? 2 * cap : 32) * sizeof *m);
 			if (!grown)

@@ -239,23 +239,23 @@ static void second_pass(struct reader *rd, const struct scope_rec *r, uint32_t l
 }
 
 /* Visits one chunk's calls; returns 1 when the lane's calls end inside it. */
+/*
+ * Visits one chunk's calls; returns -1 without memory. A chunk's calls end
+ * at the first empty slot. That is not the end of its lane's calls: a
+ * signal handler that records while its thread changes chunks takes a
+ * chunk of its own and leaves it part-filled.
+ */
 static int visit_chunk(struct reader *rd, const struct scope_chunk_head *ch, uint32_t gen,
-		       int second, int *err)
+		       int second)
 {
 	const struct scope_rec *r = (const struct scope_rec *)(ch + 1);
-	for (uint32_t i = 0; i < rd->a->recs_per_chunk; i++, r++) {
-		if (r->fn == 0)
-			return 1;
-		if (r->start == 0)
-			continue; /* being written when recording stopped */
-		if (r->start > rd->stop_tick)
-			return 1;
+	for (uint32_t i = 0; i < rd->a->recs_per_chunk && r->fn; i++, r++) {
+		if (r->start == 0 || r->start > rd->stop_tick)
+			continue; /* being written, or made after the stop */
 		if (second)
 			second_pass(rd, r, ch->lane);
-		else if (first_pass(rd, r, gen) != 0) {
-			*err = 1;
-			return 1;
-		}
+		else if (first_pass(rd, r, gen) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -287,19 +287,14 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 static int visit_range(struct reader *rd, int second, uint64_t from, uint64_t to)
 {
 	const struct scope_arena_header *h = rd->a->hdr;
-	int err = 0, lane_done = 0;
 
-	for (uint64_t i = from; i < to && !err; i++) {
-		if (i > from && rd->chunks[i].lane != rd->chunks[i - 1].lane)
-			lane_done = 0;
-		if (lane_done)
-			continue;
-		lane_done = visit_chunk(rd,
-					(const void *)(rd->a->base + h->chunks_off +
-						       rd->chunks[i].index * h->chunk_bytes),
-					rd->chunks[i].lane + 1, second, &err);
-	}
-	return err ? -1 : 0;
+	for (uint64_t i = from; i < to; i++)
+		if (visit_chunk(rd,
+				(const void *)(rd->a->base + h->chunks_off +
+					       rd->chunks[i].index * h->chunk_bytes),
+				rd->chunks[i].lane + 1, second) != 0)
+			return -1;
+	return 0;
 }
 
 /* Merges the sorted runs of one region's calls (one run per lane) into

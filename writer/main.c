@@ -23,6 +23,7 @@ static const char usage[] =
 	"      --recover            the run did not stop cleanly: write what it recorded\n"
 	"      --keep               keep ARENA after writing (default: removed once published)\n"
 	"      --no-symbolize       name regions module+0xOFFSET (scope-symbolize resolves later)\n"
+	"      --exit-signal N      with --recover: the process was killed by signal N\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
 
@@ -100,17 +101,18 @@ static int write_profile(const char *tmp, void *ctx)
 
 struct options {
 	const char *output, *compression, *chunk, *arena;
-	int recover, keep, symbolize;
+	int recover, keep, symbolize, exit_signal;
 };
 
 static int parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM };
+	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM, EXITSIG };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
 					      {"recover", no_argument, 0, RECOVER},
 					      {"keep", no_argument, 0, KEEP},
+					      {"exit-signal", required_argument, 0, EXITSIG},
 					      {"no-symbolize", no_argument, 0, NOSYM},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
@@ -130,6 +132,7 @@ static int parse(int argc, char **argv, struct options *o)
 		case RECOVER: o->recover = 1; break;
 		case KEEP: o->keep = 1; break;
 		case NOSYM: o->symbolize = 0; break;
+		case EXITSIG: o->exit_signal = atoi(optarg); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
 		default: fputs("scope-writer: see scope-writer --help\n", stderr); return -1;
@@ -196,6 +199,12 @@ int main(int argc, char **argv)
 	run.mods = mods;
 	run.arena = &a;
 	run.arena_path = o.arena;
+	run.exit_kind = a.hdr->exit_kind;
+	run.exit_code = a.hdr->exit_code;
+	if (o.exit_signal > 0 && a.hdr->state != SCOPE_ARENA_STOPPED) {
+		run.exit_kind = SCOPE_EXIT_SIGNAL;
+		run.exit_code = o.exit_signal;
+	}
 	run.recover = o.recover;
 	run.hdr = a.hdr;
 	run.clock = &clock;
@@ -206,6 +215,7 @@ int main(int argc, char **argv)
 	phase("setup");
 	if (run.command_line && collect(&a, &clock, mods, run.nmods, &p) == 0) {
 		run.lost = p.lost;
+		run.end_ns = p.end_ns;
 		arena_release_records(&a);
 		phase("collect");
 		struct job job = {&run, &p, &st};

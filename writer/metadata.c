@@ -132,9 +132,9 @@ int metadata_write(hid_t file, const struct run_info *run)
 	machine(g);
 	attr_str(g, "clock_source", h->clock_source == SCOPE_CLOCK_TSC ? "tsc" : "monotonic");
 	attr_f64(g, "clock_frequency_hz", run->clock_hz);
-	attr_i64(g, "exit_status", h->exit_kind == SCOPE_EXIT_STATUS ? h->exit_code : -1);
-	attr_i64(g, "exit_signal", h->exit_kind == SCOPE_EXIT_SIGNAL ? h->exit_code : 0);
-	attr_f64(g, "wall_seconds", (double)(h->stop_mono_ns - h->start_mono_ns) / 1e9);
+	attr_i64(g, "exit_status", run->exit_kind == SCOPE_EXIT_STATUS ? run->exit_code : -1);
+	attr_i64(g, "exit_signal", run->exit_kind == SCOPE_EXIT_SIGNAL ? run->exit_code : 0);
+	attr_f64(g, "wall_seconds", (double)run->end_ns / 1e9);
 	attr_f64(g, "cpu_seconds", (double)(h->cpu_user_ns + h->cpu_sys_ns) / 1e9);
 	attr_i64(g, "peak_rss_bytes", (int64_t)h->max_rss_kib * 1024);
 	attr_str(g, "compression", run->compression);

@@ -143,9 +143,10 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	int64_t pid = h->pid, ppid = h->ppid, parent = -1, rank = h->rank;
 	uint64_t lost = p->lost;
-	uint8_t exec = h->exit_kind == SCOPE_EXIT_EXEC, complete = h->state == SCOPE_ARENA_STOPPED;
-	int64_t status = h->exit_kind == SCOPE_EXIT_STATUS ? h->exit_code : -1;
-	int64_t sig = h->exit_kind == SCOPE_EXIT_SIGNAL ? h->exit_code : 0;
+	uint8_t exec = run->exit_kind == SCOPE_EXIT_EXEC,
+		complete = h->state == SCOPE_ARENA_STOPPED;
+	int64_t status = run->exit_kind == SCOPE_EXIT_STATUS ? run->exit_code : -1;
+	int64_t sig = run->exit_kind == SCOPE_EXIT_SIGNAL ? run->exit_code : 0;
 	uint64_t start = h->start_unix_ns, end = h->start_unix_ns + p->end_ns;
 	const char *exe = h->exe, *args = run->command_line;
 	int rc = -1;

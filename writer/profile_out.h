@@ -16,6 +16,9 @@ struct run_info {
 	const char *compression;  /* the storage spec as given */
 	double clock_hz;
 	uint64_t lost;
+	uint64_t end_ns; /* the process's end, ns since its start */
+	int exit_kind;	 /* enum scope_exit_kind: the arena's, or what --exit-signal says */
+	int exit_code;
 	int symbolize;
 	int recover;
 	const struct module *mods;
