@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* The reader of schema-3 profiles: validated tables in memory, events decoded in slices. */
+#ifndef SCOPE_LIB_READER_H
+#define SCOPE_LIB_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RD_SCHEMA  3
+#define RD_ERR_MAX 512
+
+/* A row of /process<N>/lanes/threads. */
+struct rd_lane {
+	uint64_t tid;
+	int64_t parent;
+	uint64_t start, end; /* relative ns */
+	char *name;
+};
+
+/* A row of /processes, with its thread lanes. */
+struct rd_process {
+	int64_t pid, parent, rank, exit_status;
+	uint64_t start, end, lost; /* unix ns; end >= start */
+	char *executable, *arguments;
+	struct rd_lane *lanes;
+	size_t nlanes;
+};
+
+/* A row of /regions. */
+struct rd_region {
+	char *name, *module, *file, *kind;
+	uint64_t offset, line;
+};
+
+/* A row of /pairs: process < nprocesses, region < nregions, and with
+ * events, [first, first + count) lies inside /events. */
+struct rd_pair {
+	uint64_t process, region, first, count;
+	uint64_t total_ns, self_ns, min_ns, max_ns;
+};
+
+/* Attributes of /metadata that the tools show; absent ones are 0 or "". */
+struct rd_meta {
+	double wall_seconds, cpu_seconds, peak_rss_bytes;
+	uint64_t lost_records;
+	char *command_line, *host, *start_time_utc, *clock_source;
+};
+
+struct rd_h5;
+
+struct rd_profile {
+	struct rd_process *processes;
+	size_t nprocesses;
+	struct rd_region *regions;
+	size_t nregions;
+	struct rd_pair *pairs;
+	size_t npairs;
+	int has_events;	  /* 0: an aggregate-only profile, /pairs without /events */
+	uint64_t nevents; /* rows of /events */
+	uint64_t origin;  /* the earliest /processes/start, unix ns (0 without processes) */
+	struct rd_meta meta;
+	char err[RD_ERR_MAX]; /* why the last call failed */
+	struct rd_h5 *h5;
+};
+
+/* Event columns, to choose which a cursor reads. */
+enum rd_column {
+	RD_START = 1 << 0, /* start_delta, decoded into start */
+	RD_DURATION = 1 << 1,
+	RD_THREAD = 1 << 2,
+	RD_TASK = 1 << 3,
+	RD_DEPTH = 1 << 4,
+	RD_FLAGS = 1 << 5,
+	RD_ALL = (1 << 6) - 1,
+};
+#define RD_NCOLUMNS 6
+
+#define RD_FLAG_UNFINISHED 1u /* the call never returned */
+
+/* One call; the fields of columns not read are 0. */
+struct rd_event {
+	uint64_t start; /* relative ns: since /processes/start of the pair's process */
+	uint64_t duration, thread, task, depth;
+	uint8_t flags;
+};
+
+/* Reads one pair's calls in order, a slice of rows at a time. */
+struct rd_cursor {
+	struct rd_profile *p;
+	size_t pair;
+	unsigned columns;
+	uint64_t row, end; /* next row to read from the file, end of the pair */
+	uint64_t start;	   /* running sum of start_delta */
+	uint64_t nlanes;
+	uint64_t *buf[RD_NCOLUMNS];
+	size_t cap, len, pos; /* slice capacity, rows in it, next row in it */
+};
+
+/*
+ * Opens the profile at path and checks everything but the events: the
+ * schema version, every documented table with its types and lengths, and
+ * the ranges of /pairs. Returns the profile, or NULL with a one-line reason
+ * (without the path) in err.
+ */
+struct rd_profile *rd_open(const char *path, char *err, size_t errcap);
+void rd_close(struct rd_profile *p);
+
+/*
+ * Starts reading pair's calls, the given columns only, slice rows at a
+ * time (0: a default). Returns 0, or -1 with the reason in p->err.
+ */
+int rd_cursor_open(struct rd_profile *p, size_t pair, unsigned columns, size_t slice,
+		   struct rd_cursor *c);
+/* The next call into e: returns 1, 0 after the last, or -1 with the reason
+ * in p->err (an unreadable slice, a thread lane out of range, a start or an
+ * end past 2^64 ns). */
+int rd_cursor_next(struct rd_cursor *c, struct rd_event *e);
+void rd_cursor_close(struct rd_cursor *c);
+
+/* Sizes the chunk cache of the event columns for readers cursors reading
+ * at once, each at its own place (rd_open sizes it for one). Returns 0, or
+ * -1 with the reason in p->err. */
+int rd_cache(struct rd_profile *p, size_t readers);
+
+/* Opens the profile at path and reads every column of every call, checking
+ * it: the whole of what a reader may meet. For tests and fuzzers. Returns
+ * 0, or -1 with the reason in err. */
+int rd_check(const char *path, char *err, size_t errcap);
+
+#endif

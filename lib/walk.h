@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Replays a process's calls in start order and rebuilds each thread lane's call stack. */
+#ifndef SCOPE_LIB_WALK_H
+#define SCOPE_LIB_WALK_H
+
+#include "reader.h"
+
+/* A call open on a lane's stack. */
+struct wk_frame {
+	uint64_t region, pair;
+	uint64_t start, end, duration; /* relative ns; end = start + duration */
+	uint64_t depth;		       /* as recorded */
+	uint64_t child_ns;	       /* durations of its direct callees seen so far */
+	/* at leave: duration - child_ns; a few ns below 0 when clock rounding
+	 * lets a callee end after its caller */
+	int64_t self_ns;
+	uint64_t tag; /* the visitor's own */
+	uint8_t flags;
+};
+
+struct wk_lane {
+	size_t process, lane;
+	struct wk_frame *stack; /* stack[0] outermost, stack[n - 1] the call entered or left */
+	size_t n, cap;
+};
+
+struct wk_visitor {
+	void *ctx;
+	/* A call starts: lane->stack[lane->n - 1], its callers below it.
+	 * Return 0 to go on, -1 to stop the walk. */
+	int (*enter)(void *ctx, struct wk_lane *lane);
+	/* It ends, self_ns known, after all of its callees. Same returns. */
+	int (*leave)(void *ctx, struct wk_lane *lane);
+};
+
+/*
+ * Walks the calls of process: of every lane (lane < 0) or of that lane only.
+ * A call comes after every call that starts before it, and a caller before
+ * a callee that starts at the same ns; each lane's calls nest as a stack,
+ * rebuilt from depth and containment. Memory stays bounded: every pair of
+ * the process is read through its own cursor, in slices that share a fixed
+ * budget. Returns 0; -1 with the reason in p->err when the events cannot be
+ * read; -2 when the visitor stopped the walk.
+ */
+int wk_process(struct rd_profile *p, size_t process, int64_t lane, const struct wk_visitor *v);
+
+#endif

@@ -1,0 +1,944 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Runs one test case of scope-report on profiles of real instrumented programs.
+
+Usage: report.py CASE --bin DIR --lib DIR --progs DIR --rdcheck PATH --workdir DIR [--sanitized LIBASAN]
+
+One function per case (case_flat is CASE "flat"). Each profiles the test
+programs it needs with scope-run, runs scope-report on the profile and checks
+its output against the profile itself, read with h5py: counts and nesting
+exactly, times exactly where the report copies them and within rounding where
+it computes them. Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
+"""
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+SKIP = 77
+RUN_TIMEOUT = 300  # seconds for one command
+
+
+class Failure(Exception):
+    pass
+
+
+class Skipped(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def expect_eq(actual, expected, what):
+    if actual != expected:
+        raise Failure(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+def no_core_dump():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+# ---------------------------------------------------------------------------
+# Running things
+
+
+class Run:
+    """One finished command: rc, stdout (str), stderr (str), seconds, peak RSS (KiB, sampled)."""
+
+    def __init__(self, argv, proc, seconds, maxrss):
+        self.argv = argv
+        self.rc = proc.returncode
+        self.stdout = proc.stdout.decode("utf-8", "replace")
+        self.stderr = proc.stderr.decode("utf-8", "replace")
+        self.seconds = seconds
+        self.maxrss = maxrss
+
+    def expect_rc(self, rc):
+        expect(self.rc == rc, f"`{' '.join(self.argv)}` exited {self.rc}, expected {rc}\n{self.stderr[-2000:]}")
+        return self
+
+    def err_lines(self):
+        return [line for line in self.stderr.splitlines() if line.strip()]
+
+
+def vm_hwm(pid):
+    """The peak RSS of a running process, KiB (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Test:
+    def __init__(self, a):
+        self.bin = a.bin
+        self.progs = a.progs
+        self.work = os.path.abspath(a.workdir)
+        self.tmp = os.path.join(self.work, "tmp")
+        self.asan = a.sanitized
+        self.scope_run = os.path.join(a.bin, "scope-run")
+        self.report = os.path.join(a.bin, "scope-report")
+        self.rdcheck = a.rdcheck
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.tmp)
+
+    def path(self, *parts):
+        return os.path.join(self.work, *parts)
+
+    def env(self, preload_asan=False):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("SCOPE_", "OMP_", "ASAN_", "UBSAN_")) and k != "LD_PRELOAD"}
+        env["SCOPE_TMPDIR"] = self.tmp
+        env["LC_ALL"] = "C"
+        if self.asan:
+            env["ASAN_OPTIONS"] = "detect_leaks=0"
+            if preload_asan:
+                env["LD_PRELOAD"] = self.asan
+        return env
+
+    def run(self, argv, env=None, quiet=False):
+        """Runs ARGV to its end, sampling its peak RSS (VmHWM) every 10 ms while it runs.
+
+        wait4's ru_maxrss would not do: it counts the memory of this
+        interpreter, which the child is a copy of until it execs.
+        """
+        argv = [str(x) for x in argv]
+        print("$", " ".join(argv), flush=True)
+        with open(self.path(".stdout"), "w+b") as out, open(self.path(".stderr"), "w+b") as err:
+            start = time.monotonic()
+            proc = subprocess.Popen(argv, env=env or self.env(), cwd=self.work, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err)
+            peak = 0
+            while True:
+                pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                peak = max(peak, vm_hwm(proc.pid))
+                if time.monotonic() - start > RUN_TIMEOUT:
+                    proc.kill()
+                    os.wait4(proc.pid, 0)
+                    raise Failure(f"`{' '.join(argv)}` did not finish in {RUN_TIMEOUT} s")
+                time.sleep(0.01)
+            seconds = time.monotonic() - start
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            proc.stdout, proc.stderr = out.read(), err.read()
+        os.unlink(self.path(".stdout"))
+        os.unlink(self.path(".stderr"))
+        r = Run(argv, proc, seconds, peak)
+        print(f"  exit {r.rc} in {seconds:.2f} s")
+        if r.stderr:
+            print("  stderr:", r.stderr[-2000:].replace("\n", "\n  | "))
+        if r.stdout and not quiet:
+            print("  stdout:", r.stdout[:1500].replace("\n", "\n  | "))
+        return r
+
+    def prog(self, name):
+        path = os.path.join(self.progs, name)
+        expect(os.access(path, os.X_OK), f"test program {path} was not built")
+        return path
+
+    def profile(self, prog, *args, out="out.h5"):
+        """Profiles PROG ARGS with scope-run; returns the profile's path."""
+        self.run([self.scope_run, "-q", "-o", out, "--", self.prog(prog), *args],
+                 env=self.env(preload_asan=True)).expect_rc(0)
+        path = self.path(out)
+        expect(os.path.isfile(path), f"no profile at {path}")
+        return path
+
+    def scope_report(self, *args, rc=0, quiet=False):
+        expect(os.path.exists(self.report), f"{self.report} was not built")
+        return self.run([self.report, *args], quiet=quiet).expect_rc(rc)
+
+
+# ---------------------------------------------------------------------------
+# The profile, as h5py reads it
+
+
+class Profile:
+    def __init__(self, path):
+        self.path = path
+        with h5py.File(path, "r") as f:
+            self.names = list(f["regions/name"].asstr()[()])
+            self.pairs = {k: f["pairs"][k][()] for k in f["pairs"]}
+            self.events = {k: f["events"][k][()] for k in f["events"]}
+            self.proc_start = f["processes/start"][()].astype(np.uint64)
+            self.proc_end = f["processes/end"][()].astype(np.uint64)
+            self.pids = f["processes/pid"][()]
+            self.lanes = [{k: (f[f"process{i}/lanes/threads"][k].asstr()[()] if k == "name"
+                               else f[f"process{i}/lanes/threads"][k][()])
+                           for k in f[f"process{i}/lanes/threads"]} for i in range(len(self.pids))]
+
+    def calls(self, process=None):
+        """Every call: (process, region name, lane, start ns since the origin, duration, depth)."""
+        origin = int(self.proc_start.min())
+        out = []
+        for row in range(len(self.pairs["region"])):
+            proc = int(self.pairs["process"][row])
+            if process is not None and proc != process:
+                continue
+            first, count = int(self.pairs["first"][row]), int(self.pairs["count"][row])
+            starts = np.cumsum(self.events["start_delta"][first:first + count].astype(np.uint64), dtype=np.uint64)
+            base = int(self.proc_start[proc]) - origin
+            name = self.names[self.pairs["region"][row]]
+            for k in range(count):
+                out.append((proc, name, int(self.events["thread"][first + k]), base + int(starts[k]),
+                            int(self.events["duration"][first + k]), int(self.events["depth"][first + k])))
+        return out
+
+    def region_totals(self):
+        """name -> [calls, total_ns, self_ns, min_ns, max_ns] summed over the pairs."""
+        out = {}
+        for row in range(len(self.pairs["region"])):
+            name = self.names[self.pairs["region"][row]]
+            t = out.setdefault(name, [0, 0, 0, None, 0])
+            t[0] += int(self.pairs["count"][row])
+            t[1] += int(self.pairs["total_ns"][row])
+            t[2] += int(self.pairs["self_ns"][row])
+            mn = int(self.pairs["min_ns"][row])
+            t[3] = mn if t[3] is None else min(t[3], mn)
+            t[4] = max(t[4], int(self.pairs["max_ns"][row]))
+        return out
+
+
+def parse_csv(text):
+    rows = list(csv.DictReader(io.StringIO(text)))
+    expect(rows, "the CSV output has no rows")
+    return rows
+
+
+def text_rows(out, header_word="calls"):
+    """The rows of a text table: lines after the header line, split on whitespace."""
+    lines = out.splitlines()
+    heads = [i for i, line in enumerate(lines) if header_word in line.split() and ": " not in line]
+    expect(heads, f"no header line with {header_word!r} in:\n{out}")
+    rows = []
+    for line in lines[heads[0] + 1:]:
+        if not line.strip() or line.startswith("..."):
+            break
+        rows.append(line.split())
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Cases: tables
+
+
+CHAIN = {"main": (1, 0), "a": (3, 1), "b": (6, 2), "c": (30, 3)}  # calls, depth
+
+
+def case_flat(t):
+    path = t.profile("chain-gcc-O2")
+    p = Profile(path)
+    totals = p.region_totals()
+
+    # The text table: one row per region, calls first, name last, by self time.
+    out = t.scope_report(path).stdout
+    expect(out.startswith(f"{path}: 40 calls of 4 regions in 1 process, wall "), f"heading: {out.splitlines()[0]!r}")
+    header = [line for line in out.splitlines() if line.split()[:1] == ["calls"]]
+    expect_eq(header[0].split() if header else None,
+              ["calls", "total", "self", "mean", "min", "max", "std", "share", "region"], "header")
+    rows = text_rows(out)
+    expect_eq({r[-1]: int(r[0]) for r in rows}, {n: c for n, (c, _) in CHAIN.items()}, "calls per region")
+    by_self = sorted(CHAIN, key=lambda n: (-totals[n][2], n))
+    expect_eq([r[-1] for r in rows], by_self, "rows ordered by self time")
+
+    # CSV: the same rows with exact numbers.
+    rows = parse_csv(t.scope_report("--format", "csv", path).stdout)
+    expect_eq(list(rows[0]), ["region", "calls", "total_ns", "self_ns", "mean_ns", "min_ns", "max_ns",
+                              "std_ns", "share_pct"], "CSV columns")
+    lanes = p.lanes[0]
+    wall = sum(int(e) - int(s) for s, e in zip(lanes["start"], lanes["end"]))  # the threads' wall time
+    calls = p.calls()
+    for r in rows:
+        calls_, total, self_, mn, mx = totals[r["region"]]
+        expect_eq([int(r[k]) for k in ("calls", "total_ns", "self_ns", "min_ns", "max_ns")],
+                  [calls_, total, self_, mn, mx], f"CSV row of {r['region']}")
+        durations = np.array([c[4] for c in calls if c[1] == r["region"]], dtype=np.float64)
+        expect(abs(float(r["std_ns"]) - durations.std()) <= 0.05 + 1e-6 * durations.std(),
+               f"std of {r['region']}: {r['std_ns']}, numpy says {durations.std():.2f}")
+        expect(abs(float(r["mean_ns"]) - total / calls_) <= 0.05, f"mean of {r['region']}")
+        expect(abs(float(r["share_pct"]) - 100 * self_ / wall) <= 0.001, f"share of {r['region']}")
+
+    # Sorting, --top, filters.
+    rows = parse_csv(t.scope_report("--format", "csv", "--sort", "calls", path).stdout)
+    expect_eq([r["region"] for r in rows], ["c", "b", "a", "main"], "--sort calls")
+    rows = parse_csv(t.scope_report("--format", "csv", "--sort", "name", path).stdout)
+    expect_eq([r["region"] for r in rows], ["a", "b", "c", "main"], "--sort name")
+    out = t.scope_report("--sort", "calls", "--top", "2", path).stdout
+    expect_eq([r[-1] for r in text_rows(out)], ["c", "b"], "--top 2")
+    expect("... 2 more regions" in out, "--top does not say how many rows it left out")
+    rows = parse_csv(t.scope_report("--format", "csv", "--include", "^(a|b)$", path).stdout)
+    expect_eq(sorted(r["region"] for r in rows), ["a", "b"], "--include '^(a|b)$'")
+    rows = parse_csv(t.scope_report("--format", "csv", "--exclude", "^ma", "--exclude", "c", path).stdout)
+    expect_eq(sorted(r["region"] for r in rows), ["a", "b"], "--exclude ^ma --exclude c")
+
+    # JSON: per-process and per-region figures.
+    doc = json.loads(t.scope_report("--format", "json", path).stdout)
+    expect_eq(doc["schema"], 3, "JSON schema")
+    expect_eq(len(doc["processes"]), 1, "JSON processes")
+    expect_eq(doc["processes"][0]["calls"], 40, "JSON calls of the process")
+    expect_eq(doc["processes"][0]["pid"], int(p.pids[0]), "JSON pid")
+    expect_eq({r["region"]: r["calls"] for r in doc["regions"]}, {n: c for n, (c, _) in CHAIN.items()},
+              "JSON calls per region")
+
+    # An aggregate-only profile (/pairs without /events): the table, without deviations.
+    aggregate = t.path("aggregate.h5")
+    shutil.copy(path, aggregate)
+    with h5py.File(aggregate, "r+") as f:
+        del f["events"]
+    rows = parse_csv(t.scope_report("--format", "csv", aggregate).stdout)
+    expect_eq({r["region"]: (int(r["calls"]), r["std_ns"]) for r in rows}, {n: (c, "") for n, (c, _) in CHAIN.items()},
+              "aggregate-only profile: calls, and no std")
+    r = t.scope_report("--tree", aggregate, rc=1)
+    expect_eq(r.err_lines(), [f"scope-report: {aggregate}: the profile holds no events (/events is missing)"],
+              "--tree of an aggregate-only profile")
+
+
+def case_tree(t):
+    path = t.profile("chain-gcc-O2")
+    totals = Profile(path).region_totals()
+    out = t.scope_report("--tree", path).stdout
+    expect(re.search(r"^process 0 \(pid \d+\) lane 0 \(tid \d+\) .*: 40 calls$", out, re.M),
+           f"no heading for lane 0 with 40 calls:\n{out}")
+    # Each level two spaces deeper: name, calls and indentation exactly.
+    lines = [line for line in out.splitlines()[2:] if line.strip()]
+    tree = []
+    for line in lines:
+        m = re.match(r"^\s*(\S+ \S+)\s+(\S+ \S+)\s+(\d+)  ( *)(\S+)$", line)
+        expect(m, f"tree line {line!r}")
+        tree.append((len(m.group(4)) // 2, m.group(5), int(m.group(3))))
+    expect_eq(tree, [(0, "main", 1), (1, "a", 3), (2, "b", 6), (3, "c", 30)], "tree (level, region, calls)")
+
+    rows = parse_csv(t.scope_report("--tree", "--format", "csv", path).stdout)
+    expect_eq([(int(r["level"]), r["path"], int(r["calls"])) for r in rows],
+              [(0, "main", 1), (1, "main;a", 3), (2, "main;a;b", 6), (3, "main;a;b;c", 30)], "CSV tree")
+    for r in rows:  # one path per region here: the node is the region
+        expect_eq((int(r["total_ns"]), int(r["self_ns"])), tuple(totals[r["region"]][1:3]),
+                  f"total and self of {r['path']}")
+
+    doc = json.loads(t.scope_report("--tree", "--format", "json", path).stdout)
+    lane = doc["lanes"][0]
+    node, chain = lane["calls"], []
+    while node:
+        expect_eq(len(node), 1, f"children of {chain}")
+        chain.append((node[0]["region"], node[0]["calls"]))
+        node = node[0]["children"]
+    expect_eq(chain, [("main", 1), ("a", 3), ("b", 6), ("c", 30)], "JSON tree")
+
+    rows = parse_csv(t.scope_report("--tree", "--depth", "2", "--format", "csv", path).stdout)
+    expect_eq([r["path"] for r in rows], ["main", "main;a"], "--depth 2")
+    rows = parse_csv(t.scope_report("--tree", "--exclude", "^b$", "--format", "csv", path).stdout)
+    expect_eq([r["path"] for r in rows], ["main", "main;a", "main;a;c"], "--exclude b: c under a")
+
+    # Recursion: fib's calls at each depth, from the depth column.
+    path = t.profile("fib-gcc-O2", out="fib.h5")
+    p = Profile(path)
+    per_depth = {}
+    for _, name, _, _, _, depth in p.calls():
+        if name == "fib":
+            per_depth[depth] = per_depth.get(depth, 0) + 1
+    rows = parse_csv(t.scope_report("--tree", "--format", "csv", path).stdout)
+    expect_eq(rows[0]["path"], "main", "root of fib's tree")
+    for r in rows[1:]:
+        expect_eq(r["path"], ";".join(["main"] + ["fib"] * int(r["level"])), "path of a fib node")
+        expect_eq(int(r["calls"]), per_depth[int(r["level"])], f"calls of fib at level {r['level']}")
+    expect_eq(len(rows), 1 + max(per_depth), "levels of fib's tree")
+    expect_eq(sum(int(r["self_ns"]) for r in rows), int(p.pairs["self_ns"].sum()), "self times of the tree")
+
+
+def case_threads(t):
+    path = t.profile("threads-gcc-O2")
+    t.run([t.rdcheck, path]).expect_rc(0)
+    p = Profile(path)
+    lanes = p.lanes[0]
+    rows = parse_csv(t.scope_report("--threads", "--format", "csv", path).stdout)
+    expect_eq(len(rows), 5, "lanes")
+    for i, r in enumerate(rows):
+        expect_eq((int(r["lane"]), int(r["tid"]), r["name"]), (i, int(lanes["tid"][i]), lanes["name"][i]),
+                  f"lane {i}")
+        k = int(r["name"].split("-")[1]) if r["name"].startswith("worker-") else 0
+        expect_eq(int(r["calls"]), 1000 * k + 1, f"calls on lane {i} ({r['name']})")
+        expect_eq(int(r["regions"]), 2 if k else 1, f"regions on lane {i}")
+        # which of worker and work has more self time is up to the machine
+        expect(r["top_region"] in (("worker", "work") if k else ("main",)), f"top region of lane {i}: {r['top_region']}")
+    out = t.scope_report("--threads", path).stdout
+    text = {r[3]: int(r[4]) for r in text_rows(out)}
+    expect_eq(text, {lanes["name"][0]: 1, "worker-1": 1001, "worker-2": 2001, "worker-3": 3001, "worker-4": 4001},
+              "calls per lane in the text table")
+
+    # --thread N: one lane's calls, in the flat table and the tree.
+    for lane in range(1, 5):
+        k = int(lanes["name"][lane].split("-")[1])
+        rows = parse_csv(t.scope_report("--thread", lane, "--format", "csv", path).stdout)
+        expect_eq({r["region"]: int(r["calls"]) for r in rows}, {"worker": 1, "work": 1000 * k},
+                  f"--thread {lane}")
+        rows = parse_csv(t.scope_report("--tree", "--thread", lane, "--format", "csv", path).stdout)
+        expect_eq([(r["path"], int(r["calls"])) for r in rows], [("worker", 1), ("worker;work", 1000 * k)],
+                  f"--tree --thread {lane}")
+    t.scope_report("--thread", "9", path, rc=2)
+
+
+def case_processes(t):
+    # calls 1000 2: the parent and two forked children; child c runs c * 1000 calls.
+    path = t.profile("calls-gcc-O2", "1000", "2")
+    t.run([t.rdcheck, path]).expect_rc(0)
+    p = Profile(path)
+    expect_eq(len(p.pids), 3, "processes in the profile of calls 1000 2")
+    rows = parse_csv(t.scope_report("--processes", "--format", "csv", path).stdout.split("\n\n")[0])
+    by_pid = {int(r["pid"]): r for r in rows}
+    expect_eq(sorted(by_pid), sorted(int(x) for x in p.pids), "pids")
+    leaf = {}
+    for row in range(len(p.pairs["region"])):
+        if p.names[p.pairs["region"][row]] == "leaf":
+            leaf[int(p.pairs["process"][row])] = int(p.pairs["count"][row])
+    expect_eq(sorted(leaf.values()), [990, 990, 1980], "leaf calls per process")
+    per_process = {int(r["process"]): int(r["calls"]) for r in rows}
+    for i in range(3):
+        expect(per_process[i] in (1001, 1002, 2001), f"calls of process {i}: {per_process[i]}")
+    expect_eq(sum(per_process.values()), 1002 + 1001 + 2001, "calls of all processes")
+
+    text = t.scope_report("--processes", "--format", "csv", path).stdout
+    regions = parse_csv(text.split("\n\n")[1])
+    spread = {r["region"]: r for r in regions}
+    expect_eq({n: (int(r["processes"]), int(r["calls"])) for n, r in spread.items()},
+              {"main": (1, 1), "run": (3, 3), "outer": (3, 40), "leaf": (3, 3960)}, "procs and calls per region")
+    totals = {}
+    for row in range(len(p.pairs["region"])):
+        totals.setdefault(p.names[p.pairs["region"][row]], []).append(int(p.pairs["total_ns"][row]))
+    for name, r in spread.items():
+        v = totals[name]
+        for key, want in (("total_min_ns", min(v)), ("total_mean_ns", sum(v) / len(v)), ("total_max_ns", max(v))):
+            expect(abs(float(r[key]) - want) <= 0.06, f"{key} of {name}: {r[key]}, pairs say {want}")
+
+    doc = json.loads(t.scope_report("--processes", "--format", "json", path).stdout)
+    expect_eq(len(doc["processes"]), 3, "JSON processes")
+    expect_eq(len(doc["regions"]), 4, "JSON regions")
+
+    # One process: --process N and its rows only.
+    child = [i for i in range(3) if leaf[i] == 1980][0]
+    rows = parse_csv(t.scope_report("--process", child, "--format", "csv", path).stdout)
+    expect_eq({r["region"]: int(r["calls"]) for r in rows}, {"run": 1, "outer": 20, "leaf": 1980},
+              f"--process {child}")
+    r = t.scope_report("--process", "3", path, rc=2)
+    expect(re.search(r"no process 3 \(it has 3\)", r.stderr), f"--process 3: {r.stderr!r}")
+    r = t.scope_report("--rank", "0", path, rc=2)
+    expect("no process of rank 0" in r.stderr, f"--rank 0: {r.stderr!r}")
+
+
+# ---------------------------------------------------------------------------
+# Cases: exports
+
+
+def lane_ids(p, process):
+    """Chrome's tid of each lane: the OS tid (unique here)."""
+    return [int(x) for x in p.lanes[process]["tid"]]
+
+
+def case_chrome(t):
+    path = t.profile("threads-gcc-O2")
+    p = Profile(path)
+    doc = json.loads(t.scope_report("--chrome", path, quiet=True).stdout)
+    expect_eq(doc["displayTimeUnit"], "ns", "displayTimeUnit")
+    events = doc["traceEvents"]
+    meta = [e for e in events if e["ph"] == "M"]
+    xs = [e for e in events if e["ph"] == "X"]
+    pid = int(p.pids[0])
+    names = {e["tid"]: e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    expect_eq(names, dict(zip(lane_ids(p, 0), p.lanes[0]["name"])), "thread_name events")
+    expect([e for e in meta if e["name"] == "process_name" and e["pid"] == pid], "no process_name event")
+    expect_eq(len(xs), len(p.events["depth"]), "X events (one per call)")
+    for e in xs:
+        for key in ("name", "cat", "ph", "ts", "dur", "pid", "tid"):
+            expect(key in e, f"X event without {key}: {e}")
+        expect(isinstance(e["ts"], float) and isinstance(e["dur"], float), f"ts and dur are not floats: {e}")
+        expect_eq(e["pid"], pid, "pid of an X event")
+    calls = p.calls()
+    tids = lane_ids(p, 0)
+    want = sorted((name, tids[lane], start, dur) for _, name, lane, start, dur, _ in calls)
+    got = sorted((e["name"], e["tid"], round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in xs)
+    expect(want == got, "the X events are not the profile's calls (name, tid, ts, dur)")
+
+    # A time window and a minimum duration keep exactly the calls that overlap it / last long enough.
+    starts = sorted(c[3] for c in calls)
+    since, until = starts[len(starts) // 3], starts[2 * len(starts) // 3]
+    doc = json.loads(t.scope_report("--chrome", "--since", f"{since}ns", "--until", str(until), path, quiet=True).stdout)
+    got = len([e for e in doc["traceEvents"] if e["ph"] == "X"])
+    expect_eq(got, len([c for c in calls if c[3] < until and c[3] + c[4] >= since]), "X events in the window")
+    durations = sorted(c[4] for c in calls)
+    cut = durations[len(durations) // 2] + 1
+    doc = json.loads(t.scope_report("--chrome", "--min-duration", f"{cut / 1000}us", path, quiet=True).stdout)
+    got = len([e for e in doc["traceEvents"] if e["ph"] == "X"])
+    expect_eq(got, len([c for c in calls if c[4] >= cut]), f"X events of {cut} ns or more")
+    doc = json.loads(t.scope_report("--chrome", "--thread", "2", "--include", "^work$", path, quiet=True).stdout)
+    xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    k = int(p.lanes[0]["name"][2].split("-")[1])
+    expect_eq((len(xs), {e["name"] for e in xs}, {e["tid"] for e in xs}), (1000 * k, {"work"}, {tids[2]}),
+              "--thread 2 --include ^work$")
+
+
+def check_speedscope(doc, p, what):
+    """Schema fields, and each profile's events balanced and in order; returns O events per profile."""
+    expect_eq(doc["$schema"], "https://www.speedscope.app/file-format-schema.json", f"{what}: $schema")
+    frames = doc["shared"]["frames"]
+    expect_eq([f["name"] for f in frames], p.names, f"{what}: frames")
+    opened = []
+    for prof in doc["profiles"]:
+        for key, value in (("type", "evented"), ("unit", "nanoseconds")):
+            expect_eq(prof[key], value, f"{what}: {key} of {prof['name']}")
+        expect(prof["startValue"] <= prof["endValue"], f"{what}: startValue > endValue in {prof['name']}")
+        stack, last, n = [], prof["startValue"], 0
+        for ev in prof["events"]:
+            expect(ev["at"] >= last, f"{what}: 'at' goes back in {prof['name']}: {ev}")
+            expect(0 <= ev["frame"] < len(frames), f"{what}: frame out of range: {ev}")
+            last = ev["at"]
+            if ev["type"] == "O":
+                stack.append(ev["frame"])
+                n += 1
+            else:
+                expect_eq(ev["type"], "C", f"{what}: event type")
+                expect(stack and stack[-1] == ev["frame"], f"{what}: close of {ev['frame']} with {stack[-3:]} open")
+                stack.pop()
+        expect_eq(stack, [], f"{what}: frames left open in {prof['name']}")
+        expect(last <= prof["endValue"], f"{what}: events after endValue in {prof['name']}")
+        opened.append(n)
+    return opened
+
+
+def case_speedscope(t):
+    path = t.profile("threads-gcc-O2")
+    p = Profile(path)
+    doc = json.loads(t.scope_report("--speedscope", path, quiet=True).stdout)
+    opened = check_speedscope(doc, p, "threads")
+    per_lane = np.bincount(p.events["thread"].astype(np.int64), minlength=5)
+    expect_eq(opened, [int(x) for x in per_lane], "open events per profile (= calls per lane)")
+    expect_eq(len(doc["profiles"]), 5, "one profile per lane")
+    for prof, name in zip(doc["profiles"], p.lanes[0]["name"]):
+        expect(name in prof["name"], f"profile {prof['name']!r} does not name lane {name!r}")
+
+    path = t.profile("fib-gcc-O2", out="fib.h5")
+    p = Profile(path)
+    doc = json.loads(t.scope_report("--speedscope", path, quiet=True).stdout)
+    expect_eq(check_speedscope(doc, p, "fib"), [len(p.events["depth"])], "open events of fib")
+    doc = json.loads(t.scope_report("--speedscope", "--min-duration", "1us", path, quiet=True).stdout)
+    long_calls = int((p.events["duration"] >= 1000).sum())
+    expect_eq(sum(check_speedscope(doc, p, "fib --min-duration 1us")), long_calls, "calls of 1 us or more")
+
+
+def case_folded(t):
+    path = t.profile("chain-gcc-O2")
+    p = Profile(path)
+    out = t.scope_report("--folded", path).stdout
+    lines = out.splitlines()
+    for line in lines:
+        expect(re.fullmatch(r"[^ ;]+(;[^ ;]+)* \d+", line), f"folded line {line!r}")
+    stacks = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in lines}
+    expect(set(stacks) <= {"main", "main;a", "main;a;b", "main;a;b;c"}, f"stacks {sorted(stacks)}")
+    expect("main;a;b;c" in stacks, "no stack main;a;b;c")
+    totals = p.region_totals()
+    for stack, ns in stacks.items():
+        expect_eq(ns, totals[stack.split(";")[-1]][2], f"self time of {stack}")
+    expect_eq(sum(stacks.values()), int(p.pairs["self_ns"].sum()), "folded total (sum of self)")
+
+    for prog in ("fib-gcc-O2", "threads-gcc-O2"):
+        path = t.profile(prog, out=prog + ".h5")
+        p = Profile(path)
+        lines = t.scope_report("--folded", path).stdout.splitlines()
+        expect_eq(sum(int(line.rsplit(" ", 1)[1]) for line in lines), int(p.pairs["self_ns"].sum()),
+                  f"{prog}: folded total (sum of self)")
+        expect_eq(len(lines), len({line.rsplit(" ", 1)[0] for line in lines}), f"{prog}: stacks repeated")
+
+
+# ---------------------------------------------------------------------------
+# Case: the diff and its gate
+
+
+def scaled(src, dst, factor, only=None):
+    """A copy of profile SRC with durations, total, self, min and max times FACTOR; only region ONLY if given."""
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        names = list(f["regions/name"].asstr()[()])
+        rows = [i for i in range(len(f["pairs/region"])) if only is None or names[f["pairs/region"][i]] == only]
+        for col in ("total_ns", "self_ns", "min_ns", "max_ns"):
+            v = f["pairs"][col][()].astype(np.float64)
+            v[rows] *= factor
+            del f["pairs"][col]
+            f["pairs"][col] = np.round(v).astype(np.uint64)
+        d = f["events/duration"][()].astype(np.float64)
+        for i in rows:
+            first, count = int(f["pairs/first"][i]), int(f["pairs/count"][i])
+            d[first:first + count] *= factor
+        del f["events/duration"]
+        f["events/duration"] = np.round(d).astype(np.uint64)
+    return dst
+
+
+def case_diff(t):
+    base = t.profile("chain-gcc-O2")
+    slower = scaled(base, t.path("slower.h5"), 1.5)
+    faster = scaled(base, t.path("faster.h5"), 0.5)
+    c_slower = scaled(base, t.path("c-slower.h5"), 3.0, only="c")
+    totals = Profile(base).region_totals()
+
+    # Without a gate: 0 whatever changed. The table: every region, biggest change of self first.
+    r = t.scope_report("--diff", base, c_slower)
+    rows = parse_csv(t.scope_report("--diff", "--format", "csv", base, c_slower).stdout)
+    expect_eq(rows[0]["region"], "c", "first row (largest change of self)")
+    c = rows[0]
+    expect_eq((int(c["calls_base"]), int(c["calls_new"]), int(c["calls_change"])), (30, 30, 0), "calls of c")
+    expect_eq(int(c["self_base_ns"]), totals["c"][2], "self of c in BASE")
+    expect(abs(float(c["self_change_pct"]) - 200) < 0.5, f"self change of c: {c['self_change_pct']}%")
+    for row in rows[1:]:
+        expect_eq(float(row["self_change_pct"]), 0.0, f"self change of {row['region']}")
+
+    # The gate: slower fails, faster and equal pass.
+    r = t.scope_report("--diff", "--max-regression", "10", base, slower, rc=1)
+    expect(re.search(r"got slower", r.stderr), f"no line says what got slower: {r.stderr!r}")
+    expect("SLOWER" in r.stdout, "the table does not mark the regions that got slower")
+    t.scope_report("--diff", "--max-regression", "10", base, faster, rc=0)
+    t.scope_report("--diff", "--max-regression", "0", base, base, rc=0)
+    t.scope_report("--diff", "--max-regression", "60", base, slower, rc=0)
+    t.scope_report("--diff", "--max-regression", "10", slower, base, rc=0)
+    # Per region: c may grow 250%, the rest 10%.
+    r = t.scope_report("--diff", "--max-regression", "10", base, c_slower, rc=1)
+    expect_eq(len(r.err_lines()), 1, "lines for one region that got slower")
+    expect(r.err_lines()[0].startswith(f"scope-report: {c_slower}: c got slower"), f"line: {r.err_lines()[0]!r}")
+    t.scope_report("--diff", "--max-regression", "^c$=250", "--max-regression", "10", base, c_slower, rc=0)
+    t.scope_report("--diff", "--max-regression", "^c$=150", "--max-regression", "1000", base, c_slower, rc=1)
+    t.scope_report("--diff", "--max-regression", "^(a|b)$=0", base, c_slower, rc=0)  # c is not gated
+    t.scope_report("--diff", "--max-regression", "10", "--min-time", "1s", base, slower, rc=0)
+
+    doc = json.loads(t.scope_report("--diff", "--max-regression", "10", "--format", "json", base, slower, rc=1).stdout)
+    expect_eq(doc["slower"], 4, "JSON: regions slower")
+    expect_eq(sorted(r["region"] for r in doc["regions"]), ["a", "b", "c", "main"], "JSON regions")
+    expect(all(r["status"] == "SLOWER" for r in doc["regions"]), "JSON status")
+
+    # Regions only in one of the two.
+    other = t.profile("fib-gcc-O2", out="fib.h5")
+    rows = parse_csv(t.scope_report("--diff", "--format", "csv", base, other).stdout)
+    status = {r["region"]: r["status"] for r in rows}
+    expect_eq((status["fib"], status["a"]), ("new", "gone"), "status of regions in one profile only")
+
+
+# ---------------------------------------------------------------------------
+# Cases: bad input and the command line
+
+
+def one_line(r, path, pattern, rc=1):
+    """The one stderr line: `scope-report: PATH: reason` with reason matching PATTERN."""
+    r.expect_rc(rc)
+    lines = r.err_lines()
+    expect_eq(len(lines), 1, f"lines on stderr ({r.stderr!r})")
+    expect(lines[0].startswith(f"scope-report: {path}: "), f"the line does not start with the path: {lines[0]!r}")
+    reason = lines[0][len(f"scope-report: {path}: "):]
+    expect(re.search(pattern, reason), f"reason {reason!r} does not match {pattern!r}")
+    expect_eq(r.stdout, "", "stdout")
+    return reason
+
+
+def rewrite(src, dst, edit):
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        edit(f)
+    return dst
+
+
+def replace(f, name, values):
+    del f[name]
+    f[name] = values
+
+
+def case_badinput(t):
+    good = t.profile("chain-gcc-O2")
+    with h5py.File(good, "r") as f:
+        nevents = len(f["events/depth"])
+        last = int(np.argmax(f["pairs/first"][()]))
+    text = t.path("text.h5")
+    with open(text, "w") as f:
+        f.write("not an HDF5 file\n")
+    empty = t.path("empty.h5")
+    h5py.File(empty, "w").close()
+    schema2 = t.path("schema2.h5")
+    with h5py.File(schema2, "w") as f:
+        f.attrs["schema"] = np.int64(2)
+    truncated = t.path("truncated.h5")
+    with open(good, "rb") as f:
+        data = f.read()
+    with open(truncated, "wb") as f:
+        f.write(data[:len(data) // 3])
+
+    def beyond(f):
+        count = f["pairs/count"][()].astype(np.uint64)
+        count[last] += 5
+        replace(f, "pairs/count", count)
+
+    def region_range(f):
+        region = f["pairs/region"][()]
+        region[0] = 99
+        replace(f, "pairs/region", region)
+
+    def lane_range(f):
+        thread = f["events/thread"][()]
+        thread[3] = 9
+        replace(f, "events/thread", thread)
+
+    cases = [
+        (t.path("missing.h5"), r"No such file"),
+        (t.tmp, r"is a directory"),
+        (text, r"^not an HDF5 file$"),
+        (empty, r"^not a scope profile \(no schema attribute\)$"),
+        (schema2, r"^schema 2 is not supported"),
+        (truncated, r"cannot be opened as HDF5|cannot be read|damaged"),
+        (rewrite(good, t.path("schema-str.h5"), lambda f: f.attrs.__setitem__("schema", "3")),
+         r"^the schema attribute is not an integer$"),
+        (rewrite(good, t.path("float.h5"), lambda f: replace(f, "events/duration", f["events/duration"][()] * 1.0)),
+         r"^/events/duration is not a column of unsigned integers$"),
+        (rewrite(good, t.path("strcount.h5"), lambda f: replace(f, "pairs/count", np.array(["x"] * len(f["pairs/count"]), dtype=h5py.string_dtype()))),
+         r"^/pairs/count is not a column of integers$"),
+        (rewrite(good, t.path("short.h5"), lambda f: replace(f, "events/depth", f["events/depth"][:-1])),
+         rf"^/events/depth has {nevents - 1} rows, /events/start_delta has {nevents}$"),
+        (rewrite(good, t.path("noname.h5"), lambda f: f.__delitem__("regions/name")), r"^/regions/name is missing$"),
+        (rewrite(good, t.path("nolanes.h5"), lambda f: f.__delitem__("process0/lanes")),
+         r"^/process0/lanes is missing$"),
+        (rewrite(good, t.path("2d.h5"), lambda f: replace(f, "pairs/first", f["pairs/first"][()].reshape(1, -1))),
+         r"^/pairs/first is not a one-dimensional column$"),
+        (rewrite(good, t.path("beyond.h5"), beyond), r"^/pairs row \d+: events \[\d+, \d+ \+ \d+\) lie beyond the \d+ rows of /events$"),
+        (rewrite(good, t.path("region.h5"), region_range), r"^/pairs row 0: region 99 is out of range \(4 regions\)$"),
+    ]
+    for path, pattern in cases:
+        for view in ([], ["--tree"], ["--chrome"]):
+            out = t.path("report.out")
+            one_line(t.scope_report(*view, "-o", out, path, rc=1), path, pattern)
+            expect(not os.path.exists(out), f"{view} {path}: an output file was left")
+            expect_eq([f for f in os.listdir(t.work) if f.startswith(".report.out")], [], "temporary files left")
+    # An event's lane out of range: met when the events are read.
+    lane = rewrite(good, t.path("lane.h5"), lane_range)
+    for view in (["--tree"], ["--threads"], ["--chrome"], ["--speedscope"], ["--folded"]):
+        out = t.path("report.out")
+        one_line(t.scope_report(*view, "-o", out, lane, rc=1), lane,
+                 r"^/events/thread row \d+: lane 9 is out of range \(process 0 has 1 lanes\)$")
+        expect(not os.path.exists(out), f"{view} {lane}: an output file was left")
+    # --diff names the file that is bad.
+    one_line(t.scope_report("--diff", good, schema2, rc=1), schema2, r"^schema 2")
+
+    # The reader's whole-file check (what a fuzzer calls) says the same, and passes good files.
+    t.run([t.rdcheck, good]).expect_rc(0)
+    for path, pattern in cases + [(lane, r"^/events/thread row \d+: lane 9 is out of range")]:
+        r = t.run([t.rdcheck, path]).expect_rc(1)
+        expect_eq(len(r.err_lines()), 1, f"rdcheck {path}: lines on stderr")
+        reason = r.err_lines()[0][len(f"rdcheck: {path}: "):]
+        expect(r.err_lines()[0].startswith(f"rdcheck: {path}: ") and re.search(pattern, reason),
+               f"rdcheck {path}: {r.err_lines()[0]!r}")
+
+
+def usage_error(t, *args, pattern):
+    r = t.scope_report(*args, rc=2)
+    lines = r.err_lines()
+    expect_eq(len(lines), 1, f"{args}: lines on stderr")
+    expect(lines[0].startswith("scope-report: "), f"{args}: {lines[0]!r}")
+    expect(re.search(pattern, lines[0]), f"{args}: {lines[0]!r} does not match {pattern!r}")
+    expect_eq(r.stdout, "", f"{args}: stdout")
+
+
+def case_cli(t):
+    good = t.profile("chain-gcc-O2")
+    for args, pattern in (
+            (("--no-such-option", good), r"unknown option --no-such-option"),
+            (("--tree", "--chrome", good), r"--tree and --chrome"),
+            (("--format", "xml", good), r"--format 'xml'"),
+            (("--sort", "size", good), r"--sort 'size'"),
+            (("--top", "0", good), r"--top '0'"),
+            (("--top", "ten", good), r"--top 'ten'"),
+            (("--depth", "2", good), r"--depth applies to --tree"),
+            (("--include", "(", good), r"--include '\('"),
+            (("--since", "5 parsecs", "--chrome", good), r"--since"),
+            (("--since", "1ms", good), r"apply to --chrome"),
+            (("--chrome", "--format", "csv", good), r"--format applies to tables"),
+            (("--max-regression", "10", good), r"apply to --diff"),
+            (("--diff", "--max-regression", "x=", good, good), r"--max-regression 'x='"),
+            (("--diff", good), r"two profiles"),
+            ((), r"no profile given"),
+            ((good, good), r"give one profile"),
+            (("--process", "1", good), r"no process 1"),
+            (("--thread", "1", good), r"no thread lane 1"),
+            (("--processes", "--thread", "0", good), r"--thread does not apply"),
+            (("--tree", "--sort", "std", good), r"sorts by self, total, calls or name"),
+    ):
+        usage_error(t, *args, pattern=pattern)
+    text = t.scope_report("--help").stdout
+    for opt in ("--tree", "--threads", "--processes", "--diff", "--chrome", "--speedscope", "--folded", "--format",
+                "--sort", "--top", "--depth", "--include", "--exclude", "--process", "--rank", "--thread", "--since",
+                "--until", "--min-duration", "--max-regression", "--min-time", "-o", "--output", "-h", "--help",
+                "-V", "--version"):
+        expect(re.search(r"(^|[\s,\[])" + re.escape(opt) + r"\b", text), f"--help does not mention {opt}")
+    # Every long option the help lists is accepted (no "unknown option").
+    for opt in set(re.findall(r"(--[a-z-]+)", text)):
+        r = t.run([t.report, opt])
+        expect("unknown option" not in r.stderr, f"--help lists {opt}, which is unknown")
+    expect_eq(t.scope_report("-h").stdout, text, "-h and --help")
+    for opt in ("--version", "-V"):
+        expect(re.fullmatch(r"scope-report \d+\.\d+\.\d+\n", t.scope_report(opt).stdout), f"{opt}")
+
+
+def case_output(t):
+    good = t.profile("chain-gcc-O2")
+    stdout = t.scope_report("--tree", good).stdout
+    t.scope_report("--tree", "-o", "tree.txt", good)
+    with open(t.path("tree.txt")) as f:
+        expect_eq(f.read(), stdout, "-o tree.txt and stdout")
+    expect_eq(sorted(f for f in os.listdir(t.work) if f.startswith(".")), [], "temporary files left")
+    mode = os.stat(t.path("tree.txt")).st_mode & 0o777
+    expect_eq(mode, 0o666 & ~current_umask(), "mode of the output")
+    # An existing output is replaced only when the report succeeds.
+    with open(t.path("keep.txt"), "w") as f:
+        f.write("old\n")
+    t.scope_report("-o", "keep.txt", t.path("missing.h5"), rc=1)
+    with open(t.path("keep.txt")) as f:
+        expect_eq(f.read(), "old\n", "an output left as it was after a failure")
+    lane = t.path("lane.h5")
+    shutil.copy(good, lane)
+    with h5py.File(lane, "r+") as f:
+        thread = f["events/thread"][()]
+        thread[3] = 9
+        replace(f, "events/thread", thread)
+    t.scope_report("--tree", "-o", "keep.txt", lane, rc=1)  # fails after the output is open
+    with open(t.path("keep.txt")) as f:
+        expect_eq(f.read(), "old\n", "an output left as it was after a failure half-way")
+    expect_eq(sorted(f for f in os.listdir(t.work) if f.startswith(".")), [], "temporary files left")
+    r = t.scope_report("-o", t.path("no", "such", "dir.txt"), good, rc=1)
+    expect_eq(len(r.err_lines()), 1, "lines on stderr for an unwritable output")
+    expect(t.path("no", "such", "dir.txt") in r.stderr, "the line does not name the output")
+    t.scope_report("--chrome", "-o", "/dev/null", good)
+    expect(os.path.exists("/dev/null") and not os.path.isfile("/dev/null"), "/dev/null was replaced")
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# ---------------------------------------------------------------------------
+# Case: a large profile, in bounded time and memory
+
+
+def case_scale(t):
+    n = int(os.environ.get("SCOPE_REPORT_SCALE_CALLS", "1000000" if t.asan else "10000000"))
+    path = t.profile("calls-gcc-O2", str(n), out="big.h5")
+    with h5py.File(path, "r") as f:
+        events = len(f["events/depth"])
+    expect_eq(events, n + 2, "calls in the profile (main, run, outer and leaf)")
+    figures = []
+    rss_bound = (512 if t.asan else 128) * 1024  # KiB
+    for view, check in ((["--format", "csv"], "table"), (["--folded"], "folded"), (["--tree", "--format", "csv"], "tree"),
+                        (["--chrome", "-o", "/dev/null"], None), (["--speedscope", "-o", "/dev/null"], None)):
+        r = t.scope_report(*view, path, quiet=True)
+        figures.append(f"{' '.join(view)}: {r.seconds:.2f} s, peak RSS {r.maxrss / 1024:.0f} MiB (sampled)")
+        if check == "table":
+            rows = {row["region"]: int(row["calls"]) for row in parse_csv(r.stdout)}
+            expect_eq(rows, {"main": 1, "run": 1, "outer": n // 100, "leaf": n // 100 * 99}, "calls per region")
+        elif check == "folded":
+            stacks = [line.rsplit(" ", 1)[0] for line in r.stdout.splitlines()]
+            expect(set(stacks) <= {"main", "main;run", "main;run;outer", "main;run;outer;leaf"}, f"stacks {stacks}")
+        elif check == "tree":
+            rows = [(row["path"], int(row["calls"])) for row in parse_csv(r.stdout)]
+            expect_eq(rows, [("main", 1), ("main;run", 1), ("main;run;outer", n // 100),
+                             ("main;run;outer;leaf", n // 100 * 99)], "tree")
+        expect(r.maxrss < rss_bound, f"{view}: peak RSS {r.maxrss} KiB")
+        expect(r.seconds < 120, f"{view}: {r.seconds:.1f} s")
+    print(f"{n + 2} calls:\n  " + "\n  ".join(figures))
+
+    # Many regions busy at once: a cursor each, all reading all along.
+    regions, per = 1000, n // 5000
+    path = interleaved(path, t.path("many.h5"), regions, per)
+    r = t.scope_report("--tree", "--format", "csv", path, quiet=True)
+    rows = parse_csv(r.stdout)
+    expect_eq(len(rows), regions, "tree rows of the interleaved profile")
+    expect(all(int(row["calls"]) == per and int(row["level"]) == 0 for row in rows), "calls per region")
+    expect(r.maxrss < rss_bound, f"--tree of {regions} regions: peak RSS {r.maxrss} KiB")
+    print(f"{regions * per} calls of {regions} regions interleaved: --tree {r.seconds:.2f} s, "
+          f"peak RSS {r.maxrss / 1024:.0f} MiB (sampled)")
+
+
+def interleaved(src, dst, regions, per):
+    """A copy of SRC whose calls are REGIONS regions taking turns, PER calls each, on lane 0."""
+    shutil.copy(src, dst)
+    n = regions * per
+    strings = h5py.string_dtype()
+    with h5py.File(dst, "r+") as f:
+        for group in ("regions", "pairs", "events"):
+            del f[group]
+        names = np.array([f"region_{i:04d}" for i in range(regions)], dtype=strings)
+        for col, values in (("name", names), ("module", names), ("file", names),
+                            ("kind", np.array(["function"] * regions, dtype=strings)),
+                            ("offset", np.arange(regions, dtype=np.uint64)),
+                            ("line", np.zeros(regions, np.uint32))):
+            f[f"regions/{col}"] = values
+        for col, values in (("process", np.zeros(regions, np.uint32)), ("region", np.arange(regions, dtype=np.uint32)),
+                            ("first", np.arange(regions, dtype=np.uint64) * per),
+                            ("count", np.full(regions, per, np.uint64)), ("total_ns", np.full(regions, 5 * per, np.uint64)),
+                            ("self_ns", np.full(regions, 5 * per, np.uint64)), ("min_ns", np.full(regions, 5, np.uint64)),
+                            ("max_ns", np.full(regions, 5, np.uint64))):
+            f[f"pairs/{col}"] = values
+        # region r's k-th call starts at (k * regions + r) * 10 ns + 1 us and lasts 5 ns
+        delta = np.full(n, regions * 10, np.uint32)
+        delta[::per] = np.arange(regions, dtype=np.uint32) * 10 + 1000
+        chunked = dict(chunks=(65536,), compression="gzip", compression_opts=1, shuffle=True)
+        events = f.create_group("events")
+        events.create_dataset("start_delta", data=delta, **chunked)
+        events.create_dataset("duration", data=np.full(n, 5, np.uint8), **chunked)
+        for col in ("thread", "task", "depth", "flags"):
+            events.create_dataset(col, data=np.zeros(n, np.uint8), **chunked)
+        f["processes/end"][0] = f["processes/start"][0] + n * 10 + 1_000_000
+    return dst
+
+
+# ---------------------------------------------------------------------------
+
+CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-report")
+    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
+    ap.add_argument("--progs", required=True, help="directory of the built test programs")
+    ap.add_argument("--rdcheck", required=True, help="the program that runs the reader's rd_check on files")
+    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
+    ap.add_argument("--sanitized", metavar="LIBASAN", help="scope is built with ASan: preload this first")
+    a = ap.parse_args()
+    no_core_dump()  # inherited by every command run
+    try:
+        CASES[a.case](Test(a))
+    except Skipped as e:
+        print(f"SKIP {a.case}: {e}")
+        return SKIP
+    except Failure as e:
+        print(f"FAIL {a.case}: {e}")
+        return 1
+    print(f"PASS {a.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

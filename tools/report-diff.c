@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-report --diff: per-region change between two profiles, and the regression gate. */
+#include "format.h"
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A region's figures in one profile, summed over the processes chosen. */
+struct fig {
+	const char *name;
+	uint64_t calls, total, self;
+};
+
+/* A region in both (or one) of the profiles. */
+struct drow {
+	const char *name;
+	struct fig f[2]; /* base, new */
+	int in[2];
+	double pct_total, pct_self; /* NaN without a base */
+	int slower;
+};
+
+static int by_name(const void *x, const void *y)
+{
+	return strcmp(((const struct fig *)x)->name, ((const struct fig *)y)->name);
+}
+
+/* The regions of p with calls, one per name (same names summed), sorted by name. */
+static struct fig *figures(const struct options *o, const struct rd_profile *p, size_t *n)
+{
+	struct fig *f = calloc(p->nregions + 1, sizeof *f);
+	unsigned char *wanted = region_mask(o, p);
+	size_t k = 0;
+
+	if (!f || !wanted) {
+		free(f);
+		free(wanted);
+		return NULL;
+	}
+	for (size_t r = 0; r < p->nregions; r++)
+		f[r].name = p->regions[r].name;
+	for (size_t i = 0; i < p->npairs; i++) {
+		const struct rd_pair *q = &p->pairs[i];
+		if (!wanted[q->region] || !want_process(o, p, q->process))
+			continue;
+		f[q->region].calls += q->count;
+		f[q->region].total += q->total_ns;
+		f[q->region].self += q->self_ns;
+	}
+	free(wanted);
+	for (size_t r = 0; r < p->nregions; r++)
+		if (f[r].calls)
+			f[k++] = f[r];
+	qsort(f, k, sizeof *f, by_name);
+	*n = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (*n && strcmp(f[*n - 1].name, f[i].name) == 0) {
+			f[*n - 1].calls += f[i].calls;
+			f[*n - 1].total += f[i].total;
+			f[*n - 1].self += f[i].self;
+		} else {
+			f[(*n)++] = f[i];
+		}
+	}
+	return f;
+}
+
+static double pct(uint64_t base, uint64_t now)
+{
+	return base ? 100.0 * ((double)now - (double)base) / (double)base : NAN;
+}
+
+/* Merges the two sorted lists by name. */
+static struct drow *join(const struct fig *a, size_t na, const struct fig *b, size_t nb, size_t *n)
+{
+	struct drow *rows = calloc(na + nb + 1, sizeof *rows);
+	size_t i = 0, j = 0, k = 0;
+
+	while (rows && (i < na || j < nb)) {
+		struct drow *r = &rows[k++];
+		int c = i == na ? 1 : j == nb ? -1 : strcmp(a[i].name, b[j].name);
+		if (c <= 0)
+			r->f[0] = a[i++], r->in[0] = 1;
+		if (c >= 0)
+			r->f[1] = b[j++], r->in[1] = 1;
+		r->name = r->in[0] ? r->f[0].name : r->f[1].name;
+		r->pct_total = pct(r->f[0].total, r->f[1].total);
+		r->pct_self = pct(r->f[0].self, r->f[1].self);
+	}
+	*n = k;
+	return rows;
+}
+
+/* ---- Gate --------------------------------------------------------------- */
+
+/* The allowed growth for a region, in percent; < 0 when it is not gated. */
+static double limit_of(const struct options *o, const char *name)
+{
+	double plain = -1;
+	for (size_t i = 0; i < o->ngates; i++) {
+		if (!o->gates[i].has_re)
+			plain = o->gates[i].pct;
+		else if (regexec(&o->gates[i].re, name, 0, NULL, 0) == 0)
+			return o->gates[i].pct;
+	}
+	return plain;
+}
+
+static int grew(double change, uint64_t base, uint64_t now, double limit, uint64_t min_time)
+{
+	return !isnan(change) && change > limit && (base >= min_time || now >= min_time);
+}
+
+static size_t gate(const struct options *o, struct drow *rows, size_t n)
+{
+	size_t slower = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct drow *r = &rows[i];
+		double limit = limit_of(o, r->name);
+		if (limit < 0 || !r->in[0] || !r->in[1])
+			continue;
+		r->slower = grew(r->pct_total, r->f[0].total, r->f[1].total, limit, o->min_time) ||
+			    grew(r->pct_self, r->f[0].self, r->f[1].self, limit, o->min_time);
+		slower += (size_t)r->slower;
+	}
+	return slower;
+}
+
+/* ---- Sorting ------------------------------------------------------------ */
+
+static enum sort_key sort_by;
+
+static uint64_t change(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* Largest absolute change first: of self (default), total or calls; or by name. */
+static int by_change(const void *x, const void *y)
+{
+	const struct drow *a = x, *b = y;
+	uint64_t va, vb, ta = change(a->f[0].total, a->f[1].total),
+			 tb = change(b->f[0].total, b->f[1].total);
+
+	switch (sort_by) {
+	case SORT_TOTAL: va = ta, vb = tb; break;
+	case SORT_CALLS:
+		va = change(a->f[0].calls, a->f[1].calls);
+		vb = change(b->f[0].calls, b->f[1].calls);
+		break;
+	case SORT_NAME: va = vb = 0, ta = tb = 0; break;
+	default:
+		va = change(a->f[0].self, a->f[1].self);
+		vb = change(b->f[0].self, b->f[1].self);
+		break;
+	}
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* ---- Printing ----------------------------------------------------------- */
+
+static const struct column diff_cols[] = {
+	{"region", "region", CELL_STR, 0, 1, 0},
+	{"base calls", "calls_base", CELL_U64, 10, 1, 0},
+	{"calls", "calls_new", CELL_U64, 10, 0, 0},
+	{"calls+", "calls_change", CELL_I64, 8, 0, 0},
+	{"base total", "total_base_ns", CELL_NS, 11, 0, 0},
+	{"new total", "total_new_ns", CELL_NS, 11, 0, 0},
+	{"total+", "total_change_ns", CELL_DNS, 12, 1, 0},
+	{"total%", "total_change_pct", CELL_DPCT, 8, 0, 0},
+	{"base self", "self_base_ns", CELL_NS, 11, 0, 0},
+	{"new self", "self_new_ns", CELL_NS, 11, 0, 0},
+	{"self+", "self_change_ns", CELL_DNS, 12, 1, 0},
+	{"self%", "self_change_pct", CELL_DPCT, 8, 0, 0},
+	{"status", "status", CELL_STR, 6, 0, 0},
+	{"region", "region", CELL_STR, 0, 0, 1},
+};
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
+static int64_t delta(uint64_t a, uint64_t b)
+{
+	return (int64_t)(b - a); /* two's complement: exact below 2^63 */
+}
+
+static void print_rows(const struct options *o, const struct drow *rows, size_t n, FILE *out)
+{
+	struct table t = {out, o->format, diff_cols, NCOLS(diff_cols), 0};
+	size_t shown = o->top && o->top < n ? o->top : n;
+
+	table_begin(&t, "regions");
+	for (size_t i = 0; i < shown; i++) {
+		const struct drow *r = &rows[i];
+		const char *status = !r->in[0]	 ? "new"
+				     : !r->in[1] ? "gone"
+				     : r->slower ? "SLOWER"
+						 : "";
+		table_row(&t, (union cell[]){{.s = r->name},
+					     {.u = r->f[0].calls},
+					     {.u = r->f[1].calls},
+					     {.i = delta(r->f[0].calls, r->f[1].calls)},
+					     {.u = r->f[0].total},
+					     {.u = r->f[1].total},
+					     {.i = delta(r->f[0].total, r->f[1].total)},
+					     {.f = r->pct_total},
+					     {.u = r->f[0].self},
+					     {.u = r->f[1].self},
+					     {.i = delta(r->f[0].self, r->f[1].self)},
+					     {.f = r->pct_self},
+					     {.s = status},
+					     {.s = r->name}});
+	}
+	table_end(&t);
+	if (o->format == FMT_TEXT && shown < n)
+		fprintf(out, "... %zu more regions (--top)\n", n - shown);
+}
+
+static const char *percent(char *buf, size_t cap, double v)
+{
+	snprintf(buf, cap, isnan(v) ? "n/a" : "%+.1f%%", v);
+	return buf;
+}
+
+/* One line on stderr per region that failed the gate. */
+static void report_slower(const struct options *o, const struct drow *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct drow *r = &rows[i];
+		if (!r->slower)
+			continue;
+		char total[32], self[32];
+		fprintf(stderr,
+			"scope-report: %s: %s got slower than in %s: total %s, self %s (allowed "
+			"+%g%%)\n",
+			o->files[1], r->name, o->files[0],
+			percent(total, sizeof total, r->pct_total),
+			percent(self, sizeof self, r->pct_self), limit_of(o, r->name));
+	}
+}
+
+int view_diff(const struct options *o, struct rd_profile *base, struct rd_profile *now, FILE *out,
+	      char *err, size_t cap)
+{
+	size_t na = 0, nb = 0, n = 0, slower;
+	struct fig *a = figures(o, base, &na), *b = figures(o, now, &nb);
+	struct drow *rows = a && b ? join(a, na, b, nb, &n) : NULL;
+
+	if (!rows) {
+		free(a);
+		free(b);
+		snprintf(err, cap, "%s: out of memory", o->files[0]);
+		return -1;
+	}
+	slower = gate(o, rows, n);
+	sort_by = o->sort;
+	qsort(rows, n, sizeof *rows, by_change);
+	if (o->format == FMT_TEXT) {
+		fprintf(out, "base %s, new %s: %zu regions", o->files[0], o->files[1], n);
+		if (o->ngates)
+			fprintf(out, ", %zu slower than allowed", slower);
+		fputs("\n\n", out);
+	}
+	if (o->format == FMT_JSON) {
+		fprintf(out, "{\"producer\":\"scope-report %s\",\"base\":", SCOPE_VERSION);
+		json_string(out, o->files[0]);
+		fputs(",\"new\":", out);
+		json_string(out, o->files[1]);
+		fprintf(out, ",\"slower\":%zu", slower);
+	}
+	print_rows(o, rows, n, out);
+	if (o->format == FMT_JSON)
+		json_doc_end(out);
+	report_slower(o, rows, n);
+	free(rows);
+	free(a);
+	free(b);
+	return slower ? 1 : 0;
+}

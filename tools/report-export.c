@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-report's streamed exports: Chrome trace-event JSON and speedscope JSON. */
+#define _GNU_SOURCE
+#include "format.h"
+#include "report.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- Call filter -------------------------------------------------------- */
+
+int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p)
+{
+	f->o = o;
+	f->p = p;
+	f->wanted = region_mask(o, p);
+	return f->wanted ? 0 : -1;
+}
+
+void filter_free(struct call_filter *f)
+{
+	free(f->wanted);
+	f->wanted = NULL;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* A call's start in ns since the profile's origin (the first process's start). */
+static uint64_t at_of(const struct rd_profile *p, size_t process, uint64_t rel)
+{
+	return add_sat(p->processes[process].start - p->origin, rel);
+}
+
+int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr)
+{
+	const struct options *o = f->o;
+	uint64_t at, end;
+
+	if (!f->wanted[fr->region] || fr->duration < o->min_duration)
+		return 0;
+	at = at_of(f->p, process, fr->start);
+	end = add_sat(at, fr->duration);
+	return end >= o->since && (!o->until || at < o->until);
+}
+
+/* ---- Fast numbers ------------------------------------------------------- */
+
+/* Writes v in decimal at s; returns the end. */
+static char *put_u64(char *s, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*s++ = tmp[--n];
+	return s;
+}
+
+/* ns as microseconds with three decimals: 1234567 -> "1234.567", exact. */
+static char *put_us(char *s, uint64_t ns)
+{
+	uint64_t frac = ns % 1000;
+	s = put_u64(s, ns / 1000);
+	*s++ = '.';
+	*s++ = (char)('0' + frac / 100);
+	*s++ = (char)('0' + frac / 10 % 10);
+	*s++ = (char)('0' + frac % 10);
+	return s;
+}
+
+/* Every region name as a JSON string, quotes included: escaped once, written often. */
+static char **json_names(const struct rd_profile *p)
+{
+	char **names = calloc(p->nregions + 1, sizeof *names);
+
+	for (size_t i = 0; names && i < p->nregions; i++) {
+		size_t len;
+		FILE *m = open_memstream(&names[i], &len);
+		if (!m)
+			return NULL;
+		json_string(m, p->regions[i].name);
+		if (fclose(m) != 0)
+			return NULL;
+	}
+	return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* ---- Chrome trace events ------------------------------------------------ */
+
+struct chrome {
+	struct call_filter f;
+	FILE *out;
+	char **names;
+	int64_t pid;   /* of the process being walked */
+	int64_t *tids; /* of its lanes */
+	int lane_ids;  /* tids are lane indices */
+};
+
+/* Whether every process has its own OS pid (else processes are numbered by row). */
+static int pids_unique(const struct rd_profile *p)
+{
+	for (size_t i = 0; i < p->nprocesses; i++)
+		for (size_t j = i + 1; j < p->nprocesses; j++)
+			if (p->processes[i].pid == p->processes[j].pid)
+				return 0;
+	return 1;
+}
+
+static int tids_unique(const struct rd_process *pr)
+{
+	for (size_t i = 0; i < pr->nlanes; i++)
+		for (size_t j = i + 1; j < pr->nlanes; j++)
+			if (pr->lanes[i].tid == pr->lanes[j].tid)
+				return 0;
+	return 1;
+}
+
+static int chrome_enter(void *ctx, struct wk_lane *l)
+{
+	struct chrome *c = ctx;
+	const struct wk_frame *f = &l->stack[l->n - 1];
+	char buf[160], *s = buf;
+
+	if (!filter_call(&c->f, l->process, f))
+		return 0;
+	fputs(",\n{\"ph\":\"X\",\"cat\":\"function\",\"name\":", c->out);
+	fputs(c->names[f->region], c->out);
+	s = stpcpy(s, ",\"pid\":");
+	if (c->pid < 0)
+		*s++ = '-';
+	s = put_u64(s, c->pid < 0 ? -(uint64_t)c->pid : (uint64_t)c->pid);
+	s = stpcpy(s, ",\"tid\":");
+	s = put_u64(s, (uint64_t)c->tids[l->lane]);
+	s = stpcpy(s, ",\"ts\":");
+	s = put_us(s, at_of(c->f.p, l->process, f->start));
+	s = stpcpy(s, ",\"dur\":");
+	s = put_us(s, f->duration);
+	if (f->flags & RD_FLAG_UNFINISHED)
+		s = stpcpy(s, ",\"args\":{\"unfinished\":true}");
+	*s++ = '}';
+	fwrite(buf, 1, (size_t)(s - buf), c->out);
+	return 0;
+}
+
+static void chrome_meta(FILE *out, const char *what, int64_t pid, int64_t tid, const char *name,
+			int first)
+{
+	fprintf(out,
+		"%s{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
+		first ? "" : ",\n", what, (long long)pid, (long long)tid);
+	json_string(out, name);
+	fputs("}}", out);
+}
+
+/* The process's name and its lanes' names, then its calls. */
+static int chrome_process(struct chrome *c, struct rd_profile *p, size_t i, int pid_ids, int first)
+{
+	const struct rd_process *pr = &p->processes[i];
+	char *label = NULL, *exe = strdup(pr->executable);
+	int rc;
+
+	c->pid = pid_ids ? pr->pid : (int64_t)i;
+	c->lane_ids = !tids_unique(pr);
+	c->tids = calloc(pr->nlanes + 1, sizeof *c->tids);
+	if (!exe || !c->tids ||
+	    asprintf(&label, "%s (pid %lld)", basename(exe), (long long)pr->pid) < 0) {
+		free(exe);
+		free(c->tids);
+		snprintf(p->err, sizeof p->err, "out of memory");
+		return -1;
+	}
+	chrome_meta(c->out, "process_name", c->pid, 0, label, first);
+	for (size_t k = 0; k < pr->nlanes; k++) {
+		c->tids[k] = c->lane_ids ? (int64_t)k : (int64_t)pr->lanes[k].tid;
+		if (c->f.o->thread < 0 || (uint64_t)c->f.o->thread == k)
+			chrome_meta(c->out, "thread_name", c->pid, c->tids[k], pr->lanes[k].name,
+				    0);
+	}
+	rc = wk_process(p, i, c->f.o->thread,
+			&(struct wk_visitor){.ctx = c, .enter = chrome_enter});
+	free(label);
+	free(exe);
+	free(c->tids);
+	return rc == 0 ? 0 : -1;
+}
+
+int view_chrome(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		char *err, size_t cap)
+{
+	struct chrome c = {.out = out};
+	int pid_ids = pids_unique(p), rc = 0, first = 1;
+
+	if (filter_init(&c.f, o, p) != 0 || !(c.names = json_names(p))) {
+		filter_free(&c.f);
+		snprintf(err, cap, "%s: out of memory", path);
+		return -1;
+	}
+	fputs("{\"traceEvents\":[\n", out);
+	for (size_t i = 0; i < p->nprocesses && rc == 0; i++) {
+		if (!want_process(o, p, i) ||
+		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
+			continue;
+		rc = chrome_process(&c, p, i, pid_ids, first);
+		first = 0;
+	}
+	fprintf(out,
+		"\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"scope-report %s\","
+		"\"profile\":",
+		SCOPE_VERSION);
+	json_string(out, path);
+	fputs("}}\n", out);
+	free_names(c.names, p->nregions);
+	filter_free(&c.f);
+	if (rc != 0)
+		snprintf(err, cap, "%s: %s", path, p->err);
+	return rc;
+}
+
+/* ---- speedscope --------------------------------------------------------- */
+
+/*
+ * speedscope wants one profile per lane, each a list of open and close
+ * events, but the walk interleaves lanes. Each lane's events are buffered
+ * and appended, a block at a time, to one temporary spool file; at the end
+ * every lane's blocks are copied out in order. Memory is a buffer per lane
+ * and a list of blocks, whatever the number of calls.
+ */
+#define SPOOL_BUF (16u << 10)
+
+struct block {
+	off_t off;
+	size_t len;
+};
+
+struct spool_lane {
+	char *buf;
+	size_t len;
+	struct block *blocks;
+	size_t nblocks, cap;
+	uint64_t first_at, last_at; /* ns since the origin */
+	uint64_t events;
+};
+
+struct speedscope {
+	struct call_filter f;
+	FILE *spool;
+	off_t spool_end;
+	struct spool_lane *lanes; /* all lanes of all processes, process by process */
+	size_t *base;		  /* first lane of each process in lanes */
+	int oom;
+};
+
+static int spool_flush(struct speedscope *s, struct spool_lane *l)
+{
+	if (!l->len)
+		return 0;
+	if (l->nblocks == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct block *b = realloc(l->blocks, cap * sizeof *b);
+		if (!b)
+			return -1;
+		l->blocks = b;
+		l->cap = cap;
+	}
+	if (fwrite(l->buf, 1, l->len, s->spool) != l->len)
+		return -1;
+	l->blocks[l->nblocks++] = (struct block){s->spool_end, l->len};
+	s->spool_end += (off_t)l->len;
+	l->len = 0;
+	return 0;
+}
+
+/* Appends one event, `{"type":"O","frame":7,"at":1234}`, to a lane. */
+static int spool_event(struct speedscope *s, struct spool_lane *l, char type, uint64_t region,
+		       uint64_t at)
+{
+	char ev[80], *p = ev;
+
+	if (!l->buf && !(l->buf = malloc(SPOOL_BUF)))
+		return -1;
+	if (at < l->last_at) /* keep "at" non-decreasing, as speedscope demands */
+		at = l->last_at;
+	if (!l->events++)
+		l->first_at = at;
+	l->last_at = at;
+	if (l->events > 1)
+		*p++ = ',';
+	p = stpcpy(p, "{\"type\":\"");
+	*p++ = type;
+	p = stpcpy(p, "\",\"frame\":");
+	p = put_u64(p, region);
+	p = stpcpy(p, ",\"at\":");
+	p = put_u64(p, at);
+	*p++ = '}';
+	if (l->len + (size_t)(p - ev) > SPOOL_BUF && spool_flush(s, l) != 0)
+		return -1;
+	memcpy(l->buf + l->len, ev, (size_t)(p - ev));
+	l->len += (size_t)(p - ev);
+	return 0;
+}
+
+static int speedscope_enter(void *ctx, struct wk_lane *l)
+{
+	struct speedscope *s = ctx;
+	struct wk_frame *f = &l->stack[l->n - 1];
+	struct spool_lane *sl = &s->lanes[s->base[l->process] + l->lane];
+
+	f->tag = (uint64_t)filter_call(&s->f, l->process, f);
+	if (f->tag && spool_event(s, sl, 'O', f->region, at_of(s->f.p, l->process, f->start))) {
+		s->oom = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static int speedscope_leave(void *ctx, struct wk_lane *l)
+{
+	struct speedscope *s = ctx;
+	const struct wk_frame *f = &l->stack[l->n - 1];
+	struct spool_lane *sl = &s->lanes[s->base[l->process] + l->lane];
+
+	if (f->tag && spool_event(s, sl, 'C', f->region, at_of(s->f.p, l->process, f->end))) {
+		s->oom = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void speedscope_frames(FILE *out, const struct rd_profile *p)
+{
+	fputs("\"shared\":{\"frames\":[", out);
+	for (size_t i = 0; i < p->nregions; i++) {
+		const struct rd_region *r = &p->regions[i];
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		json_string(out, r->name);
+		if (*r->file) {
+			fputs(",\"file\":", out);
+			json_string(out, r->file);
+		}
+		if (r->line)
+			fprintf(out, ",\"line\":%llu", (unsigned long long)r->line);
+		putc('}', out);
+	}
+	fputs("]},\n", out);
+}
+
+/* Copies a lane's spooled events to out. */
+static int copy_lane(struct speedscope *s, struct spool_lane *l, FILE *out)
+{
+	char buf[1 << 16];
+
+	for (size_t b = 0; b < l->nblocks; b++) {
+		for (size_t done = 0; done < l->blocks[b].len;) {
+			size_t want = l->blocks[b].len - done;
+			ssize_t got =
+				pread(fileno(s->spool), buf, want < sizeof buf ? want : sizeof buf,
+				      l->blocks[b].off + (off_t)done);
+			if (got <= 0)
+				return -1;
+			fwrite(buf, 1, (size_t)got, out);
+			done += (size_t)got;
+		}
+	}
+	fwrite(l->buf, 1, l->len, out);
+	return 0;
+}
+
+/* One evented profile per lane that has events. */
+static int speedscope_profiles(struct speedscope *s, const struct rd_profile *p, FILE *out)
+{
+	int first = 1;
+
+	if (fflush(s->spool) != 0)
+		return -1;
+	fputs("\"profiles\":[", out);
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		const struct rd_process *pr = &p->processes[i];
+		for (size_t k = 0; k < pr->nlanes; k++) {
+			struct spool_lane *l = &s->lanes[s->base[i] + k];
+			if (!l->events)
+				continue;
+			fputs(first ? "\n{\"type\":\"evented\",\"name\":"
+				    : ",\n{\"type\":\"evented\",\"name\":",
+			      out);
+			first = 0;
+			{
+				char *name = NULL;
+				if (asprintf(&name, "pid %lld, lane %zu: %s (tid %llu)",
+					     (long long)pr->pid, k, pr->lanes[k].name,
+					     (unsigned long long)pr->lanes[k].tid) < 0)
+					return -1;
+				json_string(out, name);
+				free(name);
+			}
+			fprintf(out,
+				",\"unit\":\"nanoseconds\",\"startValue\":%llu,\"endValue\":%llu,"
+				"\"events\":[",
+				(unsigned long long)l->first_at, (unsigned long long)l->last_at);
+			if (copy_lane(s, l, out) != 0)
+				return -1;
+			fputs("]}", out);
+		}
+	}
+	fputs("\n]", out);
+	return 0;
+}
+
+static int speedscope_walk(struct speedscope *s, const struct options *o, struct rd_profile *p)
+{
+	struct wk_visitor v = {.ctx = s, .enter = speedscope_enter, .leave = speedscope_leave};
+	size_t nlanes = 0;
+
+	s->base = calloc(p->nprocesses + 1, sizeof *s->base);
+	for (size_t i = 0; s->base && i < p->nprocesses; i++) {
+		s->base[i] = nlanes;
+		nlanes += p->processes[i].nlanes;
+	}
+	s->lanes = s->base ? calloc(nlanes + 1, sizeof *s->lanes) : NULL;
+	s->spool = s->lanes ? tmpfile() : NULL;
+	if (!s->spool) {
+		snprintf(p->err, sizeof p->err, "cannot make a temporary file");
+		return -1;
+	}
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		if (!want_process(o, p, i) ||
+		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
+			continue;
+		if (wk_process(p, i, o->thread, &v) != 0) {
+			if (s->oom)
+				snprintf(p->err, sizeof p->err,
+					 "out of memory or temporary space for the lanes");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void speedscope_free(struct speedscope *s, const struct rd_profile *p)
+{
+	size_t nlanes = 0;
+
+	for (size_t i = 0; s->base && i < p->nprocesses; i++)
+		nlanes += p->processes[i].nlanes;
+	for (size_t i = 0; s->lanes && i < nlanes; i++) {
+		free(s->lanes[i].buf);
+		free(s->lanes[i].blocks);
+	}
+	free(s->lanes);
+	free(s->base);
+	if (s->spool)
+		fclose(s->spool);
+	filter_free(&s->f);
+}
+
+int view_speedscope(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		    char *err, size_t cap)
+{
+	struct speedscope s = {0};
+	char *copy = strdup(path);
+	int rc = -1;
+
+	if (!copy || filter_init(&s.f, o, p) != 0)
+		snprintf(p->err, sizeof p->err, "out of memory");
+	else if (speedscope_walk(&s, o, p) == 0) {
+		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n",
+		      out);
+		fprintf(out, "\"exporter\":\"scope-report %s\",\"name\":", SCOPE_VERSION);
+		json_string(out, basename(copy));
+		fputs(",\"activeProfileIndex\":0,\n", out);
+		speedscope_frames(out, p);
+		rc = speedscope_profiles(&s, p, out);
+		if (rc != 0)
+			snprintf(p->err, sizeof p->err, "cannot read back the temporary file");
+		fputs("}\n", out);
+	}
+	speedscope_free(&s, p);
+	free(copy);
+	if (rc != 0)
+		snprintf(err, cap, "%s: %s", path, p->err);
+	return rc;
+}

@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-report's call trees (--tree) and folded stacks (--folded), rebuilt from the events. */
+#include "format.h"
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Map ---------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return k;
+}
+
+static int map_grow(struct u64map *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 1024;
+	uint64_t *keys = calloc(cap, sizeof *keys);
+	uint32_t *vals = malloc(cap * sizeof *vals);
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+		if (!m->keys[i])
+			continue;
+		for (j = mix(m->keys[i]) & (cap - 1); keys[j]; j = (j + 1) & (cap - 1))
+			;
+		keys[j] = m->keys[i];
+		vals[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = cap;
+	return 0;
+}
+
+uint32_t *map_slot(struct u64map *m, uint64_t key, uint32_t fresh, int *added)
+{
+	size_t i;
+
+	*added = 0;
+	if ((m->n + 1) * 2 > m->cap && map_grow(m) != 0)
+		return NULL;
+	key++;
+	for (i = mix(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			return &m->vals[i];
+	m->keys[i] = key;
+	m->vals[i] = fresh;
+	m->n++;
+	*added = 1;
+	return &m->vals[i];
+}
+
+void map_free(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- Call-path trie ----------------------------------------------------- */
+
+#define NONE UINT32_MAX
+
+struct tnode {
+	uint64_t region; /* UINT64_MAX for a root */
+	uint32_t parent, first_child, next_sibling;
+	uint64_t calls, total;
+	int64_t self;
+};
+
+struct trie {
+	struct tnode *n;
+	size_t len, cap;
+	struct u64map kids; /* parent << 32 | region -> child */
+};
+
+static uint32_t trie_add(struct trie *t, uint32_t parent, uint64_t region)
+{
+	struct tnode *x;
+
+	if (t->len == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct tnode *n = cap < NONE ? realloc(t->n, cap * sizeof *n) : NULL;
+		if (!n)
+			return NONE;
+		t->n = n;
+		t->cap = cap;
+	}
+	x = &t->n[t->len];
+	memset(x, 0, sizeof *x);
+	x->region = region;
+	x->parent = parent;
+	x->first_child = NONE;
+	x->next_sibling = parent == NONE ? NONE : t->n[parent].first_child;
+	if (parent != NONE)
+		t->n[parent].first_child = (uint32_t)t->len;
+	return (uint32_t)t->len++;
+}
+
+/* The child of parent for region, made on first use; NONE when out of memory. */
+static uint32_t trie_child(struct trie *t, uint32_t parent, uint64_t region)
+{
+	int added;
+	uint32_t *slot =
+		map_slot(&t->kids, (uint64_t)parent << 32 | region, (uint32_t)t->len, &added);
+
+	if (!slot)
+		return NONE;
+	if (added && trie_add(t, parent, region) == NONE) {
+		*slot = NONE; /* never used: the walk stops */
+		return NONE;
+	}
+	return *slot;
+}
+
+static void trie_free(struct trie *t)
+{
+	free(t->n);
+	map_free(&t->kids);
+	memset(t, 0, sizeof *t);
+}
+
+static uint64_t self_of(const struct tnode *x)
+{
+	return x->self > 0 ? (uint64_t)x->self : 0;
+}
+
+/* ---- Building ----------------------------------------------------------- */
+
+/* A frame's tag: the node its callees hang under, and whether the call itself is kept. */
+#define TAG_KEPT (1ULL << 32)
+
+struct builder {
+	struct call_filter *filter;
+	struct trie t;
+	uint32_t *roots;      /* per lane (--tree), or roots[0] for all (--folded) */
+	uint64_t *lane_calls; /* calls kept per lane (--tree) */
+	int per_lane;
+	int oom;
+};
+
+static uint32_t root_of(struct builder *b, const struct wk_lane *l)
+{
+	uint32_t *r = &b->roots[b->per_lane ? l->lane : 0];
+	if (*r == NONE)
+		*r = trie_add(&b->t, NONE, UINT64_MAX);
+	return *r;
+}
+
+static int build_enter(void *ctx, struct wk_lane *l)
+{
+	struct builder *b = ctx;
+	struct wk_frame *f = &l->stack[l->n - 1];
+	uint32_t under = l->n > 1 ? (uint32_t)l->stack[l->n - 2].tag : root_of(b, l), node;
+
+	if (under == NONE || !filter_call(b->filter, l->process, f)) {
+		f->tag = under;
+		b->oom = under == NONE;
+		return b->oom ? -1 : 0;
+	}
+	node = trie_child(&b->t, under, f->region);
+	if (node == NONE) {
+		b->oom = 1;
+		return -1;
+	}
+	b->t.n[node].calls++;
+	b->t.n[node].total += f->duration;
+	if (b->per_lane)
+		b->lane_calls[l->lane]++;
+	f->tag = node | TAG_KEPT;
+	return 0;
+}
+
+static int build_leave(void *ctx, struct wk_lane *l)
+{
+	struct builder *b = ctx;
+	const struct wk_frame *f = &l->stack[l->n - 1];
+
+	if (f->tag & TAG_KEPT)
+		b->t.n[(uint32_t)f->tag].self += f->self_ns;
+	return 0;
+}
+
+/* Replays process i into b's trie; returns 0 or -1 with the reason in p->err. */
+static int build(struct builder *b, const struct options *o, struct rd_profile *p, size_t i)
+{
+	struct wk_visitor v = {.ctx = b, .enter = build_enter, .leave = build_leave};
+	int rc;
+
+	if (p->nregions >= NONE) {
+		snprintf(p->err, sizeof p->err, "too many regions for a call tree");
+		return -1;
+	}
+	rc = wk_process(p, i, o->thread, &v);
+	if (rc != 0 && b->oom)
+		snprintf(p->err, sizeof p->err, "out of memory");
+	return rc == 0 ? 0 : -1;
+}
+
+/* ---- Printing a tree ---------------------------------------------------- */
+
+static const struct trie *sort_trie;
+static const struct rd_profile *sort_profile;
+static enum sort_key sort_by;
+
+static int by_key(const void *x, const void *y)
+{
+	const struct tnode *a = &sort_trie->n[*(const uint32_t *)x];
+	const struct tnode *b = &sort_trie->n[*(const uint32_t *)y];
+	uint64_t va, vb;
+	int c;
+
+	switch (sort_by) {
+	case SORT_SELF: va = self_of(a), vb = self_of(b); break;
+	case SORT_CALLS: va = a->calls, vb = b->calls; break;
+	case SORT_NAME: va = vb = 0; break;
+	default: va = a->total, vb = b->total; break;
+	}
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	c = strcmp(sort_profile->regions[a->region].name, sort_profile->regions[b->region].name);
+	return c ? c : (a->region > b->region) - (a->region < b->region);
+}
+
+/* The children of node, sorted; *n of them. NULL when out of memory. */
+static uint32_t *children(const struct trie *t, uint32_t node, size_t *n)
+{
+	size_t k = 0;
+	uint32_t *kids;
+
+	for (uint32_t c = t->n[node].first_child; c != NONE; c = t->n[c].next_sibling)
+		k++;
+	kids = malloc((k + 1) * sizeof *kids);
+	if (!kids)
+		return NULL;
+	k = 0;
+	for (uint32_t c = t->n[node].first_child; c != NONE; c = t->n[c].next_sibling)
+		kids[k++] = c;
+	qsort(kids, k, sizeof *kids, by_key);
+	*n = k;
+	return kids;
+}
+
+struct printer {
+	const struct options *o;
+	const struct rd_profile *p;
+	const struct trie *t;
+	FILE *out;
+	size_t process, lane;
+	uint32_t *path; /* nodes from the root's child down to the current one */
+	size_t depth, cap;
+	int first; /* JSON: no comma before the next object */
+};
+
+/* The path "main;a;b" as one CSV field, always quoted (names may hold commas). */
+static void csv_path(const struct printer *pr)
+{
+	putc('"', pr->out);
+	for (size_t i = 0; i < pr->depth; i++) {
+		if (i)
+			putc(';', pr->out);
+		for (const char *s = pr->p->regions[pr->t->n[pr->path[i]].region].name; *s; s++) {
+			if (*s == '"')
+				putc('"', pr->out);
+			putc(*s, pr->out);
+		}
+	}
+	putc('"', pr->out);
+}
+
+/* Opens a node's line or object; its children follow, then close_node. */
+static void open_node(struct printer *pr, uint32_t node)
+{
+	const struct tnode *x = &pr->t->n[node];
+	const char *name = pr->p->regions[x->region].name;
+	char b[2][32];
+	size_t level = pr->depth - 1;
+
+	switch (pr->o->format) {
+	case FMT_TEXT:
+		fprintf(pr->out, "%11s  %11s  %10llu  %*s%s\n", fmt_ns(b[0], 32, (double)x->total),
+			fmt_ns(b[1], 32, (double)self_of(x)), (unsigned long long)x->calls,
+			(int)(2 * level), "", name);
+		break;
+	case FMT_CSV:
+		fprintf(pr->out, "%zu,%zu,%zu,%llu,%llu,%llu,", pr->process, pr->lane, level,
+			(unsigned long long)x->calls, (unsigned long long)x->total,
+			(unsigned long long)self_of(x));
+		csv_string(pr->out, name);
+		putc(',', pr->out);
+		csv_path(pr);
+		putc('\n', pr->out);
+		break;
+	case FMT_JSON:
+		fputs(pr->first ? "{\"region\":" : ",{\"region\":", pr->out);
+		json_string(pr->out, name);
+		fprintf(pr->out,
+			",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,\"children\":[",
+			(unsigned long long)x->calls, (unsigned long long)x->total,
+			(unsigned long long)self_of(x));
+		pr->first = 1;
+		break;
+	}
+}
+
+static void close_node(struct printer *pr)
+{
+	if (pr->o->format == FMT_JSON) {
+		fputs("]}", pr->out);
+		pr->first = 0;
+	}
+}
+
+struct level {
+	uint32_t *kids;
+	size_t n, i;
+};
+
+/* Depth-first, without recursion (call paths can be deep). Returns 0 or -1 (memory). */
+static int print_subtree(struct printer *pr, uint32_t root)
+{
+	struct level *stack = NULL;
+	size_t top = 0, cap = 0;
+	int rc = 0;
+
+	pr->depth = 0;
+	for (;;) {
+		struct level *lv;
+		uint32_t node = top ? stack[top - 1].kids[stack[top - 1].i++] : root;
+		size_t want = top + 1;
+		if (want > cap || want > pr->cap) {
+			size_t c = 2 * want + 16;
+			struct level *s = realloc(stack, c * sizeof *s);
+			uint32_t *path = s ? realloc(pr->path, c * sizeof *path) : NULL;
+			if (s)
+				stack = s;
+			if (!s || !path) {
+				rc = -1;
+				break;
+			}
+			pr->path = path;
+			cap = pr->cap = c;
+		}
+		if (top) {
+			pr->path[pr->depth++] = node;
+			open_node(pr, node);
+		}
+		lv = &stack[top++];
+		lv->i = lv->n = 0;
+		lv->kids = NULL;
+		if (!pr->o->depth || pr->depth < pr->o->depth) {
+			lv->kids = children(pr->t, node, &lv->n);
+			if (!lv->kids) {
+				rc = -1;
+				break;
+			}
+		}
+		while (top && stack[top - 1].i == stack[top - 1].n) {
+			free(stack[--top].kids);
+			if (top) {
+				close_node(pr);
+				pr->depth--;
+			}
+		}
+		if (!top)
+			break;
+	}
+	while (top)
+		free(stack[--top].kids);
+	free(stack);
+	return rc;
+}
+
+static void lane_heading(struct printer *pr, const struct rd_lane *ln, uint64_t calls)
+{
+	const struct rd_process *proc = &pr->p->processes[pr->process];
+
+	switch (pr->o->format) {
+	case FMT_TEXT:
+		fprintf(pr->out, "process %zu (pid %lld) lane %zu (tid %llu) %s: %llu calls\n",
+			pr->process, (long long)proc->pid, pr->lane, (unsigned long long)ln->tid,
+			ln->name, (unsigned long long)calls);
+		fprintf(pr->out, "%11s  %11s  %10s  %s\n", "total", "self", "calls", "region");
+		break;
+	case FMT_CSV: break;
+	case FMT_JSON:
+		fprintf(pr->out,
+			"%s{\"process\":%zu,\"pid\":%lld,\"lane\":%zu,\"tid\":%llu,\"name\":",
+			pr->first ? "" : ",", pr->process, (long long)proc->pid, pr->lane,
+			(unsigned long long)ln->tid);
+		json_string(pr->out, ln->name);
+		fputs(",\"calls\":[", pr->out);
+		pr->first = 1;
+		break;
+	}
+}
+
+/* Prints the trees of process i, lane by lane; *printed counts the lanes shown. */
+static int print_process(struct printer *pr, const struct builder *b, size_t *printed)
+{
+	const struct rd_process *proc = &pr->p->processes[pr->process];
+
+	for (size_t lane = 0; lane < proc->nlanes; lane++) {
+		uint32_t root = b->roots[lane];
+		if (root == NONE || b->t.n[root].first_child == NONE)
+			continue;
+		pr->lane = lane;
+		if (pr->o->format == FMT_TEXT && (*printed)++)
+			putc('\n', pr->out);
+		if (pr->o->format == FMT_JSON)
+			pr->first = (*printed)++ == 0;
+		lane_heading(pr, &proc->lanes[lane], b->lane_calls[lane]);
+		if (print_subtree(pr, root) != 0)
+			return -1;
+		if (pr->o->format == FMT_JSON) {
+			fputs("]}", pr->out);
+			pr->first = 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- Views -------------------------------------------------------------- */
+
+static int builder_init(struct builder *b, struct call_filter *f, size_t nroots, int per_lane)
+{
+	memset(b, 0, sizeof *b);
+	b->filter = f;
+	b->per_lane = per_lane;
+	b->roots = malloc((nroots + 1) * sizeof *b->roots);
+	b->lane_calls = calloc(nroots + 1, sizeof *b->lane_calls);
+	if (!b->roots || !b->lane_calls)
+		return -1;
+	for (size_t i = 0; i <= nroots; i++)
+		b->roots[i] = NONE;
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	trie_free(&b->t);
+	free(b->roots);
+	free(b->lane_calls);
+}
+
+static int tree_of_process(struct printer *pr, struct call_filter *f, struct rd_profile *p,
+			   size_t *printed)
+{
+	struct builder b;
+	int rc = -1;
+
+	if (builder_init(&b, f, p->processes[pr->process].nlanes, 1) != 0)
+		snprintf(p->err, sizeof p->err, "out of memory");
+	else if (build(&b, pr->o, p, pr->process) == 0) {
+		pr->t = &b.t;
+		sort_trie = &b.t;
+		rc = print_process(pr, &b, printed);
+		if (rc != 0)
+			snprintf(p->err, sizeof p->err, "out of memory");
+	}
+	builder_free(&b);
+	return rc;
+}
+
+int view_tree(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
+	      size_t cap)
+{
+	struct printer pr = {.o = o, .p = p, .out = out};
+	struct call_filter f;
+	size_t printed = 0;
+	int rc = 0;
+
+	if (filter_init(&f, o, p) != 0) {
+		snprintf(err, cap, "%s: out of memory", path);
+		return -1;
+	}
+	sort_profile = p;
+	sort_by = o->sort_given ? o->sort : SORT_TOTAL;
+	if (o->format == FMT_JSON) {
+		json_doc_begin(out, path, p);
+		fputs(",\"lanes\":[", out);
+	} else if (o->format == FMT_CSV) {
+		fputs("process,lane,level,calls,total_ns,self_ns,region,path\n", out);
+	}
+	for (size_t i = 0; i < p->nprocesses && rc == 0; i++) {
+		if (!want_process(o, p, i) ||
+		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
+			continue;
+		pr.process = i;
+		rc = tree_of_process(&pr, &f, p, &printed);
+	}
+	if (o->format == FMT_JSON) {
+		fputs("]", out);
+		json_doc_end(out);
+	}
+	free(pr.path);
+	filter_free(&f);
+	if (rc != 0)
+		snprintf(err, cap, "%s: %s", path, p->err);
+	return rc;
+}
+
+/* ---- Folded stacks ------------------------------------------------------ */
+
+/* A name in a folded line: ';' separates frames and a line ends the stack. */
+static void folded_name(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		putc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, out);
+}
+
+/* Every node with self time, as "root;...;node SELF_NS", depth first. */
+static int print_folded(const struct rd_profile *p, const struct trie *t, FILE *out)
+{
+	uint32_t *path = NULL;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < t->len; i++) {
+		size_t depth = 0;
+		if (t->n[i].region == UINT64_MAX || t->n[i].self <= 0)
+			continue;
+		for (uint32_t x = (uint32_t)i; t->n[x].region != UINT64_MAX; x = t->n[x].parent) {
+			if (depth == cap) {
+				size_t c = 2 * cap + 16;
+				uint32_t *grown = realloc(path, c * sizeof *grown);
+				if (!grown) {
+					free(path);
+					return -1;
+				}
+				path = grown;
+				cap = c;
+			}
+			path[depth++] = x;
+		}
+		while (depth--) {
+			folded_name(out, p->regions[t->n[path[depth]].region].name);
+			putc(depth ? ';' : ' ', out);
+		}
+		fprintf(out, "%llu\n", (unsigned long long)t->n[i].self);
+	}
+	free(path);
+	return 0;
+}
+
+int view_folded(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		char *err, size_t cap)
+{
+	struct call_filter f;
+	struct builder b;
+	int rc = 0;
+
+	if (filter_init(&f, o, p) != 0 || builder_init(&b, &f, 0, 0) != 0) {
+		snprintf(err, cap, "%s: out of memory", path);
+		return -1;
+	}
+	for (size_t i = 0; i < p->nprocesses && rc == 0; i++) {
+		if (!want_process(o, p, i) ||
+		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
+			continue;
+		rc = build(&b, o, p, i);
+	}
+	if (rc == 0 && print_folded(p, &b.t, out) != 0) {
+		snprintf(p->err, sizeof p->err, "out of memory");
+		rc = -1;
+	}
+	builder_free(&b);
+	filter_free(&f);
+	if (rc != 0)
+		snprintf(err, cap, "%s: %s", path, p->err);
+	return rc;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-report's parts: options, selection, tables and the views that print them. */
+#ifndef SCOPE_TOOLS_REPORT_H
+#define SCOPE_TOOLS_REPORT_H
+
+#include "reader.h"
+#include "walk.h"
+
+#include <regex.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum view {
+	VIEW_FLAT,
+	VIEW_TREE,
+	VIEW_THREADS,
+	VIEW_PROCESSES,
+	VIEW_DIFF,
+	VIEW_CHROME,
+	VIEW_SPEEDSCOPE,
+	VIEW_FOLDED
+};
+enum format { FMT_TEXT, FMT_CSV, FMT_JSON };
+enum sort_key {
+	SORT_SELF,
+	SORT_TOTAL,
+	SORT_CALLS,
+	SORT_MEAN,
+	SORT_MIN,
+	SORT_MAX,
+	SORT_STD,
+	SORT_NAME
+};
+
+/* --max-regression [REGEX=]PCT */
+struct gate {
+	regex_t re;
+	int has_re;
+	double pct;
+};
+
+struct options {
+	enum view view;
+	enum format format;
+	enum sort_key sort;
+	int sort_given;
+	size_t top;	/* 0: every row */
+	uint64_t depth; /* --tree levels shown; 0: all */
+	regex_t *include, *exclude;
+	size_t ninclude, nexclude;
+	int64_t process, rank, thread;	     /* -1: all */
+	uint64_t since, until, min_duration; /* exports; until 0: no end */
+	int windowed;			     /* since, until or min_duration given */
+	struct gate *gates;
+	size_t ngates;
+	uint64_t min_time; /* --diff: gate only regions above this time */
+	const char *output;
+	const char *files[2];
+	size_t nfiles;
+};
+
+/* ---- Selection (scope-report.c) ----------------------------------------- */
+
+/* Whether the region name passes --include and --exclude. */
+int want_region(const struct options *o, const char *name);
+/* want_region of every region of p, as an array of 0/1; NULL when out of memory. */
+unsigned char *region_mask(const struct options *o, const struct rd_profile *p);
+/* Whether process i of p passes --process and --rank. */
+int want_process(const struct options *o, const struct rd_profile *p, size_t i);
+/* Wall time of the processes selected, ns. */
+uint64_t selected_wall(const struct options *o, const struct rd_profile *p);
+/* Wall time of their thread lanes (of --thread only, if given), summed, ns. */
+uint64_t selected_lanes_wall(const struct options *o, const struct rd_profile *p);
+
+/* ---- Tables (report-table.c) -------------------------------------------- */
+
+enum cell_kind {
+	CELL_STR,   /* s */
+	CELL_U64,   /* u */
+	CELL_I64,   /* i */
+	CELL_NS,    /* u: a duration in ns */
+	CELL_NSF,   /* f: a duration in ns, fractional (a mean) */
+	CELL_DNS,   /* i: a change of duration, ns, signed */
+	CELL_PCT,   /* f: a percentage; NaN when there is none */
+	CELL_DPCT,  /* f: a change in percent, signed; NaN when there is none */
+	CELL_RATIO, /* f: a plain ratio; NaN when there is none */
+};
+
+struct column {
+	const char *head; /* in text */
+	const char *key;  /* in CSV and JSON */
+	enum cell_kind kind;
+	int width;     /* in text; the last column is left-aligned and not padded */
+	int no_text;   /* left out of text tables */
+	int only_text; /* in text tables only */
+};
+
+union cell {
+	const char *s;
+	uint64_t u;
+	int64_t i;
+	double f;
+};
+
+struct table {
+	FILE *out;
+	enum format format;
+	const struct column *cols;
+	size_t ncols;
+	size_t rows;
+};
+
+/* Text: the header line; CSV: the header row; JSON: `"key":[`. */
+void table_begin(struct table *t, const char *json_key);
+void table_row(struct table *t, const union cell *cells);
+/* JSON: `]`. */
+void table_end(struct table *t);
+
+/* JSON documents: `{"producer":...,"profile":PATH,...` and the closing brace. */
+void json_doc_begin(FILE *out, const char *path, const struct rd_profile *p);
+void json_doc_end(FILE *out);
+/* A finite double as JSON (0 for NaN and infinities). */
+void json_double(FILE *out, double v);
+
+/* ---- Maps (report-tree.c) ----------------------------------------------- */
+
+/* An open-addressing map from 64-bit keys (below UINT64_MAX) to 32-bit values. */
+struct u64map {
+	uint64_t *keys; /* key + 1; 0 = empty */
+	uint32_t *vals;
+	size_t cap, n;
+};
+/* The value of key; a new key gets value fresh and *added = 1. NULL when out of memory. */
+uint32_t *map_slot(struct u64map *m, uint64_t key, uint32_t fresh, int *added);
+void map_free(struct u64map *m);
+
+/* ---- Views -------------------------------------------------------------- */
+/* Each prints to out and returns 0, or -1 with "FILE: reason" in err. */
+
+int view_flat(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
+	      size_t cap);
+int view_threads(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		 char *err, size_t cap);
+int view_processes(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		   char *err, size_t cap);
+int view_tree(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
+	      size_t cap);
+int view_folded(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		char *err, size_t cap);
+int view_chrome(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		char *err, size_t cap);
+int view_speedscope(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
+		    char *err, size_t cap);
+/* Returns 0, 1 when a region got slower than --max-regression allows, or -1. */
+int view_diff(const struct options *o, struct rd_profile *base, struct rd_profile *now, FILE *out,
+	      char *err, size_t cap);
+
+/* ---- Call filter (report-export.c) -------------------------------------- */
+
+/* Which calls the exports and trees keep: region, duration, time window. */
+struct call_filter {
+	const struct options *o;
+	const struct rd_profile *p;
+	unsigned char *wanted; /* per region */
+};
+/* Returns 0, or -1 when out of memory. */
+int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p);
+void filter_free(struct call_filter *f);
+/* Whether the call f of process passes. */
+int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr);
+
+#endif
