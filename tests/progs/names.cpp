@@ -6,7 +6,8 @@
 
 static volatile double names_sink;
 
-namespace geo {
+namespace geo
+{
 
 struct Shape {
 	int w, h;
@@ -19,7 +20,8 @@ NOINLINE int Shape::area() const
 	return w * h;
 }
 
-namespace util {
+namespace util
+{
 
 NOINLINE int scale(int v)
 {
@@ -36,7 +38,8 @@ NOINLINE double scale(double v)
 } // namespace util
 } // namespace geo
 
-extern "C" NOINLINE int c_linkage(int v) { /* line: c_linkage */
+extern "C" NOINLINE int c_linkage(int v)
+{ /* line: c_linkage */
 	names_sink = names_sink + v;
 	return v + 1;
 }

@@ -1,0 +1,1080 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Runs one robustness case of scope on one test program and checks the profile it writes.
+
+Usage: robust.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR
+                 [--plugins DIR] [--sanitized LIBASAN]
+
+The cases are about what real programs do and simple ones do not: fork,
+exec, daemonize, crash, get killed, longjmp, throw, run thousands of
+threads, unload libraries, close descriptors, fill the disk. The programs
+(tests/progs/r_*) print the counts they know; the checks compare the file
+with them exactly, per process and per thread lane, and times only
+against bounds. One function per case (case_fork is CASE "fork").
+Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
+"""
+
+import argparse
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check  # noqa: E402  (the helpers of the main suite)
+from check import MS, SKIP, Failure, Skipped, expect, expect_eq  # noqa: E402
+
+KILL_CALLS = 100_000  # calls r_kill makes on each thread before it may be killed
+FD_CALLS = 650_000  # r_fds: 15.6 MB of records, more than the arena is backed with at start-up
+DISK_CALLS = 200_000  # r_fds plain: 4.8 MB of records, more than the small tmpfs holds
+
+
+class Robust(check.Test):
+    def __init__(self, a):
+        super().__init__(a)
+        self.plugins = os.path.abspath(a.plugins) if a.plugins else None
+
+    def text(self, r):
+        return r.stdout.decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------
+# What the programs say, and what the file says
+
+
+def said_calls(text):
+    """The NAME=N pairs after 'calls' on every line of TEXT, summed by name."""
+    counts = {}
+    for line in text.splitlines():
+        if "calls " not in line:
+            continue
+        for name, n in re.findall(r"(\S+)=(\d+)", line.split("calls ", 1)[1]):
+            counts[name] = counts.get(name, 0) + int(n)
+    return counts
+
+
+def reports(text):
+    """r_proc's report lines: [(who, pid, {name: count})]."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"(\S+) pid=(\d+) calls (.*)", line)
+        if m:
+            out.append((m.group(1), int(m.group(2)), {k: int(v) for k, v in re.findall(r"(\S+)=(\d+)", m.group(3))}))
+    return out
+
+
+def the_report(text, who):
+    found = [r for r in reports(text) if r[0] == who]
+    expect(len(found) == 1, f"the program printed {len(found)} '{who} pid=...' lines, expected 1:\n{text}")
+    return found[0]
+
+
+def expect_counts(p, counts, process=0, what=""):
+    """Calls of every NAME in COUNTS in PROCESS, exactly (0 = no pair)."""
+    for name, n in counts.items():
+        got = p.count(name, process)
+        if got != n and got == 0:
+            have = sorted({f"{p.regions['name'][r]}={c}" for r, c, q in
+                           zip(p.pairs["region"], p.pairs["count"], p.pairs["process"]) if q == process})
+            raise Failure(f"calls of {name} in process {process}{what}: expected {n}, got 0; "
+                          f"the process has {', '.join(have) or 'no calls'}")
+        expect_eq(got, n, f"calls of {name} in process {process}{what}")
+
+
+def rows_of(p, pid):
+    return [i for i, x in enumerate(p.processes["pid"]) if int(x) == pid]
+
+
+def col(p, row, name):
+    """One value of /processes, as an int or a str."""
+    v = p.processes[name][row]
+    return v if isinstance(v, str) else int(v)
+
+
+def pairs_of(p, row):
+    return int(np.sum(p.pairs["process"] == row))
+
+
+def per_lane(p, name, process=0):
+    """{lane: calls of NAME} in PROCESS."""
+    ev = p.calls(name, process)
+    lanes, n = np.unique(ev["thread"].astype(np.int64), return_counts=True)
+    return {int(lane): int(c) for lane, c in zip(lanes, n)}
+
+
+def check_nesting(p):
+    """Every call nests in its caller, stats follow from the events, in every process."""
+    check.check_starts(p)
+    for row in range(len(p.processes["pid"])):
+        check.check_pair_stats(p, row)
+
+
+def check_never_returned(p, names, process=0, slack_ns=MS):
+    """NAMES each have one call, flagged as never returned, ending at the process's end."""
+    span = p.span(process)
+    for name in names:
+        ev = p.calls(name, process)
+        expect_eq(len(ev["flags"]), 1, f"calls of {name} in process {process}")
+        expect_eq(int(ev["flags"][0]) & 1, 1, f"never-returned flag of {name} in process {process}")
+        end = int(ev["start"][0]) + int(ev["duration"][0])
+        expect(span - slack_ns <= end <= span + 1, f"{name} ends at {end} ns, process {process} at {span} ns")
+
+
+def parent_chain(p, row):
+    chain = []
+    while row >= 0:
+        expect(row not in chain and row < len(p.processes["pid"]), f"/processes/parent loops at row {row}")
+        chain.append(row)
+        row = col(p, row, "parent")
+    return chain
+
+
+def check_processes(p):
+    """What holds for every row of /processes in any run."""
+    n = len(p.processes["pid"])
+    expect_eq(col(p, 0, "parent"), -1, "parent of the first process")
+    for row in range(1, n):
+        parent = col(p, row, "parent")
+        expect(0 <= parent < n and parent != row, f"process {row} has parent {parent}")
+        parent_chain(p, row)
+    for row in range(n):
+        expect(p.processes["start"][row] <= p.processes["end"][row], f"process {row} ends before it starts")
+
+
+# ---------------------------------------------------------------------------
+# Running things
+
+
+@contextlib.contextmanager
+def small_tmpfs(t, name, size="4m"):
+    """A tmpfs of SIZE mounted at WORK/NAME for the block; skips where mounting is not allowed."""
+    path = t.path(name)
+    os.makedirs(path)
+    if not shutil.which("mount"):
+        raise Skipped("no mount command to mount a tmpfs to fill")
+    r = t.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path])
+    if r.rc != 0:
+        raise Skipped(f"cannot mount a tmpfs to fill ({r.stderr.strip() or 'exit ' + str(r.rc)}); needs root")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def fill(path):
+    """Writes a file into PATH until its filesystem is full."""
+    block = b"\0" * 4096
+    with open(os.path.join(path, "filler"), "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(block)
+        except OSError:
+            pass
+
+
+def start(t, argv, env):
+    argv = [str(x) for x in argv]
+    print("$ (in the background)", " ".join(argv), flush=True)
+    return subprocess.Popen(argv, env=env, cwd=t.work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=check.no_core_dump)
+
+
+def wait_for_file(path, child, seconds=60):
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(path):
+        if child.poll() is not None:
+            out, err = child.communicate()
+            raise Failure(f"the program ended (status {child.returncode}) before writing {path}: "
+                          f"{err.decode(errors='replace')[-2000:]}")
+        expect(time.monotonic() < deadline, f"{path} did not appear in {seconds} s")
+        time.sleep(0.01)
+
+
+def finish(child, what):
+    try:
+        out, err = child.communicate(timeout=check.RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        raise Failure(f"{what} did not finish in {check.RUN_TIMEOUT} s")
+    err = err.decode("utf-8", "replace")
+    print(f"  exit {child.returncode}")
+    if err:
+        print("  stderr:", err[-3000:].replace("\n", "\n  | "))
+    return child.returncode, out.decode("utf-8", "replace"), err
+
+
+def arenas(folder):
+    return [os.path.join(d, f) for d, _, files in os.walk(folder) for f in files if f.endswith(".arena")]
+
+
+# ---------------------------------------------------------------------------
+# Cases: processes (r_proc)
+
+
+def case_fork(t):
+    """fork, then both sides call a->b->c; the child records only its own calls."""
+    p, r = t.profile("fork")
+    text = t.text(r)
+    _, ppid, parent = the_report(text, "parent")
+    _, cpid, child = the_report(text, "child")
+    check_processes(p)
+    expect_eq(len(p.processes["pid"]), 2, "processes (the program and its forked child)")
+    expect_eq([col(p, 0, "pid"), col(p, 1, "pid")], [ppid, cpid], "pids of the processes")
+    expect_eq((col(p, 1, "parent"), col(p, 1, "ppid")), (0, ppid), "parent and ppid of the child")
+    for row in (0, 1):
+        expect_eq((col(p, row, "exit_status"), col(p, row, "exec"), col(p, row, "complete")), (0, 0, 1),
+                  f"exit_status, exec, complete of process {row}")
+        expect_eq(len(p.lanes[row]["tid"]), 1, f"thread lanes of process {row}")
+        expect_eq(int(p.lanes[row]["tid"][0]), col(p, row, "pid"), f"tid of the lane of process {row}")
+    expect_counts(p, {"a": parent["a"], "b": parent["b"], "c": parent["c"], "parent_side": 1, "main": 1,
+                      "child_side": 0}, 0)
+    # main and abc were open at the fork: they are the parent's calls, not the child's.
+    expect_counts(p, {"a": child["a"], "b": child["b"], "c": child["c"], "child_side": 1, "main": 0,
+                      "parent_side": 0}, 1)
+    for name, depth in (("child_side", 0), ("abc", 1), ("a", 2), ("b", 3), ("c", 4)):
+        expect_eq(sorted(set(int(d) for d in p.calls(name, 1)["depth"])), [depth], f"depths of {name} in the child")
+    check_nesting(p)
+
+
+def expect_leaf(p, row, n, what):
+    expect_counts(p, {"leaf": 1, "a": n, "b": n, "c": 2 * n, "main": 1}, row, f" ({what})")
+
+
+def case_vfork_execl(t):
+    """vfork + execl: the exec'd program is profiled; the parent's calls stay its own."""
+    p, r = t.profile("vfork-execl")
+    text = t.text(r)
+    _, ppid, parent = the_report(text, "parent")
+    _, lpid, leaf = the_report(text, "leaf")
+    check_processes(p)
+    expect_eq(col(p, 0, "pid"), ppid, "pid of the first process")
+    expect_counts(p, {"a": parent["a"], "main": 1, "leaf": 0, "wait_child": 1}, 0)
+    leaves = [row for row in rows_of(p, lpid) if col(p, row, "exec") == 0]
+    expect_eq(len(leaves), 1, f"rows of the exec'd program (pid {lpid}, exec 0) in /processes")
+    row = leaves[0]
+    expect_leaf(p, row, leaf["a"], "the exec'd program")
+    expect(0 in parent_chain(p, row), f"the exec'd program (row {row}) does not descend from process 0")
+    expect(p.processes["arguments"][row].endswith("leaf 4"), f"arguments of the exec'd program: "
+           f"{p.processes['arguments'][row]!r}")
+    expect_eq((col(p, row, "exit_status"), col(p, row, "complete")), (0, 1), "exit_status, complete of it")
+    for other in rows_of(p, lpid):
+        if other != row:
+            expect_eq(col(p, other, "exec"), 1, f"exec of the child's image before execl (row {other})")
+            expect_eq(pairs_of(p, other), 0, f"pairs of the child's image before execl (row {other})")
+    check_nesting(p)
+
+
+def case_fork_exec(t):
+    """fork + execve/execle/execvpe (own envp), execvp/execv: the exec'd program is profiled."""
+    t.need_prog()
+    for how in ("execve", "execle", "execvpe", "execvp", "execv"):
+        p, r = t.profile("fork-exec", how, out=f"{how}.h5")
+        text = t.text(r)
+        _, lpid, leaf = the_report(text, "leaf")
+        check_processes(p)
+        if how in ("execve", "execle", "execvpe"):
+            expect("leaf env R_PROC_FOO=bar" in text, f"{how}: the program's own environment did not reach the child")
+        leaves = [row for row in rows_of(p, lpid) if col(p, row, "exec") == 0]
+        expect_eq(len(leaves), 1, f"{how}: rows of the exec'd program (pid {lpid}) in /processes")
+        expect_leaf(p, leaves[0], leaf["a"], how)
+        expect_eq(leaf["a"], 5, f"{how}: calls of a the exec'd program reports")
+        pre = [row for row in rows_of(p, lpid) if col(p, row, "exec") == 1]
+        expect_eq(len(pre), 1, f"{how}: rows of the forked child's image that exec'd")
+        expect_eq(col(p, leaves[0], "parent"), pre[0], f"{how}: parent of the exec'd program")
+        expect_eq(col(p, pre[0], "parent"), 0, f"{how}: parent of the forked child")
+        check_nesting(p)
+
+
+def case_spawn(t):
+    """posix_spawn with the program's own envp: the spawned program is profiled."""
+    p, r = t.profile("spawn")
+    text = t.text(r)
+    _, lpid, leaf = the_report(text, "leaf")
+    expect("leaf env R_PROC_FOO=bar" in text, "the program's own environment did not reach the spawned program")
+    check_processes(p)
+    expect_eq(len(p.processes["pid"]), 2, "processes")
+    expect_eq((col(p, 1, "pid"), col(p, 1, "parent")), (lpid, 0), "pid and parent of the spawned program")
+    expect_leaf(p, 1, leaf["a"], "the spawned program")
+    expect_counts(p, {"a": 1, "leaf": 0}, 0)
+    check_nesting(p)
+
+
+def case_system(t):
+    """system(): the shell is a process row without calls, the program it runs is profiled."""
+    p, r = t.profile("system")
+    text = t.text(r)
+    _, lpid, leaf = the_report(text, "leaf")
+    check_processes(p)
+    leaves = [row for row in rows_of(p, lpid) if col(p, row, "exec") == 0]
+    expect_eq(len(leaves), 1, f"rows of the program system() ran (pid {lpid})")
+    expect_leaf(p, leaves[0], leaf["a"], "run by system()")
+    shells = [row for row in range(len(p.processes["pid"]))
+              if os.path.basename(p.processes["executable"][row]) in ("sh", "dash", "bash")]
+    expect(shells, f"no row for the shell system() ran; executables: {list(p.processes['executable'])}")
+    for row in shells:
+        expect_eq(pairs_of(p, row), 0, f"pairs of the shell (row {row})")
+    chain = parent_chain(p, leaves[0])
+    expect(chain[-1] == 0 and any(row in shells for row in chain),
+           f"the program's ancestry {chain} does not go through the shell to process 0")
+    expect_counts(p, {"a": 1, "leaf": 0}, 0)
+
+
+def case_exec_self(t):
+    """A process that execs writes the calls of the image before the exec first."""
+    p, r = t.profile("exec-self")
+    text = t.text(r)
+    _, pid, before = the_report(text, "before-exec")
+    _, pid2, leaf = the_report(text, "leaf")
+    expect_eq(pid2, pid, "pid after exec")
+    check_processes(p)
+    expect_eq(len(p.processes["pid"]), 2, "processes (the image before the exec and after it)")
+    expect_eq([col(p, 0, "pid"), col(p, 1, "pid")], [pid, pid], "pids")
+    expect_eq((col(p, 0, "exec"), col(p, 0, "exit_status"), col(p, 1, "exec"), col(p, 1, "parent")),
+              (1, -1, 0, 0), "exec and exit_status of row 0, exec and parent of row 1")
+    expect_counts(p, {"a": before["a"], "b": before["b"], "c": before["c"], "leaf": 0}, 0)
+    check_never_returned(p, ["main"], 0)
+    expect_leaf(p, 1, leaf["a"], "after exec")
+    expect(p.processes["start"][1] >= p.processes["end"][0], "the image after exec starts before the one before ended")
+    check_nesting(p)
+
+
+def case_exec_fail(t):
+    """A failed exec goes on: every call of the process is still recorded, once."""
+    p, r = t.profile("exec-fail")
+    _, pid, said = the_report(t.text(r), "after-failed-exec")
+    check_processes(p)
+    rows = rows_of(p, pid)
+    expect_eq(rows, list(range(len(p.processes["pid"]))), "rows of the process")
+    for name in ("a", "b", "c"):
+        expect_eq(sum(p.count(name, row) for row in rows), said[name], f"calls of {name} over its rows")
+    expect_eq(col(p, rows[-1], "exit_status"), 0, "exit_status of its last row")
+
+
+def case_daemon(t):
+    """daemon(0, 0): the daemon (cwd /, stdio /dev/null) still writes into the run's output."""
+    report = t.path("daemon.txt")
+    p, r = t.profile("daemon", report)
+    with open(report) as f:
+        text = f.read()
+    print("  daemon.txt:", text.replace("\n", "\n  | "))
+    _, dpid, said = the_report(text, "daemon")
+    expect("cwd=/\n" in text, "the daemon's working directory is not /")
+    expect("stdout=/dev/null" in text, "the daemon's stdout is not /dev/null")
+    check_processes(p)
+    rows = rows_of(p, dpid)
+    expect_eq(len(rows), 1, f"rows of the daemon (pid {dpid})")
+    row = rows[0]
+    expect(0 in parent_chain(p, row), "the daemon does not descend from process 0")
+    expect_counts(p, {"a": said["a"], "b": said["b"], "c": said["c"], "main": 0}, row)
+    expect_counts(p, {"a": 1}, 0)
+    expect_eq(col(p, row, "exit_status"), 0, "exit_status of the daemon")
+    check_nesting(p)
+
+
+def case_orphan(t):
+    """A child that outlives its parent is waited for and kept."""
+    report = t.path("orphan.txt")
+    p, r = t.profile("orphan", report)
+    expect(os.path.exists(report), "the orphan did not write its report: scope-run did not wait for it")
+    with open(report) as f:
+        _, opid, said = the_report(f.read(), "orphan")
+    check_processes(p)
+    rows = rows_of(p, opid)
+    expect_eq(len(rows), 1, f"rows of the orphan (pid {opid})")
+    expect_counts(p, {"a": said["a"], "c": said["c"]}, rows[0])
+    expect(p.processes["end"][rows[0]] > p.processes["end"][0], "the orphan did not end after its parent")
+
+
+def exit_case(t, mode, status):
+    p, r = t.profile(mode, status=status)
+    _, pid, said = the_report(t.text(r), "exit")
+    expect_eq(len(p.processes["pid"]), 1, "processes")
+    expect_eq((col(p, 0, "exit_status"), col(p, 0, "exit_signal")), (status, 0), "exit_status, exit_signal")
+    expect_eq((int(p.meta["exit_status"]), int(p.meta["exit_signal"])), (status, 0), "/metadata exit_status, exit_signal")
+    expect_counts(p, {"a": said["a"], "b": said["b"], "c": said["c"], "report": 1})
+    check_never_returned(p, ["main", "exit_outer", "exit_middle", "exit_inner"])
+    expect_eq(int(p.calls("report")["flags"][0]), 0, "flags of report, which returned")
+    for name, depth in (("exit_outer", 1), ("exit_middle", 2), ("exit_inner", 3), ("report", 4)):
+        expect_eq(int(p.calls(name)["depth"][0]), depth, f"depth of {name}")
+
+
+def case_exit_nested(t):
+    """exit(2) from a nested function: the open calls count, flagged, up to the end."""
+    exit_case(t, "exit", 2)
+
+
+def case_underscore_exit(t):
+    """_exit(5) from a nested function."""
+    exit_case(t, "_exit", 5)
+
+
+def case_fork_exit(t):
+    """A forked child that _exits deep inside."""
+    p, r = t.profile("fork-exit")
+    _, cpid, said = the_report(t.text(r), "exit")
+    check_processes(p)
+    expect_eq(len(p.processes["pid"]), 2, "processes")
+    expect_eq((col(p, 1, "pid"), col(p, 1, "exit_status"), col(p, 1, "parent")), (cpid, 9, 0),
+              "pid, exit_status, parent of the child")
+    expect_counts(p, {"a": said["a"], "main": 0}, 1)
+    check_never_returned(p, ["exit_outer", "exit_middle", "exit_inner"], 1)
+    expect_counts(p, {"a": 1, "exit_outer": 0}, 0)
+
+
+def case_merge(t):
+    """Plain LD_PRELOAD: the child writes a part beside the output, scope-merge combines them."""
+    t.need_prog()
+    t.need_scope()
+    r = t.run([t.prog, "fork"], env=t.env({"SCOPE_OUTPUT": "out.h5"}, preload=t.preload))
+    r.expect_rc(0)
+    text = t.text(r)
+    _, ppid, parent = the_report(text, "parent")
+    _, cpid, child = the_report(text, "child")
+    parts = sorted(f for f in os.listdir(t.work) if f.endswith(".part.h5"))
+    print("  parts:", parts)
+    expect_eq(len(parts), 1, "parts beside out.h5")
+    expect(re.fullmatch(rf"out\.{cpid}-\d+\.part\.h5", parts[0]), f"the part's name {parts[0]!r}")
+    first = t.load("out.h5")
+    expect_eq(list(first.processes["pid"]), [ppid], "processes in out.h5 before merging")
+    merge = os.path.join(os.path.dirname(t.scope_run), "scope-merge")
+    t.run([merge, t.path("out.h5")], env=t.env()).expect_rc(0)
+    p = t.load("out.h5")
+    check_processes(p)
+    expect_eq(sorted(int(x) for x in p.processes["pid"]), sorted([ppid, cpid]), "pids after merging")
+    crow = rows_of(p, cpid)[0]
+    expect_eq(col(p, crow, "parent"), rows_of(p, ppid)[0], "parent of the child after merging")
+    expect_counts(p, {"a": child["a"], "child_side": 1, "main": 0}, crow)
+    expect_counts(p, {"a": parent["a"], "parent_side": 1, "main": 1}, rows_of(p, ppid)[0])
+    expect_eq([f for f in os.listdir(t.work) if f.endswith(".part.h5")], [], "parts left after merging")
+    check_nesting(p)
+
+
+# ---------------------------------------------------------------------------
+# Cases: signals (r_sig)
+
+
+FATAL = (("segv", signal.SIGSEGV), ("bus", signal.SIGBUS), ("fpe", signal.SIGFPE), ("ill", signal.SIGILL),
+         ("abrt", signal.SIGABRT), ("term", signal.SIGTERM), ("int", signal.SIGINT), ("hup", signal.SIGHUP))
+
+
+def same_stdout(t, r, *args):
+    """The program prints under the profiler what it prints alone (its handlers ran as often)."""
+    plain = t.plain(*args)
+    expect_eq(r.rc if r.rc >= 0 else 128 - r.rc, plain.rc if plain.rc >= 0 else 128 - plain.rc,
+              f"`{' '.join(args)}`: status under scope-run and alone")
+    expect(r.stdout == plain.stdout, f"`{' '.join(args)}`: stdout under the profiler {t.text(r)!r}, "
+           f"alone {t.text(plain)!r}")
+
+
+def check_crash(p, sig, process=0):
+    """/process<N>/crash: the signal, the lane, and a stack that goes fault -> outer -> main."""
+    with h5py.File(p.path, "r") as f:
+        group = f.get(f"process{process}/crash")
+        expect(group is not None, f"/process{process}/crash is missing after signal {int(sig)}")
+        expect_eq((int(group.attrs["signal"]), int(group.attrs["lane"])), (int(sig), 0), "crash signal and lane")
+        names = list(group["name"].asstr()[()])
+        expect_eq(len(names), len(group["address"]), "frames in crash/name and crash/address")
+    ours = [n.split(".")[0] for n in names if n.split(".")[0] in ("fault", "outer", "main")]
+    expect_eq(ours, ["fault", "outer", "main"], f"the program's frames in the crash stack {names}")
+
+
+def check_died(p, r, sig, process=0):
+    expect_eq(col(p, process, "complete"), 1, "complete (1: the library saved the profile itself; "
+              "0: scope-run recovered it from the arena)")
+    expect_eq((col(p, process, "exit_status"), col(p, process, "exit_signal")), (-1, int(sig)),
+              "exit_status, exit_signal of the process")
+    check_never_returned(p, ["main", "outer", "fault"], process)
+    check_crash(p, sig, process)
+
+
+def case_fatal(t):
+    """Each fatal signal, left at its default: profile saved, then the signal does what it would."""
+    t.need_prog()
+    for how, sig in FATAL:
+        p, r = t.profile("die", how, out=f"{how}.h5", status=128 + int(sig))
+        same_stdout(t, r, "die", how)
+        expect(re.search(rf"signal {int(sig)}\b", r.stderr), f"{how}: no line says signal {int(sig)} ended the program")
+        check_died(p, r, sig)
+        expect_counts(p, {"note": 2, "say": 1, "outer": 1}, 0, f" ({how})")
+
+
+def case_late_handler(t):
+    """A SIGSEGV handler installed in main (after the library's constructor) runs; the profile is saved."""
+    p, r = t.profile("late-handler", status=128 + signal.SIGSEGV)
+    expect("handler ran for signal 11" in t.text(r), "the program's own handler did not run")
+    same_stdout(t, r, "late-handler")
+    check_died(p, r, signal.SIGSEGV)
+    expect_counts(p, {"on_fatal": 1, "note": 3})
+
+
+def case_late_handler_preload(t):
+    """The same under plain LD_PRELOAD, where nobody recovers the arena: the library must save it."""
+    t.need_prog()
+    t.need_scope()
+    r = t.run([t.prog, "late-handler"], env=t.env({"SCOPE_OUTPUT": "out.h5"}, preload=t.preload))
+    r.expect_rc(-signal.SIGSEGV)
+    expect("handler ran for signal 11" in t.text(r), "the program's own handler did not run")
+    same_stdout(t, r, "late-handler")
+    left = arenas(t.tmp)
+    expect(os.path.exists(t.path("out.h5")),
+           f"no profile at out.h5 after the program's own SIGSEGV handler re-raised the signal"
+           f"{' (arena left: ' + left[0] + ')' if left else ''}")
+    p = t.load("out.h5")
+    check_died(p, r, signal.SIGSEGV)
+
+
+def case_late_handler_exit(t):
+    """A handler installed in main that ends the process with _exit(3)."""
+    p, r = t.profile("late-handler-exit", status=3)
+    expect("exiting 3" in t.text(r), "the program's own handler did not run")
+    same_stdout(t, r, "late-handler-exit")
+    expect_eq((col(p, 0, "exit_status"), col(p, 0, "exit_signal"), col(p, 0, "complete")), (3, 0, 1),
+              "exit_status, exit_signal, complete")
+    check_never_returned(p, ["main", "outer", "fault", "on_fatal_exit"])
+
+
+def case_late_term(t):
+    """A SIGTERM handler installed with signal() in main, which re-raises with the default."""
+    p, r = t.profile("late-term", status=128 + signal.SIGTERM)
+    expect("handler ran for signal 15" in t.text(r), "the program's own handler did not run")
+    same_stdout(t, r, "late-term")
+    check_died(p, r, signal.SIGTERM)
+    expect_counts(p, {"on_fatal": 1})
+
+
+def case_early_handler(t):
+    """A SIGSEGV handler installed from .preinit_array, before the library's constructor, is chained."""
+    p, r = t.profile("early-handler", status=128 + signal.SIGSEGV)
+    expect("handler ran for signal 11" in t.text(r), "the program's own handler did not run (not chained)")
+    same_stdout(t, r, "early-handler")
+    check_died(p, r, signal.SIGSEGV)
+    expect(p.count("note") >= 2, "calls of note before the crash")
+
+
+def case_raise(t):
+    """raise() with an instrumented handler: the handler's calls nest in the caller's."""
+    p, r = t.profile("raise")
+    said = said_calls(t.text(r))
+    expect_eq(said["on_signal"], 3, "handler calls the program counted")
+    expect_counts(p, {"on_signal": 3, "note": 3, "main": 1})
+    expect_eq(sorted(set(int(d) for d in p.calls("on_signal")["depth"])), [1], "depths of on_signal")
+    expect_eq(sorted(set(int(d) for d in p.calls("note")["depth"])), [2], "depths of note")
+    check_nesting(p)
+
+
+def case_sigprof(t):
+    """setitimer SIGPROF interrupting a busy loop: every handler call the program counted is recorded."""
+    p, r = t.profile("sigprof")
+    said = said_calls(t.text(r))
+    expect_eq(p.count("spin"), said["spin"], "calls of spin (the busy loop)")
+    expect_eq(p.count("on_signal"), said["on_signal"], "calls of the SIGPROF handler (signals delivered)")
+    expect_eq(p.count("note"), said["on_signal"], "calls of note, one per handler call")
+    check_nesting(p)
+
+
+# ---------------------------------------------------------------------------
+# Cases: kill -9 (r_kill)
+
+
+def kill_run(t, env, preload=None, argv_prefix=()):
+    ready = t.path("ready")
+    child = start(t, [*argv_prefix, t.prog, ready, KILL_CALLS, 2], env)
+    wait_for_file(ready, child)
+    with open(ready) as f:
+        pid, addr = f.read().split()
+    os.kill(int(pid), signal.SIGKILL)
+    return child, int(pid), int(addr, 16)
+
+
+def tick_rows(p, addr):
+    """The pairs of tick(): by name, or by address when names were not resolved."""
+    names = p.regions["name"]
+    rows = [i for i in range(len(p.pairs["region"]))
+            if names[p.pairs["region"][i]] in ("tick", f"?+{addr:#x}")]
+    expect(rows, f"no region for tick (address {addr:#x}); regions: {sorted(set(names))}")
+    return rows
+
+
+def check_killed_ticks(p, addr):
+    lanes = {}
+    for row in tick_rows(p, addr):
+        ev = p.events_of(row)
+        for lane, n in zip(*np.unique(ev["thread"].astype(np.int64), return_counts=True)):
+            lanes[int(lane)] = lanes.get(int(lane), 0) + int(n)
+    print("  calls of tick per lane:", lanes)
+    expect_eq(len(lanes), 3, "lanes that called tick (main and two threads)")
+    for lane, n in lanes.items():
+        expect(n >= KILL_CALLS, f"lane {lane} holds {n} calls of tick, the program had made at least {KILL_CALLS}")
+
+
+def case_kill9(t):
+    """kill -9 of the program under scope-run: scope-run recovers what the arena holds."""
+    t.need_prog()
+    t.need_scope()
+    child, pid, addr = kill_run(t, t.env(), argv_prefix=(t.scope_run, "-q", "-o", t.path("out.h5"), "--"))
+    rc, _, _ = finish(child, "scope-run")
+    expect_eq(rc, 128 + signal.SIGKILL, "exit status of scope-run")
+    p = t.load("out.h5")
+    expect_eq((col(p, 0, "pid"), col(p, 0, "complete")), (pid, 0), "pid and complete of the killed process")
+    check_killed_ticks(p, addr)
+
+
+def case_kill9_detail(t):
+    """The recovered profile of a killed run: names, exit signal, times, lanes."""
+    t.need_prog()
+    t.need_scope()
+    child, pid, addr = kill_run(t, t.env(), argv_prefix=(t.scope_run, "-q", "-o", t.path("out.h5"), "--"))
+    finish(child, "scope-run")
+    p = t.load("out.h5")
+    # Every shortcoming at once, as check.check_layout does.
+    problems = []
+    names = set(p.regions["name"])
+    if not {"tick", "ticker", "loop", "main"} <= names:
+        problems.append(f"region names are {sorted(names)}, expected tick, ticker, loop and main among them")
+    if len(p.modules[0]["path"]) == 0:
+        problems.append("/process0/modules is empty")
+    if col(p, 0, "exit_signal") != int(signal.SIGKILL) or int(p.meta["exit_signal"]) != int(signal.SIGKILL):
+        problems.append(f"exit_signal is {col(p, 0, 'exit_signal')} in /processes, {int(p.meta['exit_signal'])} "
+                        f"in /metadata, expected {int(signal.SIGKILL)}")
+    if not 0 < p.meta["wall_seconds"] < check.RUN_TIMEOUT:
+        problems.append(f"/metadata wall_seconds is {p.meta['wall_seconds']}")
+    if len(p.lanes[0]["tid"]) != 3:
+        problems.append(f"{len(p.lanes[0]['tid'])} thread lanes, expected 3")
+    if int(p.meta.get("complete", -1)) != 0:
+        problems.append(f"/metadata complete is {p.meta.get('complete')}, expected 0")
+    for check_fn in (lambda: check_never_returned(p, ["main", "loop"], slack_ns=100 * MS),
+                     lambda: check.check_starts(p)):
+        try:
+            check_fn()
+        except Failure as e:
+            problems.append(str(e))
+    expect(not problems, "the recovered profile:\n  " + "\n  ".join(problems))
+
+
+def case_kill9_preload(t):
+    """kill -9 under plain LD_PRELOAD: scope-writer --recover writes the arena left behind."""
+    t.need_prog()
+    t.need_scope()
+    child, pid, addr = kill_run(t, t.env({"SCOPE_OUTPUT": "out.h5"}, preload=t.preload))
+    rc, _, _ = finish(child, "the program")
+    expect_eq(rc, -signal.SIGKILL, "status of the program")
+    expect(not os.path.exists(t.path("out.h5")), "out.h5 exists after kill -9")
+    left = arenas(t.tmp)
+    expect_eq(len(left), 1, f"arenas left in {t.tmp}")
+    t.run([t.writer, "--recover", "-o", t.path("rec.h5"), left[0]], env=t.env()).expect_rc(0)
+    p = t.load("rec.h5")
+    expect_eq((int(p.processes["pid"][0]), col(p, 0, "complete")), (pid, 0), "pid and complete")
+    check_killed_ticks(p, addr)
+
+
+# ---------------------------------------------------------------------------
+# Cases: longjmp and exceptions (r_jump, r_except)
+
+
+def case_longjmp(t):
+    """Four longjmps through two jmp_bufs and a siglongjmp out of a handler: counts exact."""
+    p, r = t.profile()
+    text = t.text(r)
+    expect("jumps=4" in text, "the program did not make four longjmps")
+    said = said_calls(text)
+    expect_counts(p, said)
+    expect_counts(p, {"main": 1})
+    check_no_open(p)
+
+
+def check_no_open(p):
+    expect_eq(int(p.events["flags"].max()), 0, "flags in a run where every call left its frame")
+
+
+def ordered(p, name):
+    ev = p.calls(name)
+    order = np.argsort(ev["start"], kind="stable")
+    return [(int(ev["start"][i]), int(ev["start"][i]) + int(ev["duration"][i]), int(ev["depth"][i])) for i in order]
+
+
+def case_longjmp_depth(t):
+    """After longjmp the recorded depths are the real ones and left frames end where they were left."""
+    p, _ = t.profile()
+    want = {"outer_b": [1], "middle_a": [2, 2], "level1": [3] * 4, "level2": [4] * 4, "level3": [5] * 4,
+            "probe": [3, 3, 2, 2, 2, 2], "sig_guard": [1, 1], "raiser": [2, 2], "handler": [3, 3]}
+    for name, depths in want.items():
+        expect_eq([d for _, _, d in ordered(p, name)], depths, f"depths of {name} in call order")
+    probes = ordered(p, "probe")
+    for k, (_, end, _) in enumerate(ordered(p, "level3")):
+        expect(end <= probes[k][0], f"level3's call {k} ends at {end}, after the probe that follows its "
+               f"longjmp started ({probes[k][0]})")
+    check_nesting(p)
+
+
+def case_except(t):
+    """C++ throw, catch-and-rethrow, a throwing constructor of a function-local static: counts exact."""
+    p, r = t.profile()
+    text = t.text(r)
+    expect("caught=4 widget=42" in text, "the program did not catch four exceptions")
+    said = said_calls(text)
+    expect_counts(p, {"catcher(int)": said["catcher"], "t1(int)": said["t1"], "t2(int)": said["t2"],
+                      "t3(int)": said["t3"], "probe()": said["probe"], "rethrower(int)": said["rethrower"],
+                      "Widget::Widget()": said["Widget::Widget()"], "get_widget()": said["get_widget()"],
+                      "main": 1})
+    check_no_open(p)
+
+
+def case_except_depth(t):
+    """After a catch the recorded depths are the real ones and unwound frames end where they were left."""
+    p, _ = t.profile()
+    want = {"catcher(int)": [1] * 6, "t1(int)": [2, 3, 2, 2], "t2(int)": [3, 4, 3, 3], "t3(int)": [4, 5, 4, 4],
+            "probe()": [2] * 6, "rethrower(int)": [2], "get_widget()": [2, 2, 1], "Widget::Widget()": [3, 3]}
+    for name, depths in want.items():
+        expect_eq([d for _, _, d in ordered(p, name)], depths, f"depths of {name} in call order")
+    catchers = ordered(p, "catcher(int)")
+    for s, e, _ in ordered(p, "t3(int)"):
+        around = [c for c in catchers if c[0] <= s <= c[1]]
+        expect(around and e <= around[0][1], f"a call of t3 [{s}, {e}] does not end inside its catcher")
+    check_nesting(p)
+
+
+def case_swapcontext(t):
+    """swapcontext between two stacks: counts exact, the suspended context's open calls stay open."""
+    p, r = t.profile()
+    said = said_calls(t.text(r))
+    expect_counts(p, said)
+    body = p.calls("co_body")
+    start, end = int(body["start"][0]), int(body["start"][0]) + int(body["duration"][0])
+    for k, (s, e, _) in enumerate(ordered(p, "co_leaf")):
+        expect(start <= s and e <= end, f"co_leaf's call {k} [{s}, {e}] lies outside its caller co_body [{start}, {end}]")
+    expect_eq(sorted(set(d for _, _, d in ordered(p, "co_leaf"))), [int(body["depth"][0]) + 1],
+              "depths of co_leaf (co_body's depth + 1)")
+    # A coroutine's calls do not nest in the calls that resumed it (it
+    # outlives them): the file-wide nesting check does not apply here.
+
+
+# ---------------------------------------------------------------------------
+# Cases: threads (r_thr)
+
+
+def case_threads_many(t):
+    """10,000 short-lived threads, created and joined in batches of 100."""
+    p, r = t.profile("many", "10000")
+    said = said_calls(t.text(r))
+    expect_eq(said["short_thread"], 10000, "threads the program made")
+    expect_eq((col(p, 0, "lost"), int(p.meta["lost_records"])), (0, 0), "lost records")
+    lanes = p.lanes[0]
+    expect_eq(len(lanes["tid"]), 10001, "thread lanes (main + 10,000)")
+    expect_eq(set(int(x) for x in lanes["parent"][1:]), {0}, "parents of the thread lanes")
+    expect_counts(p, {"short_thread": 10000, "work": said["work"], "mode_many": 1})
+    st = per_lane(p, "short_thread")
+    expect_eq((len(st), set(st.values()), 0 in st), (10000, {1}, False), "lanes with one short_thread call each")
+    hist = np.bincount(list(per_lane(p, "work").values()), minlength=6)
+    expect_eq([int(x) for x in hist[1:6]], [2000] * 5, "lanes with 1, 2, 3, 4, 5 calls of work")
+
+
+def case_threads_many_rss(t):
+    """Thread churn does not grow memory: 10,000 threads, at most 100 alive, stay under 256 MiB resident."""
+    p, r = t.profile("many", "10000")
+    rss = int(p.meta["peak_rss_bytes"])
+    print(f"  peak RSS of the program: {rss / 2**20:.1f} MiB")
+    expect(rss < 256 << 20, f"the program's peak RSS is {rss / 2**20:.1f} MiB for 10,000 threads of which at most "
+           f"100 ran at once (each ended thread keeps its chunk resident?)")
+
+
+def case_threads_detached(t):
+    p, r = t.profile("detached", "8")
+    said = said_calls(t.text(r))
+    expect_counts(p, {"detached_thread": 8, "work": said["work"]})
+    expect_eq(sorted(per_lane(p, "work").values()), [1000] * 8, "calls of work per detached thread's lane")
+    expect_eq(len(p.lanes[0]["tid"]), 9, "thread lanes")
+    check_nesting(p)
+
+
+def case_threads_running(t):
+    """Threads still running when main returns: their open calls count, flagged, to the end."""
+    p, r = t.profile("running", "2")
+    expect_eq(len(p.lanes[0]["tid"]), 3, "thread lanes")
+    sp = p.calls("spinner")
+    expect_eq(len(sp["flags"]), 2, "calls of spinner")
+    expect_eq([int(f) & 1 for f in sp["flags"]], [1, 1], "never-returned flags of spinner")
+    span = p.span()
+    for s, d in zip(sp["start"], sp["duration"]):
+        expect(span - 100 * MS <= int(s) + int(d) <= span + 1, f"spinner ends at {int(s) + int(d)}, the process at {span}")
+    ticks = per_lane(p, "tick")
+    expect_eq(sorted(ticks), sorted(int(x) for x in sp["thread"]), "lanes that called tick")
+    for lane, n in ticks.items():
+        expect(n >= 1000, f"lane {lane} has {n} calls of tick, the program saw at least 1000")
+    tk = p.calls("tick")
+    expect(int(np.sum(tk["flags"] & 1)) <= 2, "more than one open tick per thread")
+    expect_counts(p, {"main": 1, "mode_running": 1})
+    for name in ("main", "mode_running"):
+        expect_eq(int(p.calls(name)["flags"][0]), 0, f"flags of {name}, which returned")
+
+
+def case_threads_ctor(t):
+    """A thread created (and joined) by a constructor, before main."""
+    p, r = t.profile("ctor", env={"R_THR_CTOR": "1"})
+    said = said_calls(t.text(r))
+    expect_eq(said.get("ctor_thread"), 1, "the constructor's thread ran")
+    lanes = p.lanes[0]
+    expect_eq(len(lanes["tid"]), 2, "thread lanes")
+    expect_eq(int(lanes["parent"][1]), 0, "parent of the constructor's thread")
+    expect_counts(p, {"early_ctor": 1, "ctor_thread": 1, "work": 100, "main": 1})
+    expect_eq(per_lane(p, "work"), {1: 100}, "calls of work per lane")
+    expect_eq(per_lane(p, "early_ctor"), {0: 1}, "lane of the constructor")
+    check_nesting(p)
+
+
+def case_threads_names(t):
+    """pthread_setname_np names are the lanes' names, the main thread's too."""
+    p, r = t.profile("names", "3")
+    said = {m.group(1): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"thread (\S+) tid=(\d+) calls work=(\d+)", t.text(r))}
+    expect_eq(len(said), 3, "threads the program reported")
+    lanes = p.lanes[0]
+    names = list(lanes["name"])
+    expect_eq(names[0], "r-main", "name of the main lane")
+    work = per_lane(p, "work")
+    for name, (tid, n) in said.items():
+        expect(name in names, f"no lane named {name}; lanes: {names}")
+        lane = names.index(name)
+        expect_eq(int(lanes["tid"][lane]), tid, f"tid of lane {name}")
+        expect_eq(work.get(lane, 0), n, f"calls of work on lane {name}")
+
+
+def case_tsd(t):
+    """A TSD destructor run at thread exit is a call (and so are the calls it makes)."""
+    p, r = t.profile("tsd", "4")
+    said = said_calls(t.text(r))
+    expect_eq(said["dtor"], 4, "destructor calls the program counted")
+    expect_counts(p, {"dtor": said["dtor"], "in_dtor": said["in_dtor"], "tsd_thread": 4, "work": 4})
+    dt = per_lane(p, "dtor")
+    expect_eq((sorted(dt.values()), 0 in dt), ([1] * 4, False), "one destructor call on each thread's lane")
+    expect_eq(per_lane(p, "in_dtor"), dt, "lanes of in_dtor")
+    expect_eq(sorted(set(int(d) for d in p.calls("dtor")["depth"])), [0], "depth of dtor")
+    expect_eq(sorted(set(int(d) for d in p.calls("in_dtor")["depth"])), [1], "depth of in_dtor")
+    check_nesting(p)
+
+
+# ---------------------------------------------------------------------------
+# Cases: code before main (r_preinit), unloaded libraries (r_dl)
+
+
+def case_preinit(t):
+    """A .preinit_array function runs before every constructor, the library's included: it is counted."""
+    t.need_prog()
+    r = t.scope("-q", "-o", "out.h5", "--", t.prog)
+    r.expect_rc(0)
+    if not os.path.exists(t.path("out.h5")):
+        stray = [f for f in os.listdir(t.work) if f.endswith(".h5")]
+        raise Failure(f"no profile at out.h5, scope-run exited 0{'; profiles elsewhere: ' + ', '.join(stray) if stray else ''}")
+    p = t.load("out.h5")
+    said = said_calls(t.text(r))
+    expect_counts(p, said)
+    expect_eq(per_lane(p, "pre"), {0: 1}, "lane of pre")
+    expect_eq(int(p.calls("pre")["depth"][0]), 0, "depth of pre")
+    check_nesting(p)
+
+
+def plugin_paths(t):
+    expect(t.plugins, "no --plugins folder given")
+    libs = [os.path.join(t.plugins, f"libr_dl{n}.so") for n in (1, 2)]
+    for lib in libs:
+        expect(os.path.exists(lib), f"{lib} was not built")
+    return libs
+
+
+def dl_case(t, mode):
+    libs = plugin_paths(t)
+    p, r = t.profile(mode, *libs)
+    text = t.text(r)
+    print("  " + text.splitlines()[0])
+    said = said_calls(text)
+    expect_counts(p, said)
+    paths = [os.path.realpath(x) for x in p.modules[0]["path"]]
+    for lib in libs:
+        expect_eq(paths.count(os.path.realpath(lib)), 1, f"rows of {os.path.basename(lib)} in /process0/modules")
+    for n, lib in ((1, libs[0]), (2, libs[1])):
+        for fn in ("entry", "work"):
+            row = p.region_row(f"plugin{n}_{fn}")
+            expect_eq(os.path.realpath(p.regions["module"][row]), os.path.realpath(lib), f"module of plugin{n}_{fn}")
+            expect_eq(os.path.basename(p.regions["file"][row]), "r_dl.c", f"file of plugin{n}_{fn}")
+    check_nesting(p)
+
+
+def case_dlclose(t):
+    """Two libraries dlopen'ed, called and dlclose'd before exit (often at one address): named right."""
+    dl_case(t, "close")
+
+
+def case_dlkeep(t):
+    """The same libraries left loaded until exit."""
+    dl_case(t, "keep")
+
+
+# ---------------------------------------------------------------------------
+# Cases: descriptors (r_fds)
+
+
+def fds_case(t, mode):
+    own = t.path("own.txt")
+    p, r = t.profile(mode, own, FD_CALLS, options=())
+    text = t.text(r)
+    expect_eq(os.path.getsize(own), 6, f"size of the program's own file {own} (it wrote 6 bytes; "
+              f"the program saw: {text.splitlines()[0]!r})")
+    said = said_calls(text)
+    expect_eq((col(p, 0, "lost"), int(p.meta["lost_records"])), (0, 0), "lost records")
+    expect_counts(p, {"work": said["work"], "main": 1})
+
+
+def case_fds_closeall(t):
+    """A program that closes descriptors 3..1023 at start-up, then opens a file of its own."""
+    fds_case(t, "closeall")
+
+
+def case_fds_dup2(t):
+    """A program that dup2s /dev/null over descriptors 3..15."""
+    fds_case(t, "dup2")
+
+
+def case_fds_cloexec(t):
+    """An exec'd program inherits none of the profiler's descriptors."""
+    p, r = t.profile("exec-listfds")
+    text = t.text(r)
+    pid = int(p.processes["pid"][-1])
+    inherited = re.findall(r"inherited fd (\d+) -> (.*)", text)
+    foreign = [(fd, target) for fd, target in inherited
+               if not re.search(rf"/scope-{pid}-\w+\.arena$", target) or "(deleted)" in target]
+    expect_eq(foreign, [], "descriptors the exec'd program inherited (other than its own new arena)")
+    expect(len(inherited) <= 1, f"more than one arena open in the exec'd program: {inherited}")
+
+
+# ---------------------------------------------------------------------------
+# Cases: full disks
+
+
+def case_disk_output(t):
+    """The output on a full filesystem: one line, no file under the final name, the data kept where it says."""
+    t.need_prog()
+    own = t.path("own.txt")
+    with small_tmpfs(t, "small") as small:
+        fill(small)
+        out = os.path.join(small, "out.h5")
+        r = t.scope("-q", "-o", out, "--", t.prog, "plain", own, DISK_CALLS)
+        r.expect_rc(0)
+        expect(b"calls work=" in r.stdout, "the program's output is missing")
+        expect(not os.path.exists(out), f"{out} exists")
+        leftovers = [f for f in os.listdir(small) if f != "filler"]
+        expect_eq(leftovers, [], f"files left in {small}")
+        lines = r.err_lines()
+        kept = [path for line in lines for path in re.findall(r"(/\S+\.arena)\b", line) if os.path.exists(path)]
+        expect(kept, "no line names an existing arena where the data was kept")
+        # Every command the lines suggest writes the profile, on a copy of the arena each.
+        hints = sorted(set(re.findall(r"write it with: (scope-writer [^)]*)\)", r.stderr)))
+        expect(hints, "no line says how to write the data later")
+        for k, hint in enumerate(hints):
+            words = hint.split()
+            arena = words[-1]
+            expect(arena in kept, f"the hint {hint!r} names an arena that does not exist")
+            copy = t.path(f"copy{k}.arena")
+            t.run(["cp", "--sparse=always", arena, copy]).expect_rc(0)
+            argv = [t.writer] + [t.path(f"later{k}.h5") if w == "FILE" else w for w in words[1:-1]] + [copy]
+            t.run(argv, env=t.env()).expect_rc(0)
+            p = t.load(f"later{k}.h5")
+            expect_counts(p, {"work": DISK_CALLS, "main": 1}, 0, f" (written with {hint!r})")
+        expect(len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n  " + "\n  ".join(lines))
+        expect(re.search(r"space|full", lines[0], re.I) and small in lines[0],
+               f"the line does not say the disk is full where the output goes: {lines[0]!r}")
+
+
+def case_disk_tmpdir_full(t):
+    """SCOPE_TMPDIR on a full filesystem: one line naming it, the program runs as it would."""
+    t.need_prog()
+    own = t.path("own.txt")
+    with small_tmpfs(t, "small") as small:
+        fill(small)
+        plain = t.plain("plain", own, 10)
+        r = t.scope("-q", "-o", t.path("out.h5"), "--", t.prog, "plain", own, 10, env={"SCOPE_TMPDIR": small})
+        r.expect_rc(plain.rc)
+        expect_eq(r.stdout, plain.stdout, "the program's stdout")
+        lines = r.err_lines()
+        expect(len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n  " + "\n  ".join(lines))
+        expect(small in lines[0], f"the line does not name {small}: {lines[0]!r}")
+
+
+def case_disk_tmpdir_small(t):
+    """SCOPE_TMPDIR on a 4 MiB tmpfs that the recording outgrows: what fits is kept, the rest counted lost."""
+    t.need_prog()
+    own = t.path("own.txt")
+    with small_tmpfs(t, "small") as small:
+        r = t.scope("-o", t.path("out.h5"), "--", t.prog, "plain", own, DISK_CALLS, env={"SCOPE_TMPDIR": small})
+        r.expect_rc(0)
+        p = t.load("out.h5")
+        lost = int(p.meta["lost_records"])
+        recorded = p.count("work") + p.count("main")
+        print(f"  recorded {recorded}, lost {lost}")
+        problems = []
+        if col(p, 0, "lost") != lost:
+            problems.append(f"lost is {col(p, 0, 'lost')} in /processes, {lost} in /metadata lost_records")
+        if int(p.meta.get("lost_arena_full", -1)) != lost:
+            problems.append(f"/metadata lost_arena_full is {p.meta.get('lost_arena_full')}, lost_records {lost}")
+        if lost == 0:
+            problems.append("nothing was lost though the records outgrow the tmpfs")
+        elif not re.search(rf"\b{lost}\b.*(lost|not recorded)", r.stderr):
+            problems.append("no line on stderr says how many calls were lost")
+        if recorded + lost != DISK_CALLS + 1:
+            problems.append(f"{recorded} calls recorded + {lost} counted lost = {recorded + lost}, the program "
+                            f"made {DISK_CALLS + 1}")
+        if recorded < 10_000:
+            # 4 MiB less the arena's fixed part (about 2.3 MiB) holds some 70,000 records.
+            problems.append(f"only {recorded} calls recorded though the tmpfs had room for tens of thousands")
+        expect(not problems, "with the arena on a 4 MiB tmpfs:\n  " + "\n  ".join(problems))
+
+
+def case_arena_full(t):
+    """SCOPE_ARENA_MAX reached: the calls that do not fit are counted lost, exactly."""
+    n = 3_000_000  # 72 MB of records, more than a 64 MiB arena holds
+    p, r = t.profile("plain", t.path("own.txt"), n, options=(), env={"SCOPE_ARENA_MAX": "64M"})
+    lost = int(p.meta["lost_records"])
+    recorded = p.count("work") + p.count("main")
+    print(f"  recorded {recorded}, lost {lost}")
+    expect(lost > 0, "nothing was lost though the records outgrow the arena")
+    expect_eq((col(p, 0, "lost"), int(p.meta.get("lost_arena_full", -1))), (lost, lost),
+              "lost in /processes and lost_arena_full in /metadata")
+    expect_eq(recorded + lost, n + 1, "calls recorded + calls counted lost")
+    expect(re.search(rf"\b{lost}\b.*(lost|not recorded)", r.stderr), "no line on stderr says how many calls were lost")
+
+
+# ---------------------------------------------------------------------------
+
+CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--prog", help="the test program")
+    ap.add_argument("--bin", required=True, help="directory of scope-run, scope-writer and scope-merge")
+    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
+    ap.add_argument("--src", required=True, help="tests/progs")
+    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
+    ap.add_argument("--plugins", help="folder of libr_dl1.so and libr_dl2.so, for the dl cases")
+    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
+    a = ap.parse_args()
+    try:
+        CASES[a.case](Robust(a))
+    except Skipped as e:
+        print(f"SKIP {a.case}: {e}")
+        return SKIP
+    except Failure as e:
+        print(f"FAIL {a.case}: {e}")
+        return 1
+    print(f"PASS {a.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
