@@ -213,10 +213,10 @@ static uint64_t read_tick(void)
  * The tick rate comes from two readings of the tick counter and
  * CLOCK_MONOTONIC taken together: at the program's start and at its stop,
  * or, for runs shorter than MIN_SPAN, now (the writer runs on the same
- * machine right after). Over 20 ms the two clocks' reading jitter is a few
+ * machine right after). Over 5 ms the two clocks' reading jitter is tens of
  * parts per million.
  */
-#define MIN_SPAN_NS 20000000u
+#define MIN_SPAN_NS 5000000u
 
 /* Keeps this writer's calibration reading in the arena (see calib_tick). */
 static void save_calibration(const struct arena *a, uint64_t tick, uint64_t mono)

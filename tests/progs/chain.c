@@ -8,27 +8,27 @@
 
 volatile unsigned long chain_work;
 
-NOINLINE void c(void)
-{ /* line: c */
+NOINLINE void c(void) /* line: c */
+{
 	chain_work += 1;
 }
 
-NOINLINE void b(void)
-{ /* line: b */
+NOINLINE void b(void) /* line: b */
+{
 	for (int i = 0; i < 5; i++)
 		c();
 	chain_work += 10;
 }
 
-NOINLINE void a(void)
-{ /* line: a */
+NOINLINE void a(void) /* line: a */
+{
 	for (int i = 0; i < 2; i++)
 		b();
 	chain_work += 100;
 }
 
-int main(void)
-{ /* line: main */
+int main(void) /* line: main */
+{
 	for (int i = 0; i < 3; i++)
 		a();
 	printf("work %lu\n", chain_work);

@@ -38,8 +38,8 @@ NOINLINE double scale(double v)
 } // namespace util
 } // namespace geo
 
-extern "C" NOINLINE int c_linkage(int v)
-{ /* line: c_linkage */
+extern "C" NOINLINE int c_linkage(int v) /* line: c_linkage */
+{
 	names_sink = names_sink + v;
 	return v + 1;
 }
