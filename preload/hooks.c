@@ -9,11 +9,11 @@ SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
 	uint64_t now = scope_now();
 	struct scope_thread *t = &scope_tls;
-	struct scope_rec *r = t->cur;
+	struct scope_rec *r = scope_take_slot(t);
 	(void)site;
 
 	if (unlikely(r >= t->limit)) {
-		scope_enter_slow(fn, scope_caller_frame());
+		scope_enter_slow(fn, scope_caller_frame(), r);
 		return;
 	}
 	scope_record_open(t, r, fn, scope_caller_frame(), now);

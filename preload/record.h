@@ -19,14 +19,34 @@
 #define scope_caller_frame() ((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *))
 #endif
 
-/* now is read before anything changes: a signal handler that records while
- * this runs then starts after the call it interrupts. */
+/*
+ * Takes the thread's next record slot in one instruction, so a signal
+ * handler that records on this thread meanwhile takes the slot after it,
+ * never the same one. xadd without a lock prefix: only this thread writes
+ * cur, and an instruction is never split by a signal.
+ */
+static inline __attribute__((always_inline)) struct scope_rec *
+scope_take_slot(struct scope_thread *t)
+{
+#if defined(__x86_64__)
+	uintptr_t r = sizeof(struct scope_rec);
+	__asm__ volatile("xaddq %0, %1" : "+r"(r), "+m"(t->cur));
+	return (struct scope_rec *)r;
+#else
+	struct scope_rec *r = t->cur;
+	t->cur = r + 1;
+	scope_signal_fence();
+	return r;
+#endif
+}
+
+/* r is a slot taken with scope_take_slot. now is read before anything
+ * changes: a signal handler that records while this runs then starts after
+ * the call it interrupts. */
 static inline __attribute__((always_inline)) void scope_record_open(struct scope_thread *t,
 								    struct scope_rec *r, void *fn,
 								    uintptr_t frame, uint64_t now)
 {
-	t->cur = r + 1;
-	scope_signal_fence();
 	t->frames[t->depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
 	r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)t->depth << SCOPE_REC_ADDR_BITS;
 	r->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;

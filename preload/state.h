@@ -100,7 +100,7 @@ void scope_thread_finish(void) SCOPE_HIDDEN;
 void scope_thread_named(const char *name) SCOPE_HIDDEN;
 void scope_thread_stop_self(void) SCOPE_HIDDEN;
 int32_t scope_thread_lane(void) SCOPE_HIDDEN;
-void scope_enter_slow(void *fn, uintptr_t frame) SCOPE_HIDDEN;
+void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
 void __cyg_profile_func_enter(void *fn, void *site);

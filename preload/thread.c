@@ -165,11 +165,15 @@ SCOPE_NOINST void scope_thread_stop_self(void)
 	t->open = t->saved_open = NULL;
 }
 
-SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame)
+SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken)
 {
 	struct scope_thread *t = &scope_tls;
 	int saved_errno = errno;
 
+	/* Give back the slot the fast path took, unless a signal handler has
+	 * moved on from it since. */
+	if (t->cur == taken + 1)
+		t->cur = taken;
 	if (!scope_proc.initialized && !t->busy)
 		scope_init();
 	if (t->busy || t->ignored || !recording()) {
@@ -194,7 +198,7 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame)
 		goto out;
 	}
 	/* read after the slow path's own work, which is not the call's */
-	scope_record_open(t, t->cur, fn, frame, scope_now());
+	scope_record_open(t, scope_take_slot(t), fn, frame, scope_now());
 out:
 	errno = saved_errno;
 }

@@ -102,7 +102,10 @@ class Test:
         if libs:
             env["LD_PRELOAD"] = ":".join(libs)
         if self.asan:
-            env["ASAN_OPTIONS"] = "detect_leaks=0"
+            # The profiler, not ASan, handles the fatal signals: a test
+            # checks that they end the program as they would unprofiled.
+            env["ASAN_OPTIONS"] = ("detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+                                   "handle_sigill=0:handle_abort=0")
         env.update(extra or {})
         return env
 

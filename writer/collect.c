@@ -128,6 +128,8 @@ struct reader {
 	const struct tick_clock *clock;
 	uint64_t stop_tick;
 	struct addr_map map;
+	uint64_t last_key; /* 0: no function lives at address 0 */
+	uint32_t last_rid;
 	struct region *regions;
 	uint32_t region_cap;
 	struct depth_stack *stack;
@@ -206,9 +208,17 @@ static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen
 
 	if (module >= 0)
 		key = addr | (uint64_t)(module + 1) << SCOPE_REC_ADDR_BITS;
-	rid = map_get(&rd->map, key);
-	if (rid == UINT32_MAX || (rd->map.n != n_before && add_region(rd, rid, addr) != 0))
-		return -1;
+	/* Calls of one function come in runs (a loop, a recursion): the last
+	 * key is asked again first. */
+	if (key == rd->last_key) {
+		rid = rd->last_rid;
+	} else {
+		rid = map_get(&rd->map, key);
+		if (rid == UINT32_MAX || (rd->map.n != n_before && add_region(rd, rid, addr) != 0))
+			return -1;
+		rd->last_key = key;
+		rd->last_rid = rid;
+	}
 	if (rd->map.n != n_before)
 		rd->regions[rid].module = module;
 	times(rd, r, gen - 1, &start, &dur);
