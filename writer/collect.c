@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct chunk_ref {
 	uint32_t lane, seq;
@@ -293,17 +294,19 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 	return refs;
 }
 
-/* Visits chunks [from, to) of the sorted chunk list. */
+/* Visits chunks [from, to) of the sorted chunk list. Each chunk read leaves
+ * this process's memory at once (it stays in the page cache for the next
+ * pass), so the arena does not add to the writer's resident memory. */
 static int visit_range(struct reader *rd, int second, uint64_t from, uint64_t to)
 {
 	const struct scope_arena_header *h = rd->a->hdr;
 
-	for (uint64_t i = from; i < to; i++)
-		if (visit_chunk(rd,
-				(const void *)(rd->a->base + h->chunks_off +
-					       rd->chunks[i].index * h->chunk_bytes),
-				rd->chunks[i].lane + 1, second) != 0)
+	for (uint64_t i = from; i < to; i++) {
+		const char *chunk = rd->a->base + h->chunks_off + rd->chunks[i].index * h->chunk_bytes;
+		if (visit_chunk(rd, (const void *)chunk, rd->chunks[i].lane + 1, second) != 0)
 			return -1;
+		madvise((void *)chunk, h->chunk_bytes, MADV_DONTNEED);
+	}
 	return 0;
 }
 
