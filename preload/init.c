@@ -4,6 +4,8 @@
 #include "clock.h"
 #include "state.h"
 
+#include <scope/launcher.h>
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +48,8 @@ static SCOPE_NOINST void read_cmdline(struct scope_process *p)
  * MPICH's Hydra, Slurm. */
 static SCOPE_NOINST void launcher_rank(int32_t *rank, int32_t *ranks)
 {
-	static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-						"SLURM_PROCID"};
-	static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
+	static const char *const rank_vars[] = {SCOPE_RANK_VARS};
+	static const char *const size_vars[] = {SCOPE_SIZE_VARS};
 	const char *v;
 
 	*rank = -1;

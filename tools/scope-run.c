@@ -2,6 +2,7 @@
 /* scope-run: runs a program under libscope_preload.so and prints where its time went. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "job.h"
 #include "profile.h"
 #include "storage.h"
 
@@ -277,6 +278,17 @@ static void print_summary(const struct options *o, const char *output, double wa
 		summary_free(&s);
 }
 
+/* A request to stop scope-run (mpirun ending a job, a batch system's time
+ * limit) goes to the program: it saves its profile and ends, and scope-run
+ * goes on to collect it. */
+static pid_t child_pid;
+
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -292,6 +304,9 @@ int main(int argc, char **argv)
 	const char *why, *env_lib = getenv("SCOPE_PRELOAD_LIB");
 	struct rusage ru = {0}, all;
 	struct run_dirs dirs;
+	struct job job;
+	char job_output[PATH_MAX + 256];
+	int in_job;
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	time_t when = time(NULL);
 	double start;
@@ -327,6 +342,15 @@ int main(int argc, char **argv)
 		default_output(name, sizeof name, o.argv[0], getpid(), when);
 		absolute(output, sizeof output, name);
 	}
+	/* One rank of an MPI job: this run's profile is the rank's, and the
+	 * last rank to finish merges them into the output. */
+	in_job = job_detect(&job, output);
+	if (in_job < 0)
+		return 2;
+	if (in_job) {
+		snprintf(job_output, sizeof job_output, "%s", output);
+		snprintf(output, sizeof output, "%s", job.rank_file);
+	}
 	if (run_dirs_make(&dirs, output, dir) != 0)
 		return 2;
 
@@ -346,9 +370,18 @@ int main(int argc, char **argv)
 		sigaction(SIGQUIT, &old_quit, NULL);
 		exec_child(&o, program, lib, writer, output, &dirs);
 	}
+	child_pid = pid;
+	{
+		struct sigaction fwd = {.sa_handler = forward};
+		sigaction(SIGTERM, &fwd, NULL);
+		sigaction(SIGHUP, &fwd, NULL);
+	}
 	run_wait_all(pid, &status, &ru, &all);
 	run_collect(&dirs, output, pid, status);
-	print_summary(&o, output, now() - start, &all);
+	if (!in_job || job.rank == 0)
+		print_summary(&o, output, now() - start, &all);
+	if (in_job)
+		job_finish(&job, job_output, dir);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		fprintf(stderr, "scope-run: %s was killed by signal %d (%s)%s\n", o.argv[0], sig,

@@ -26,6 +26,7 @@ static const char usage[] =
 	"      --compression SPEC   auto (default), none, gzip or gzip:LEVEL (1-9)\n"
 	"      --chunk-size N       elements per HDF5 chunk\n"
 	"      --keep               keep the inputs (default: parts are removed once merged)\n"
+	"      --ranks N            an MPI job of N ranks: list the ranks missing in /metadata\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
 
@@ -409,6 +410,7 @@ struct job {
 	struct input *inputs;
 	size_t n;
 	const struct storage *st;
+	int ranks; /* the job's size, 0 when not an MPI job */
 };
 
 static int write_strs(hid_t g, const char *name, const struct strs *s)
@@ -470,6 +472,29 @@ static int write_tables(struct columns *c, hid_t file, struct merged *m)
 	return rc;
 }
 
+/* An MPI job's ranks that left no profile (killed with their scope-run),
+ * listed as "2,5" in /metadata missing_ranks; "" when none. */
+static void missing_ranks(hid_t g, struct job *j)
+{
+	char *seen = calloc((size_t)j->ranks, 1), list[4096] = "";
+	size_t len = 0;
+
+	if (!seen)
+		return;
+	for (uint64_t i = 0; i < j->m->proc[2].n; i++) {
+		int64_t r = (int64_t)j->m->proc[2].v[i];
+		if (r >= 0 && r < j->ranks)
+			seen[r] = 1;
+	}
+	for (int r = 0; r < j->ranks && len + 12 < sizeof list; r++)
+		if (!seen[r])
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
+						len ? "," : "", r);
+	attr_i64(g, "mpi_ranks", j->ranks);
+	attr_str(g, "missing_ranks", list);
+	free(seen);
+}
+
 /* /metadata of the run's first process, with the run's losses summed. */
 static int write_metadata(hid_t out, struct job *j)
 {
@@ -487,6 +512,8 @@ static int write_metadata(hid_t out, struct job *j)
 		H5Adelete(g, "lost_records");
 	attr_i64(g, "lost_records", (int64_t)lost);
 	attr_i64(g, "processes", (int64_t)j->m->proc[0].n);
+	if (j->ranks > 0)
+		missing_ranks(g, j);
 	return H5Gclose(g);
 }
 
@@ -573,6 +600,22 @@ static int open_input(struct input *in, const char *path)
 	return 0;
 }
 
+/* The MPI job's size its first profile recorded, 0 when none. */
+static int job_size(struct input *in)
+{
+	int64_t v = 0;
+	hid_t a;
+	if (H5Aexists_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT) <= 0)
+		return 0;
+	a = H5Aopen_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT, H5P_DEFAULT);
+	if (a >= 0) {
+		if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0)
+			v = 0;
+		H5Aclose(a);
+	}
+	return (int)v;
+}
+
 static int by_start(const void *x, const void *y)
 {
 	const struct input *a = x, *b = y;
@@ -606,10 +649,12 @@ static int list_parts(const char *dir, const char *stem, char ***v, size_t *n, s
 		return -1;
 	while ((e = readdir(d)) != NULL) {
 		size_t l = strlen(e->d_name);
-		const char *tail = stem ? ".part.h5" : ".h5";
+		int rank_file = stem && strcmp(stem, "rank") == 0;
+		const char *tail = stem && !rank_file ? ".part.h5" : ".h5";
+		char sep = rank_file ? '-' : '.';
 		char *path;
 		if (l <= strlen(tail) || strcmp(e->d_name + l - strlen(tail), tail) != 0 ||
-		    (stem && (strncmp(e->d_name, stem, len) != 0 || e->d_name[len] != '.')))
+		    (stem && (strncmp(e->d_name, stem, len) != 0 || e->d_name[len] != sep)))
 			continue;
 		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0 ||
 		    push_path(v, n, cap, path) != 0) {
@@ -621,21 +666,81 @@ static int list_parts(const char *dir, const char *stem, char ***v, size_t *n, s
 	return 0;
 }
 
+/* Temporary files a killed writer left half-written: nothing to merge. */
+static void remove_unfinished(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[8400];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (strstr(e->d_name, ".tmp-") && snprintf(path, sizeof path, "%.4000s/%.255s", dir,
+							   e->d_name) < (int)sizeof path)
+			unlink(path);
+	closedir(d);
+}
+
+/* OUTPUT.ranks once merged: empty but for the empty folders of ranks whose
+ * scope-run was killed while it gathered. */
+static void remove_ranks_folder(const char *output)
+{
+	char ranks[4200], sub[8400];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(ranks, sizeof ranks, "%s.ranks", output);
+	if (!(d = opendir(ranks)))
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", ranks, e->d_name);
+		remove_unfinished(sub);
+		rmdir(sub);
+	}
+	closedir(d);
+	if (rmdir(ranks) != 0)
+		fprintf(stderr, "scope-merge: %s still holds files it did not merge\n", ranks);
+}
+
+/* The complete parts in OUTPUT.ranks/.rank-*.parts-* folders. */
+static int list_gathering(const char *ranks, char ***v, size_t *n, size_t *cap)
+{
+	DIR *d = opendir(ranks);
+	struct dirent *e;
+	char sub[8400];
+	int rc = 0;
+
+	if (!d)
+		return 0;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, ".rank-", 6) != 0 || !strstr(e->d_name, ".parts-"))
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", ranks, e->d_name);
+		rc = list_parts(sub, NULL, v, n, cap);
+	}
+	closedir(d);
+	return rc;
+}
+
 struct options {
 	const char *output, *parts, *compression, *chunk;
-	int keep;
+	int keep, ranks;
 	char **inputs;
 	int ninputs;
 };
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { PARTS = 256, COMPRESSION, CHUNK, KEEP };
+	enum { PARTS = 256, COMPRESSION, CHUNK, KEEP, RANKS };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"parts", required_argument, 0, PARTS},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
 					      {"keep", no_argument, 0, KEEP},
+					      {"ranks", required_argument, 0, RANKS},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -649,6 +754,7 @@ static void parse(int argc, char **argv, struct options *o)
 		case COMPRESSION: o->compression = optarg; break;
 		case CHUNK: o->chunk = optarg; break;
 		case KEEP: o->keep = 1; break;
+		case RANKS: o->ranks = atoi(optarg); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-merge %s\n", SCOPE_VERSION); exit(0);
 		default: fputs("scope-merge: see scope-merge --help\n", stderr); exit(2);
@@ -695,7 +801,14 @@ static int gather(const struct options *o, char ***v, size_t *n, int *owned)
 		len = strlen(stem);
 		if (len > 3 && strcmp(stem + len - 3, ".h5") == 0)
 			stem[len - 3] = '\0';
+		char ranks[4200];
 		if (access(o->output, F_OK) == 0 && push_path(v, n, &cap, strdup(o->output)) != 0)
+			return -1;
+		/* an MPI job some of whose ranks never merged: their folder, and
+		 * the parts of ranks whose scope-run was killed while it gathered */
+		snprintf(ranks, sizeof ranks, "%s.ranks", o->output);
+		if (access(ranks, F_OK) == 0 && (list_parts(ranks, "rank", v, n, &cap) != 0 ||
+						 list_gathering(ranks, v, n, &cap) != 0))
 			return -1;
 		return list_parts(dirname(dir), stem, v, n, &cap);
 	}
@@ -738,7 +851,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	{
-		struct job j = {&m, in, n, &st};
+		struct job j = {&m, in, n, &st, o.ranks ? o.ranks : job_size(&in[0])};
 		if (publish_atomic(o.output, write_merged, &j, why, sizeof why) != 0) {
 			fprintf(stderr, "scope-merge: cannot write %s: %s; the inputs are kept\n",
 				o.output, why);
@@ -753,6 +866,8 @@ out:
 		if (rc == 0 && owned && !o.keep && strcmp(in[i].path, o.output) != 0)
 			unlink(in[i].path);
 	}
+	if (rc == 0 && owned && !o.keep && !o.parts && !o.ninputs)
+		remove_ranks_folder(o.output);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);

@@ -144,5 +144,7 @@ int metadata_write(hid_t file, const struct run_info *run)
 	/* what recording one call cost, enter and exit, for reports to subtract */
 	attr_f64(g, "overhead_ns_per_call", (double)h->overhead_ticks * 1e9 / run->clock_hz);
 	attr_i64(g, "complete", h->state == SCOPE_ARENA_STOPPED);
+	if (h->ranks > 0)
+		attr_i64(g, "mpi_ranks", h->ranks);
 	return H5Gclose(g) < 0 ? -1 : 0;
 }
