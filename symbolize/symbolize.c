@@ -5,10 +5,16 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 /* From the C++ runtime; declared here so the symbolizer stays C. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -19,16 +25,15 @@ struct scope_symbolizer {
 	Dwfl **dwfl;
 	const struct scope_sym_module *mods;
 	size_t n;
+	Dwfl_Callbacks callbacks;
+	char *debuginfo_path; /* libdwfl's search path; NULL: its default */
+	char **dirs;	      /* extra debug directories, absolute */
+	size_t ndirs;
 };
 
-static char *debuginfo_path;
-
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, size_t n)
 {
@@ -37,6 +42,12 @@ struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, siz
 		return NULL;
 	s->mods = mods;
 	s->n = n;
+	s->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &s->debuginfo_path,
+	};
 	s->dwfl = calloc(n + 1, sizeof *s->dwfl);
 	if (!s->dwfl) {
 		free(s);
@@ -45,15 +56,187 @@ struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, siz
 	return s;
 }
 
+/* libdwfl's default search path, ":.debug:/usr/lib/debug" (the binary's
+ * folder, its .debug subfolder, /usr/lib/debug), with dirs before the last. */
+int scope_sym_debug_dirs(struct scope_symbolizer *s, const char *const *dirs, size_t n)
+{
+	size_t len = sizeof ":.debug:/usr/lib/debug";
+	char *path;
+
+	for (size_t i = 0; i < s->ndirs; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
+	s->ndirs = 0;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(dirs[i]) + 1;
+	s->dirs = calloc(n + 1, sizeof *s->dirs);
+	path = malloc(len);
+	if (!s->dirs || !path) {
+		free(path);
+		return -1;
+	}
+	strcpy(path, ":.debug");
+	for (size_t i = 0; i < n; i++) {
+		if (!(s->dirs[i] = strdup(dirs[i]))) {
+			free(path);
+			return -1;
+		}
+		s->ndirs = i + 1;
+		strcat(strcat(path, ":"), dirs[i]);
+	}
+	strcat(path, ":/usr/lib/debug");
+	free(s->debuginfo_path);
+	s->debuginfo_path = path;
+	return 0;
+}
+
+/* The build-id note of the ELF file open as fd: its length, 0 when it has
+ * none, -1 when fd is not an ELF file. */
+static ssize_t elf_build_id(int fd, unsigned char *id, size_t cap)
+{
+	Elf *elf;
+	const void *bits = NULL;
+	ssize_t len = -1;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		len = dwelf_elf_gnu_build_id(elf, &bits);
+		len = len > 0 && (size_t)len <= cap ? len : 0;
+		if (len)
+			memcpy(id, bits, (size_t)len);
+	}
+	if (elf)
+		elf_end(elf);
+	return len;
+}
+
+/* The CRC-32 of a whole file, as .gnu_debuglink records it. */
+static int file_crc(int fd, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0L, Z_NULL, 0);
+	ssize_t got;
+	off_t off = 0;
+
+	while ((got = pread(fd, buf, sizeof buf, off)) > 0) {
+		c = crc32(c, buf, (uInt)got);
+		off += got;
+	}
+	*crc = (uint32_t)c;
+	return got < 0 ? -1 : 0;
+}
+
+/* Whether the file open as fd is the debug file of mod: the same build-id
+ * when mod has one, else the CRC its debuglink records. */
+static int debug_file_matches(Dwfl_Module *mod, int fd, GElf_Word crc)
+{
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	unsigned char got[64];
+	int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+	uint32_t c;
+
+	if (want_len > 0)
+		return elf_build_id(fd, got, sizeof got) == want_len &&
+		       memcmp(got, want, (size_t)want_len) == 0;
+	return file_crc(fd, &c) == 0 && c == crc;
+}
+
+/*
+ * libdwfl's own search first: by build-id under every absolute folder of
+ * the path (DIR/.build-id/xx/rest.debug), then by debuglink name next to
+ * the binary, in its .debug subfolder and in DIR/<the binary's folder>/.
+ * Then each extra folder itself: DIR/NAME, for a debug file put there flat
+ * (objcopy --only-keep-debug app DIR/app.debug).
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct scope_symbolizer *s = *userdata;
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+
+	for (size_t i = 0; fd < 0 && s && debuglink_file && i < s->ndirs; i++) {
+		char *path = NULL;
+		if (strchr(debuglink_file, '/') ||
+		    asprintf(&path, "%s/%s", s->dirs[i], debuglink_file) < 0)
+			break;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && debug_file_matches(mod, fd, debuglink_crc)) {
+			*debuginfo_file_name = path;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+		free(path);
+	}
+	return fd;
+}
+
 static Dwfl *dwfl_of(struct scope_symbolizer *s, int m)
 {
-	if (!s->dwfl[m] && (s->dwfl[m] = dwfl_begin(&callbacks)) != NULL) {
+	Dwfl_Module *mod;
+	void **userdata = NULL;
+
+	if (!s->dwfl[m] && (s->dwfl[m] = dwfl_begin(&s->callbacks)) != NULL) {
 		dwfl_report_begin(s->dwfl[m]);
-		dwfl_report_elf(s->dwfl[m], s->mods[m].path, s->mods[m].path, -1, s->mods[m].bias,
-				false);
+		mod = dwfl_report_elf(s->dwfl[m], s->mods[m].path, s->mods[m].path, -1,
+				      s->mods[m].bias, false);
+		if (mod && dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+			*userdata = s;
 		dwfl_report_end(s->dwfl[m], NULL, NULL);
 	}
 	return s->dwfl[m];
+}
+
+static int first_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	(void)userdata;
+	(void)name;
+	(void)start;
+	*(Dwfl_Module **)arg = mod;
+	return DWARF_CB_ABORT;
+}
+
+const char *scope_sym_debug_file(struct scope_symbolizer *s, int module)
+{
+	Dwfl *d;
+	Dwfl_Module *mod = NULL;
+	const char *debugfile = NULL, *mainfile = NULL;
+	Dwarf_Addr bias;
+
+	if (module < 0 || (size_t)module >= s->n || !(d = dwfl_of(s, module)))
+		return NULL;
+	if (dwfl_getmodules(d, first_module, &mod, 0) < 0 || !mod ||
+	    !dwfl_module_getdwarf(mod, &bias))
+		return NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	return debugfile ? debugfile : mainfile;
+}
+
+int scope_sym_build_id(const char *path, char *hex, size_t cap)
+{
+	unsigned char id[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = elf_build_id(fd, id, sizeof id);
+	close(fd);
+	if (n < 0 || cap < 2 * (size_t)n + 1) {
+		errno = n < 0 ? ENOEXEC : ERANGE;
+		return -1;
+	}
+	for (ssize_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	hex[2 * n] = '\0';
+	return 0;
 }
 
 /* The module mapped at addr at the end of the run; one that was unloaded
@@ -183,6 +366,10 @@ void scope_sym_close(struct scope_symbolizer *s)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->dwfl[i])
 			dwfl_end(s->dwfl[i]);
+	for (size_t i = 0; i < s->ndirs; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
+	free(s->debuginfo_path);
 	free(s->dwfl);
 	free(s);
 }

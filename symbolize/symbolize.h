@@ -33,6 +33,21 @@ struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, siz
 int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int resolve,
 		     struct scope_sym *out);
 
+/* Looks for separate debug info under each of dirs too (absolute paths),
+ * besides libdwfl's default places: by build-id, DIR/.build-id/xx/rest.debug;
+ * by .gnu_debuglink name, DIR/NAME and DIR/<the binary's folder>/NAME. The
+ * order: the binary's folder and its .debug subfolder, dirs, /usr/lib/debug.
+ * Call before the first lookup. Returns 0, or -1 without memory. */
+int scope_sym_debug_dirs(struct scope_symbolizer *s, const char *const *dirs, size_t n);
+
+/* The file module's DWARF was read from (its separate debug file, or the
+ * module itself), or NULL when it has none; owned by s. */
+const char *scope_sym_debug_file(struct scope_symbolizer *s, int module);
+
+/* The GNU build-id of the ELF file at path in hex, "" when it has none.
+ * Returns 0, or -1 with errno (ENOEXEC: not ELF; ERANGE: cap too small). */
+int scope_sym_build_id(const char *path, char *hex, size_t cap);
+
 void scope_sym_free(struct scope_sym *sym);
 void scope_sym_close(struct scope_symbolizer *s);
 

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: MIT
+# The libFuzzer harness of the reader (fuzz/fuzz_reader.c, built with clang
+# -fsanitize=fuzzer,address apart from the project's compiler), its
+# pre-check fuzz/h5walk.c, and two tests driven by fuzz/fuzz.py:
+#   fuzz-reader       fuzzes rd_check for SCOPE_FUZZ_SECONDS on a seed corpus of
+#                     real profiles made at test time; fails on a finding in
+#                     the reader, saving the input in fuzz/regressions/
+#   fuzz-regressions  replays fuzz/regressions/ and the seeds, under ASan and
+#                     through scope-report
+# Crashes of libhdf5 itself are not the reader's: see fuzz/fuzz_reader.c and
+# fuzz/fuzz.py for how they are told apart, and fuzz/regressions/README.md.
+# Included from tests/CMakeLists.txt, whose variables it uses.
+
+set(SCOPE_FUZZ_SECONDS 60 CACHE STRING "How long the fuzz-reader test fuzzes, seconds")
+set(fuzz_src ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
+file(MAKE_DIRECTORY ${fuzz_bin})
+
+# Whether clang links a libFuzzer target here (clang and its runtime,
+# Debian's libclang-rt-14-dev, which the clang package brings).
+set(fuzz_why "")
+if(SCOPE_SANITIZE)
+  set(fuzz_why "this is the sanitizer build; the fuzzer carries its own ASan and runs in the plain build")
+elseif(NOT SCOPE_TEST_CLANG)
+  set(fuzz_why "clang is not installed")
+else()
+  file(WRITE ${fuzz_bin}/probe.c "#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n")
+  execute_process(COMMAND ${SCOPE_TEST_CLANG} -fsanitize=fuzzer,address -o ${fuzz_bin}/probe ${fuzz_bin}/probe.c
+    RESULT_VARIABLE probe_rc OUTPUT_QUIET ERROR_VARIABLE probe_err)
+  if(NOT probe_rc EQUAL 0)
+    set(fuzz_why "clang cannot link -fsanitize=fuzzer,address (install libclang-rt-14-dev): ${probe_err}")
+  endif()
+endif()
+
+if(fuzz_why STREQUAL "")
+  set(fuzz_flags -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address -Wall -Wextra)
+  if(SCOPE_WERROR)
+    list(APPEND fuzz_flags -Werror)
+  endif()
+  set(fuzz_defs)
+  foreach(d IN LISTS HDF5_DEFINITIONS)
+    list(APPEND fuzz_defs ${d})
+  endforeach()
+  set(fuzz_incs)
+  foreach(d IN LISTS HDF5_INCLUDE_DIRS)
+    list(APPEND fuzz_incs -I${d})
+  endforeach()
+  add_custom_command(OUTPUT ${fuzz_bin}/fuzz_reader
+    COMMAND ${SCOPE_TEST_CLANG} ${fuzz_flags} ${fuzz_defs} -I${PROJECT_SOURCE_DIR}/lib ${fuzz_incs}
+      -o ${fuzz_bin}/fuzz_reader ${fuzz_src}/fuzz_reader.c ${PROJECT_SOURCE_DIR}/lib/reader.c
+      ${HDF5_C_LIBRARIES}
+    DEPENDS ${fuzz_src}/fuzz_reader.c ${PROJECT_SOURCE_DIR}/lib/reader.c ${PROJECT_SOURCE_DIR}/lib/reader.h
+    COMMENT "Building the libFuzzer harness fuzz_reader with clang"
+    VERBATIM)
+  add_custom_target(scope_fuzz_reader ALL DEPENDS ${fuzz_bin}/fuzz_reader)
+
+  add_executable(h5walk ${fuzz_src}/h5walk.c)
+  target_include_directories(h5walk PRIVATE ${HDF5_INCLUDE_DIRS})
+  target_compile_definitions(h5walk PRIVATE ${HDF5_DEFINITIONS})
+  target_link_libraries(h5walk PRIVATE ${HDF5_C_LIBRARIES})
+  set_target_properties(h5walk PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${fuzz_bin})
+
+  foreach(mode reader regressions)
+    if(mode STREQUAL "reader")
+      set(action run --seconds ${SCOPE_FUZZ_SECONDS} --corpus ${fuzz_bin}/corpus)
+    else()
+      set(action replay)
+    endif()
+    add_test(NAME fuzz-${mode}
+      COMMAND ${SCOPE_TEST_PYTHON} ${fuzz_src}/fuzz.py ${action}
+        --fuzzer ${fuzz_bin}/fuzz_reader
+        --h5walk $<TARGET_FILE:h5walk>
+        --bin ${PROJECT_BINARY_DIR}/bin
+        --progs ${prog_bin}
+        --regressions ${fuzz_src}/regressions
+        --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/fuzz-${mode})
+    set_tests_properties(fuzz-${mode} PROPERTIES
+      SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 600 LABELS "scope;fuzz")
+  endforeach()
+else()
+  message(STATUS "tests: the fuzz tests are skipped: ${fuzz_why}")
+  foreach(mode reader regressions)
+    add_test(NAME fuzz-${mode} COMMAND sh -c "echo \"SKIP fuzz-${mode}: $1\"; exit ${SCOPE_TEST_SKIP}" sh "${fuzz_why}")
+    set_tests_properties(fuzz-${mode} PROPERTIES SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} LABELS "scope;fuzz")
+  endforeach()
+endif()

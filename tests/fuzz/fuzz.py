@@ -1,0 +1,334 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Fuzzes the profile reader with libFuzzer for a bounded time, or replays the inputs it once found.
+
+Usage: fuzz.py run --seconds N --corpus DIR [common options]
+       fuzz.py replay [common options]
+common: --fuzzer PATH --h5walk PATH --bin DIR --progs DIR --regressions DIR --workdir DIR
+
+Both first make the seed corpus: small real profiles of the test programs
+(one process, three processes, symbolized or not, contiguous and chunked
+with gzip), written by scope-run into WORKDIR/seeds.
+
+run: fuzzes rd_check for N seconds from the seeds and the corpus kept in DIR
+(which grows from run to run in one build tree), with -rss_limit_mb=2048.
+A finding stops libFuzzer; it is told apart by the stack of its report:
+
+- in the reader (lib/reader.c, the harness): the test fails, and the input
+  is saved in the source tree's tests/fuzz/regressions/ to be fixed and
+  committed, so that fuzz-regressions replays it from then on;
+- wholly inside libhdf5 (the frames above the HDF5 call are all libhdf5's,
+  for a crash, a hang or an out-of-memory; for a leak, every leaked block
+  was allocated by libhdf5): not the reader's. It is kept in
+  WORKDIR/hdf5-findings/ and listed, and fuzzing goes on for the time left.
+
+Inputs that crash or hang libhdf5 in the harness's pre-check (h5walk) never
+reach the reader; the harness counts them at the end. So a libhdf5 bug never
+fails CI, and never hides the reader's.
+
+replay: runs fuzz_reader once on every input of the regressions folder and
+on the seeds (under ASan, with the leak check), then scope-report on each
+regression input, which must end with exit status 0 or 1 and at most one
+line on stderr, never a signal.
+
+Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+SKIP = 77
+HARD_LIMIT = 120  # seconds past the fuzzing time before libFuzzer is killed
+
+OURS = ("/lib/reader.c", "/tests/fuzz/fuzz_reader.c")
+RUNTIME = ("fuzzer::", "__sanitizer", "__asan", "__lsan", "__interceptor", "libc.so", "libstdc++",
+           "ld-linux", "compiler-rt", "/sanitizer_common/", "/asan/", "/lsan/", "/fuzzer/")
+
+
+class Failure(Exception):
+    pass
+
+
+class Skipped(Exception):
+    pass
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# Seeds
+
+
+def make_seeds(a, seeds):
+    """Small real profiles of the test programs; returns their paths."""
+    shutil.rmtree(seeds, ignore_errors=True)
+    os.makedirs(seeds)
+    tmp = os.path.join(a.workdir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    runs = [  # name, program, arguments, environment, scope-run options
+        ("chain", "chain-gcc-O2", (), {}, ()),
+        ("chain-raw-gzip", "chain-gcc-O2", (), {"SCOPE_SYMBOLIZE": "0"}, ("--compression", "gzip", "--chunk-size", "16")),
+        ("calls", "calls-gcc-O0", ("300",), {}, ()),
+        ("forks", "calls-gcc-O2", ("200", "2"), {}, ()),
+    ]
+    out = []
+    for name, prog, args, extra, opts in runs:
+        exe = os.path.join(a.progs, prog)
+        if not os.access(exe, os.X_OK):
+            raise Failure(f"test program {exe} was not built")
+        path = os.path.join(seeds, name + ".h5")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_") and k != "LD_PRELOAD"}
+        env.update(SCOPE_TMPDIR=tmp, **extra)
+        r = subprocess.run([os.path.join(a.bin, "scope-run"), "-q", *opts, "-o", path, "--", exe, *args],
+                           env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0 or not os.path.isfile(path):
+            raise Failure(f"seed {name}: scope-run exited {r.returncode}\n{r.stderr}")
+        out.append(path)
+    log("seeds:", ", ".join(f"{os.path.basename(p)} ({os.path.getsize(p)} bytes)" for p in out))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Findings
+
+
+def frames(report):
+    """The stack frames (`#N 0x... in ...`) of the first stack in a report."""
+    out = []
+    for line in report.splitlines():
+        m = re.match(r"\s*#(\d+) 0x[0-9a-f]+ (.*)$", line)
+        if m:
+            if int(m.group(1)) == 0 and out:
+                break
+            out.append(m.group(2))
+    return out
+
+
+def owner(frame):
+    """'hdf5', 'ours', or None for the runtime (libFuzzer, sanitizers, libc)."""
+    if "libhdf5" in frame:
+        return "hdf5"
+    if any(s in frame for s in OURS):
+        return "ours"
+    if any(s in frame for s in RUNTIME) or re.search(r"\bin (malloc|calloc|realloc|free|strdup|operator new)\b", frame):
+        return None
+    if "fuzz_reader+0x" in frame:  # linked into the harness without a source line: the runtime
+        return None
+    return "ours"  # unknown code: count it against us rather than hide it
+
+
+def first_owner(stack):
+    for f in stack:
+        o = owner(f)
+        if o:
+            return o, f
+    return "ours", "(no frame outside the runtime)"
+
+
+def leak_owners(report):
+    """For a LeakSanitizer report, the owner of each leaked block's allocation."""
+    out = []
+    for block in re.split(r"\n(?=(?:Direct|Indirect) leak of)", report)[1:]:
+        out.append(first_owner(frames(block)))
+    return out
+
+
+def classify(text):
+    """(kind, owner, frame) of the finding reported in a libFuzzer log."""
+    if "ERROR: LeakSanitizer" in text:
+        part = text[text.index("ERROR: LeakSanitizer"):]
+        owners = leak_owners(part)
+        mine = [o for o in owners if o[0] == "ours"]
+        if mine or not owners:
+            return ("leak",) + (mine[0] if mine else ("ours", "(no stack)"))
+        return ("leak",) + owners[0]
+    for marker, kind in (("ERROR: AddressSanitizer", "asan"), ("ALARM: working on the last Unit", "timeout"),
+                         ("out-of-memory (malloc", "oom"), ("ERROR: libFuzzer: deadly signal", "crash"),
+                         ("ERROR: libFuzzer: out-of-memory", "oom-rss"), ("ERROR: libFuzzer", "libfuzzer")):
+        if marker in text:
+            part = text[text.index(marker):]
+            stack = frames(part)
+            if not stack:
+                return kind, "ours", "(no stack in the report)"
+            return (kind,) + first_owner(stack)
+    return "unknown", "ours", "(no report found)"
+
+
+def artifact(text):
+    m = re.findall(r"Test unit written to (\S+)", text)
+    return m[-1] if m else None
+
+
+def save_regression(a, path, kind):
+    data = open(path, "rb").read()
+    os.makedirs(a.regressions, exist_ok=True)
+    dst = os.path.join(a.regressions, f"{kind}-{hashlib.sha1(data).hexdigest()[:16]}")
+    with open(dst, "wb") as f:
+        f.write(data)
+    return dst
+
+
+# ---------------------------------------------------------------------------
+# Running the fuzzer
+
+
+def fuzzer_env(a, hdf5_inputs):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASAN_", "LSAN_", "UBSAN_"))}
+    tmp = os.path.join(a.workdir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    env.update(TMPDIR=tmp, FUZZ_H5WALK=a.h5walk, FUZZ_HDF5_DIR=hdf5_inputs,
+               ASAN_OPTIONS="abort_on_error=0:symbolize=1:detect_leaks=1")
+    sym = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
+    if sym:
+        env["ASAN_SYMBOLIZER_PATH"] = sym
+    return env
+
+
+def check_tools(a):
+    for what, path in (("fuzz_reader", a.fuzzer), ("h5walk", a.h5walk), ("scope-run", os.path.join(a.bin, "scope-run"))):
+        if not os.access(path, os.X_OK):
+            raise Failure(f"{what} ({path}) was not built")
+    if not (shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")):
+        raise Skipped("llvm-symbolizer is not installed (Debian: llvm-14): findings could not be told apart")
+
+
+def fuzz_once(a, seconds, corpus, seeds, artifacts, env, n):
+    """One libFuzzer run; returns (exit status, its log)."""
+    argv = [a.fuzzer, f"-max_total_time={seconds}", "-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1",
+            f"-artifact_prefix={artifacts}/", corpus, seeds]
+    logfile = os.path.join(a.workdir, f"fuzz-{n}.log")
+    log("$", " ".join(argv), f"> {logfile}")
+    with open(logfile, "w+") as out:
+        try:
+            rc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                timeout=seconds + HARD_LIMIT).returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+        out.seek(0)
+        text = out.read()
+    if rc is None:
+        raise Failure(f"fuzz_reader did not stop after {seconds} s; see {logfile}")
+    for line in text.splitlines():
+        if line.startswith(("fuzz_reader:", "stat::number_of_executed_units", "stat::peak_rss_mb", "Done ")):
+            log("  " + line)
+    return rc, text
+
+
+def case_run(a):
+    check_tools(a)
+    seeds = os.path.join(a.workdir, "seeds")
+    make_seeds(a, seeds)
+    os.makedirs(a.corpus, exist_ok=True)
+    artifacts, hdf5_inputs, hdf5_findings = (os.path.join(a.workdir, d) for d in ("artifacts", "hdf5-prechecked", "hdf5-findings"))
+    for d in (artifacts, hdf5_inputs, hdf5_findings):
+        os.makedirs(d)
+    env = fuzzer_env(a, hdf5_inputs)
+    end = time.monotonic() + a.seconds
+    runs, hdf5 = 0, []
+    while True:
+        left = int(end - time.monotonic())
+        if left < 5 or runs >= 20:
+            break
+        runs += 1
+        rc, text = fuzz_once(a, left, a.corpus, seeds, artifacts, env, runs)
+        if rc == 0:
+            break
+        kind, who, frame = classify(text)
+        unit = artifact(text)
+        log(f"  finding: {kind}, {'in libhdf5' if who == 'hdf5' else 'in the reader'}: {frame}")
+        if who != "hdf5":
+            where = save_regression(a, unit, kind) if unit else "(libFuzzer wrote no input)"
+            raise Failure(f"fuzz_reader found a {kind} in the reader ({frame}); input saved as {where}; "
+                          f"log {os.path.join(a.workdir, f'fuzz-{runs}.log')}")
+        if unit:
+            shutil.move(unit, os.path.join(hdf5_findings, os.path.basename(unit)))
+        hdf5.append((kind, frame))
+    kept = sorted(os.listdir(hdf5_inputs))
+    log(f"{runs} libFuzzer run(s) over {a.seconds} s; corpus: {len(os.listdir(a.corpus))} inputs")
+    log(f"libhdf5 itself: {len(hdf5)} finding(s) past the pre-check (kept in {hdf5_findings}), "
+        f"and {len(kept)} input(s) kept that crashed or hung it in the pre-check (in {hdf5_inputs})")
+    for kind, frame in hdf5:
+        log(f"  libhdf5 {kind}: {frame}")
+    log("no finding in the reader")
+
+
+# ---------------------------------------------------------------------------
+# Replaying
+
+
+def regression_inputs(a):
+    if not os.path.isdir(a.regressions):
+        return []
+    return sorted(os.path.join(a.regressions, f) for f in os.listdir(a.regressions)
+                  if not f.startswith(".") and not f.endswith(".md"))
+
+
+def case_replay(a):
+    check_tools(a)
+    seeds = make_seeds(a, os.path.join(a.workdir, "seeds"))
+    inputs = regression_inputs(a)
+    log(f"{len(inputs)} regression input(s) in {a.regressions}, {len(seeds)} seeds")
+    env = fuzzer_env(a, os.path.join(a.workdir, "hdf5-prechecked"))
+    os.makedirs(env["FUZZ_HDF5_DIR"])
+    r = subprocess.run([a.fuzzer, "-runs=1", *inputs, *seeds], env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, errors="replace", timeout=600)
+    if r.returncode != 0:
+        kind, who, frame = classify(r.stderr)
+        raise Failure(f"fuzz_reader failed on a replayed input ({kind} {'in libhdf5' if who == 'hdf5' else 'in the reader'}: "
+                      f"{frame})\n{r.stderr[-6000:]}")
+    log(f"fuzz_reader replayed {len(inputs) + len(seeds)} inputs without a finding")
+    for line in r.stderr.splitlines():
+        if line.startswith("fuzz_reader:"):
+            log("  " + line)
+    report = os.path.join(a.bin, "scope-report")
+    for path in inputs:
+        p = subprocess.run([report, "--tree", "-o", os.devnull, path], stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, errors="replace", timeout=120)
+        lines = [x for x in p.stderr.splitlines() if x.strip()]
+        if p.returncode not in (0, 1) or len(lines) > 1:
+            raise Failure(f"scope-report on {path}: exit {p.returncode}, stderr {p.stderr[-2000:]!r}")
+        log(f"  scope-report {os.path.basename(path)}: exit {p.returncode} {lines[0] if lines else ''}")
+
+
+# ---------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("mode", choices=("run", "replay"))
+    ap.add_argument("--fuzzer", required=True)
+    ap.add_argument("--h5walk", required=True)
+    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-report")
+    ap.add_argument("--progs", required=True, help="directory of the built test programs")
+    ap.add_argument("--regressions", required=True, help="tests/fuzz/regressions in the source tree")
+    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
+    ap.add_argument("--seconds", type=int, default=60)
+    ap.add_argument("--corpus")
+    a = ap.parse_args()
+    a.workdir = os.path.abspath(a.workdir)
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    os.makedirs(a.workdir)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        (case_run if a.mode == "run" else case_replay)(a)
+    except Skipped as e:
+        log(f"SKIP {a.mode}: {e}")
+        return SKIP
+    except Failure as e:
+        log(f"FAIL {a.mode}: {e}")
+        return 1
+    log(f"PASS {a.mode}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

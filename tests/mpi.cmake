@@ -1,0 +1,22 @@
+# MPI jobs (Debian's Open MPI): every rank profiled, one file per job.
+find_program(SCOPE_TEST_MPICC mpicc)
+find_program(SCOPE_TEST_MPIRUN mpirun)
+if(SCOPE_TEST_MPICC AND SCOPE_TEST_MPIRUN)
+  scope_test_prog(${prog_bin}/mpi-ring ${CMAKE_CURRENT_SOURCE_DIR}/mpi/ring.c ${SCOPE_TEST_MPICC}
+    -O2 ${prog_flags})
+  add_custom_target(scope_test_mpi ALL DEPENDS ${prog_bin}/mpi-ring)
+  foreach(case ring nompi kill)
+    set(prog ${prog_bin}/mpi-ring)
+    if(case STREQUAL "nompi")
+      set(prog ${prog_bin}/fib-gcc-O2)
+    endif()
+    add_test(NAME mpi-${case}
+      COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/mpi.py ${case}
+        --prog ${prog} --bin ${PROJECT_BINARY_DIR}/bin --lib ${PROJECT_BINARY_DIR}/lib
+        --src ${prog_src} --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/mpi-${case} ${sanitize_args})
+    set_tests_properties(mpi-${case} PROPERTIES
+      SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 180 LABELS "scope;mpi" RUN_SERIAL TRUE)
+  endforeach()
+else()
+  message(STATUS "tests: no mpicc/mpirun (Debian: openmpi-bin, libopenmpi-dev), the MPI tests are not run")
+endif()

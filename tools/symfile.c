@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT */
+/* Reads the module tables of a profile and rewrites its /regions through a temporary sibling. */
+#define _GNU_SOURCE
+#include "symfile.h"
+
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, cap, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- Module tables ------------------------------------------------------ */
+
+/* Rows of the one-dimensional dataset d, or -1. */
+static int64_t rows_of(hid_t d)
+{
+	hid_t s = H5Dget_space(d);
+	hsize_t n = 0;
+	int ok;
+
+	if (s < 0)
+		return -1;
+	ok = H5Sget_simple_extent_ndims(s) == 1 && H5Sget_simple_extent_dims(s, &n, NULL) == 1;
+	H5Sclose(s);
+	return ok && n <= (hsize_t)INT64_MAX ? (int64_t)n : -1;
+}
+
+/* The class of d's type. */
+static H5T_class_t class_of(hid_t d, int *vlen)
+{
+	hid_t t = H5Dget_type(d);
+	H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+
+	*vlen = t >= 0 && c == H5T_STRING && H5Tis_variable_str(t) > 0;
+	if (t >= 0)
+		H5Tclose(t);
+	return c;
+}
+
+/* Opens column name of g as a one-dimensional dataset of want rows (want < 0:
+ * any, stored in *want), of strings (vlen) or integers. Returns it or -1. */
+static hid_t open_column(hid_t g, const char *where, const char *name, int strings, int64_t *want,
+			 char *err, size_t cap)
+{
+	hid_t d;
+	int64_t n;
+	int vlen;
+	H5T_class_t c;
+
+	if (H5Lexists(g, name, H5P_DEFAULT) <= 0)
+		return fail(err, cap, "%s/%s is missing", where, name);
+	d = H5Dopen2(g, name, H5P_DEFAULT);
+	if (d < 0)
+		return fail(err, cap, "%s/%s is not a dataset", where, name);
+	n = rows_of(d);
+	c = class_of(d, &vlen);
+	if (n < 0 || (strings ? !vlen : c != H5T_INTEGER)) {
+		H5Dclose(d);
+		return fail(err, cap, "%s/%s is not a column of %s", where, name,
+			    strings ? "variable-length strings" : "integers");
+	}
+	if (*want >= 0 && n != *want) {
+		H5Dclose(d);
+		return fail(err, cap, "%s/%s has %lld rows, %s/path has %lld", where, name,
+			    (long long)n, where, (long long)*want);
+	}
+	*want = n;
+	return d;
+}
+
+/* Reads n strings of d into the field at offset of each row (copies). */
+static int read_str(hid_t d, struct sf_module *rows, size_t n, size_t offset)
+{
+	hid_t ft = H5Dget_type(d), mt = H5Tcopy(H5T_C_S1), sp = H5Dget_space(d);
+	char **v = calloc(n + 1, sizeof *v);
+	int rc = -1, have = 0;
+
+	if (ft >= 0 && mt >= 0 && sp >= 0 && v && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
+	    H5Tset_cset(mt, H5Tget_cset(ft)) >= 0 &&
+	    (n == 0 || (have = H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0))) {
+		rc = 0;
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			char *s = strdup(v[i] ? v[i] : "");
+			memcpy((char *)&rows[i] + offset, &s, sizeof s);
+			rc = s ? 0 : -1;
+		}
+	}
+	if (have)
+		H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, v);
+	free(v);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (mt >= 0)
+		H5Tclose(mt);
+	if (ft >= 0)
+		H5Tclose(ft);
+	return rc;
+}
+
+static int read_u64(hid_t d, struct sf_module *rows, size_t n, size_t offset)
+{
+	uint64_t *v = calloc(n + 1, sizeof *v);
+	int rc = v && (n == 0 ||
+		       H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0)
+			 ? 0
+			 : -1;
+
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		memcpy((char *)&rows[i] + offset, &v[i], sizeof v[i]);
+	free(v);
+	return rc;
+}
+
+struct column {
+	const char *name;
+	int strings, optional;
+	size_t offset;
+};
+
+static const struct column module_columns[] = {
+	{"path", 1, 0, offsetof(struct sf_module, path)},
+	{"build_id", 1, 0, offsetof(struct sf_module, build_id)},
+	{"bias", 0, 0, offsetof(struct sf_module, bias)},
+	{"low", 0, 1, offsetof(struct sf_module, lo)},
+	{"high", 0, 1, offsetof(struct sf_module, hi)},
+};
+#define NCOLUMNS (sizeof module_columns / sizeof module_columns[0])
+
+/* Makes room for rows more modules at the end of *mods, zeroed; counts them in *n. */
+static struct sf_module *grow(struct sf_module **mods, size_t *n, int64_t rows)
+{
+	struct sf_module *grown;
+
+	if ((uint64_t)rows >= SIZE_MAX / sizeof *grown - *n - 1)
+		return NULL;
+	grown = realloc(*mods, (*n + (size_t)rows + 1) * sizeof *grown);
+	if (!grown)
+		return NULL;
+	*mods = grown;
+	memset(grown + *n, 0, ((size_t)rows + 1) * sizeof *grown);
+	*n += (size_t)rows;
+	return grown + *n - rows;
+}
+
+/* Appends the rows of the modules table g (named where) to *mods. */
+static int read_table(hid_t g, const char *where, struct sf_module **mods, size_t *n, char *err,
+		      size_t cap)
+{
+	struct sf_module *rows = NULL;
+	int64_t nrows = -1;
+	int rc = 0;
+
+	for (size_t c = 0; c < NCOLUMNS && rc == 0; c++) {
+		const struct column *col = &module_columns[c];
+		hid_t d;
+		if (col->optional && H5Lexists(g, col->name, H5P_DEFAULT) <= 0)
+			continue;
+		d = open_column(g, where, col->name, col->strings, &nrows, err, cap);
+		if (d < 0)
+			return -1;
+		if (!rows && !(rows = grow(mods, n, nrows))) {
+			H5Dclose(d);
+			return fail(err, cap, "out of memory reading %s", where);
+		}
+		rc = col->strings ? read_str(d, rows, (size_t)nrows, col->offset)
+				  : read_u64(d, rows, (size_t)nrows, col->offset);
+		H5Dclose(d);
+		if (rc != 0)
+			fail(err, cap, "%s/%s cannot be read", where, col->name);
+	}
+	return rc;
+}
+
+int sf_read_modules(const char *path, size_t nprocesses, struct sf_module **mods, size_t *n,
+		    char *err, size_t cap)
+{
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	int rc = 0;
+
+	*mods = NULL;
+	*n = 0;
+	if (f < 0)
+		return fail(err, cap, "cannot be opened as HDF5");
+	for (size_t i = 0; i < nprocesses && rc == 0; i++) {
+		char proc[32], where[64];
+		hid_t g;
+		snprintf(proc, sizeof proc, "process%zu", i);
+		snprintf(where, sizeof where, "/%s/modules", proc);
+		if (H5Lexists(f, proc, H5P_DEFAULT) <= 0 || H5Lexists(f, where, H5P_DEFAULT) <= 0)
+			continue; /* no table: nothing to add */
+		g = H5Gopen2(f, where, H5P_DEFAULT);
+		if (g < 0) {
+			rc = fail(err, cap, "%s is not a group", where);
+			break;
+		}
+		rc = read_table(g, where, mods, n, err, cap);
+		H5Gclose(g);
+	}
+	H5Fclose(f);
+	return rc;
+}
+
+void sf_free_modules(struct sf_module *mods, size_t n)
+{
+	for (size_t i = 0; mods && i < n; i++) {
+		free(mods[i].path);
+		free(mods[i].build_id);
+	}
+	free(mods);
+}
+
+/* ---- Copying ------------------------------------------------------------ */
+
+/* Copies one attribute of any type, variable-length ones included. */
+static herr_t copy_attr(hid_t from, const char *name, const H5A_info_t *info, void *to_p)
+{
+	hid_t to = *(hid_t *)to_p;
+	hid_t a = H5Aopen(from, name, H5P_DEFAULT);
+	hid_t ft = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+	hid_t mt = ft >= 0 ? H5Tget_native_type(ft, H5T_DIR_DEFAULT) : -1, b = -1;
+	hssize_t npoints = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+	size_t size = mt >= 0 ? H5Tget_size(mt) : 0;
+	void *buf = npoints >= 0 && size ? calloc((size_t)npoints + 1, size) : NULL;
+	herr_t rc = -1, have = -1;
+
+	(void)info;
+	if (buf && (have = H5Aread(a, mt, buf)) >= 0 &&
+	    (b = H5Acreate2(to, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT)) >= 0 &&
+	    H5Awrite(b, mt, buf) >= 0)
+		rc = 0;
+	if (have >= 0 && H5Tdetect_class(mt, H5T_VLEN) > 0)
+		H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+	else if (have >= 0 && H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0)
+		H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+	free(buf);
+	if (b >= 0)
+		H5Aclose(b);
+	if (mt >= 0)
+		H5Tclose(mt);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (a >= 0)
+		H5Aclose(a);
+	return rc;
+}
+
+static int copy_attrs(hid_t from, hid_t to)
+{
+	hsize_t idx = 0;
+	return H5Aiterate2(from, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attr, &to) < 0 ? -1 : 0;
+}
+
+struct copy_ctx {
+	hid_t to;
+	const char *const *skip; /* NULL-terminated names not to copy */
+	char *err;
+	size_t cap;
+	const char *where; /* the group, for errors */
+};
+
+static int skipped(const struct copy_ctx *c, const char *name)
+{
+	for (const char *const *s = c->skip; *s; s++)
+		if (strcmp(*s, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Copies the link name of g into c->to: hard links with what they point to, soft links as they are.
+ */
+static herr_t copy_link(hid_t g, const char *name, const H5L_info_t *info, void *cp)
+{
+	struct copy_ctx *c = cp;
+	char *val = NULL;
+	int rc = -1;
+
+	if (skipped(c, name))
+		return 0;
+	if (info->type == H5L_TYPE_HARD) {
+		rc = H5Ocopy(g, name, c->to, name, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
+	} else if (info->type == H5L_TYPE_SOFT && (val = calloc(1, info->u.val_size + 1)) &&
+		   H5Lget_val(g, name, val, info->u.val_size, H5P_DEFAULT) >= 0) {
+		rc = H5Lcreate_soft(val, c->to, name, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
+	}
+	free(val);
+	if (rc != 0)
+		fail(c->err, c->cap, "%s%s cannot be copied", c->where, name);
+	return rc;
+}
+
+static int copy_members(hid_t from, struct copy_ctx *c)
+{
+	hsize_t idx = 0;
+	herr_t rc = H5Literate(from, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_link, c);
+	if (rc < 0 && !c->err[0])
+		fail(c->err, c->cap, "the members of %s cannot be listed", c->where);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Creates column name in to like the one in from (type, shape, storage) and
+ * writes data, which is in memory type mt. */
+static int write_like(hid_t from, hid_t to, const char *name, hid_t mt, const void *data)
+{
+	hid_t d = H5Dopen2(from, name, H5P_DEFAULT);
+	hid_t ft = d >= 0 ? H5Dget_type(d) : -1, sp = d >= 0 ? H5Dget_space(d) : -1;
+	hid_t dcpl = d >= 0 ? H5Dget_create_plist(d) : -1, nd = -1;
+	int rc = -1;
+
+	if (ft >= 0 && sp >= 0 && dcpl >= 0 &&
+	    (nd = H5Dcreate2(to, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
+	    H5Dwrite(nd, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 && copy_attrs(d, nd) == 0)
+		rc = 0;
+	if (nd >= 0 && H5Dclose(nd) < 0)
+		rc = -1;
+	if (dcpl >= 0)
+		H5Pclose(dcpl);
+	if (sp >= 0)
+		H5Sclose(sp);
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (d >= 0)
+		H5Dclose(d);
+	return rc;
+}
+
+/* A string column: written in the character set the old one declares. */
+static int write_strings(hid_t from, hid_t to, const char *name, const char *const *v)
+{
+	hid_t d = H5Dopen2(from, name, H5P_DEFAULT), ft = d >= 0 ? H5Dget_type(d) : -1;
+	H5T_cset_t cset = ft >= 0 ? H5Tget_cset(ft) : H5T_CSET_ERROR;
+	hid_t mt = H5Tcopy(H5T_C_S1);
+	int rc = mt >= 0 && cset != H5T_CSET_ERROR && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
+				 H5Tset_cset(mt, cset) >= 0
+			 ? write_like(from, to, name, mt, v)
+			 : -1;
+
+	if (mt >= 0)
+		H5Tclose(mt);
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (d >= 0)
+		H5Dclose(d);
+	return rc;
+}
+
+/* /regions anew: its other members copied, name, file and line written from r. */
+static int write_regions(hid_t src, hid_t dst, const struct sf_regions *r, char *err, size_t cap)
+{
+	static const char *const replaced[] = {"name", "file", "line", NULL};
+	hid_t from = H5Gopen2(src, "regions", H5P_DEFAULT);
+	hid_t gcpl = from >= 0 ? H5Gget_create_plist(from) : -1;
+	hid_t to = gcpl >= 0 ? H5Gcreate2(dst, "regions", H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
+	struct copy_ctx c = {to, replaced, err, cap, "/regions/"};
+	int rc = -1;
+
+	if (to < 0)
+		fail(err, cap, "/regions cannot be created");
+	else if (copy_attrs(from, to) != 0)
+		fail(err, cap, "the attributes of /regions cannot be copied");
+	else if (copy_members(from, &c) == 0) {
+		if (write_strings(from, to, "name", r->name) != 0)
+			fail(err, cap, "/regions/name cannot be written");
+		else if (write_strings(from, to, "file", r->file) != 0)
+			fail(err, cap, "/regions/file cannot be written");
+		else if (write_like(from, to, "line", H5T_NATIVE_UINT64, r->line) != 0)
+			fail(err, cap, "/regions/line cannot be written");
+		else
+			rc = 0;
+	}
+	if (to >= 0 && H5Gclose(to) < 0)
+		rc = -1;
+	if (gcpl >= 0)
+		H5Pclose(gcpl);
+	if (from >= 0)
+		H5Gclose(from);
+	return rc;
+}
+
+/* Writes the whole new profile into tmp. */
+static int write_copy(const char *path, const char *tmp, const struct sf_regions *r, char *err,
+		      size_t cap)
+{
+	static const char *const top_skip[] = {"regions", NULL};
+	hid_t src = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	hid_t fcpl = src >= 0 ? H5Fget_create_plist(src) : -1;
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dst = -1;
+	struct copy_ctx c = {-1, top_skip, err, cap, "/"};
+	int rc = -1;
+
+	if (fcpl >= 0 && fapl >= 0 &&
+	    H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST) >= 0)
+		dst = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+	c.to = dst;
+	if (dst < 0)
+		fail(err, cap, "%s cannot be created", tmp);
+	else if (copy_attrs(src, dst) != 0)
+		fail(err, cap, "the attributes of / cannot be copied");
+	else if (copy_members(src, &c) == 0 && write_regions(src, dst, r, err, cap) == 0)
+		rc = 0;
+	if (dst >= 0 && H5Fclose(dst) < 0 && rc == 0)
+		rc = fail(err, cap, "%s cannot be written", tmp);
+	if (fapl >= 0)
+		H5Pclose(fapl);
+	if (fcpl >= 0)
+		H5Pclose(fcpl);
+	if (src >= 0)
+		H5Fclose(src);
+	return rc;
+}
+
+/* ---- Publishing --------------------------------------------------------- */
+
+static int fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC), rc;
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* The copy must read back as a profile with the same regions. */
+static int verify(const char *tmp, size_t nregions, char *err, size_t cap)
+{
+	char why[RD_ERR_MAX];
+	struct rd_profile *p = rd_open(tmp, why, sizeof why);
+	int rc = 0;
+
+	if (!p)
+		return fail(err, cap, "the rewritten file does not read back: %s", why);
+	if (p->nregions != nregions)
+		rc = fail(err, cap, "the rewritten file has %zu regions, not %zu", p->nregions,
+			  nregions);
+	rd_close(p);
+	return rc;
+}
+
+int sf_rewrite(const char *path, const struct sf_regions *r, char *volatile *tmp, char *err,
+	       size_t cap)
+{
+	char *name = NULL, dir[4096];
+	struct stat st;
+	int fd, rc = -1;
+
+	if (stat(path, &st) != 0)
+		return fail(err, cap, "%s", strerror(errno));
+	if (asprintf(&name, "%s.tmp-XXXXXX", path) < 0)
+		return fail(err, cap, "out of memory");
+	fd = mkstemp(name);
+	if (fd < 0) {
+		fail(err, cap, "cannot write next to it: %s", strerror(errno));
+		free(name);
+		return -1;
+	}
+	close(fd);
+	*tmp = name;
+	if (write_copy(path, name, r, err, cap) == 0 && verify(name, r->n, err, cap) == 0) {
+		if (chmod(name, st.st_mode & 07777) != 0 || fsync_path(name, O_RDONLY) != 0 ||
+		    rename(name, path) != 0)
+			fail(err, cap, "%s", strerror(errno));
+		else
+			rc = 0;
+	}
+	if (rc != 0)
+		unlink(name);
+	*tmp = NULL;
+	free(name);
+	if (rc == 0) {
+		snprintf(dir, sizeof dir, "%s", path);
+		fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY);
+	}
+	return rc;
+}
