@@ -2,6 +2,7 @@
 /* scope-report: tables, call trees, diffs and trace exports of scope profiles. */
 #define _GNU_SOURCE
 #include "format.h"
+#include "h5guard.h"
 #include "report.h"
 
 #include <errno.h>
@@ -508,61 +509,6 @@ static int output_close(struct output *w, int keep, char *err, size_t cap)
 
 /* ---- Crashes in the HDF5 library ---------------------------------------- */
 
-/*
- * The HDF5 library trusts the metadata of the files it opens: a damaged
- * heap or object header can make it read out of bounds. The reader checks
- * everything it can reach (lib/reader.c); for the rest, a crash while a file
- * is being read says which file and why, removes the temporary output, and
- * exits 1 like any other bad file. Sanitizer builds keep their own reports.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
-static const char *volatile reading;	/* the file being read */
-static const char *volatile output_tmp; /* to remove */
-
-#ifndef SANITIZED
-static void put(const char *s)
-{
-	ssize_t n = write(STDERR_FILENO, s, strlen(s));
-	(void)n;
-}
-
-static void on_crash(int sig)
-{
-	if (output_tmp)
-		unlink(output_tmp);
-	put("scope-report: ");
-	put(reading ? reading : "?");
-	put(sig == SIGABRT ? ": damaged: the HDF5 library aborted reading it\n"
-			   : ": damaged: the HDF5 library crashed reading it\n");
-	_exit(1);
-}
-#endif
-
-static void catch_crashes(void)
-{
-#ifndef SANITIZED
-	static char altstack[1 << 16];
-	static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-	stack_t st = {.ss_sp = altstack, .ss_size = sizeof altstack};
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_crash;
-	sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaltstack(&st, NULL);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaction(sigs[i], &sa, NULL);
-#endif
-}
-
 /* ---- Main --------------------------------------------------------------- */
 
 static int run(const struct options *o, struct rd_profile **p, FILE *out, char *err, size_t cap)
@@ -591,9 +537,9 @@ int main(int argc, char **argv)
 	int rc;
 
 	parse(argc, argv, &o);
-	catch_crashes();
+	h5guard_install("scope-report");
 	for (size_t i = 0; i < o.nfiles; i++) {
-		reading = o.files[i];
+		h5guard_reading(o.files[i]);
 		p[i] = rd_open(o.files[i], err, sizeof err);
 		if (!p[i]) {
 			fprintf(stderr, "scope-report: %s: %s\n", o.files[i], err);
@@ -610,12 +556,12 @@ int main(int argc, char **argv)
 		options_free(&o);
 		return 1;
 	}
-	output_tmp = w.tmp;
-	reading = o.view == VIEW_DIFF ? NULL : o.files[0];
+	*h5guard_tmp() = (char *)w.tmp;
+	h5guard_reading(o.view == VIEW_DIFF ? NULL : o.files[0]);
 	err[0] = 0;
 	rc = run(&o, p, w.f, err, sizeof err);
-	reading = NULL;
-	output_tmp = NULL;
+	h5guard_reading(NULL);
+	*h5guard_tmp() = NULL;
 	if (rc < 0) {
 		output_close(&w, 0, NULL, 0);
 		fprintf(stderr, "scope-report: %s\n", err);

@@ -2,6 +2,7 @@
 /* scope-symbolize: names, files and lines for the unresolved regions of a profile, rewritten
  * atomically. */
 #define _GNU_SOURCE
+#include "h5guard.h"
 #include "reader.h"
 #include "symbolize.h"
 #include "symfile.h"
@@ -352,60 +353,6 @@ static void work_free(struct work *w)
 
 /* ---- Crashes in the HDF5 library ---------------------------------------- */
 
-/*
- * As in scope-report: the HDF5 library trusts the metadata of the files it
- * opens, and a damaged one can make it crash where the reader's checks do
- * not reach. The crash then says which file, removes the temporary copy and
- * exits 1 like any other bad file. Sanitizer builds keep their own reports.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
-static const char *volatile reading; /* the profile */
-static char *volatile tmp_path;	     /* its temporary copy, while there is one */
-
-#ifndef SANITIZED
-static void put(const char *s)
-{
-	ssize_t n = write(STDERR_FILENO, s, strlen(s));
-	(void)n;
-}
-
-static void on_crash(int sig)
-{
-	if (tmp_path)
-		unlink(tmp_path);
-	put("scope-symbolize: ");
-	put(reading ? reading : "?");
-	put(sig == SIGABRT ? ": damaged: the HDF5 library aborted reading it\n"
-			   : ": damaged: the HDF5 library crashed reading it\n");
-	_exit(1);
-}
-#endif
-
-static void catch_crashes(void)
-{
-#ifndef SANITIZED
-	static char altstack[1 << 16];
-	static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-	stack_t st = {.ss_sp = altstack, .ss_size = sizeof altstack};
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_crash;
-	sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	sigaltstack(&st, NULL);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaction(sigs[i], &sa, NULL);
-#endif
-}
-
 /* ---- Main --------------------------------------------------------------- */
 
 /* Resolves and rewrites; returns the exit status. */
@@ -436,7 +383,7 @@ static int symbolize(struct work *w)
 		       1;
 	out = (struct sf_regions){(const char *const *)w->name, (const char *const *)w->file,
 				  w->line, w->p->nregions};
-	if (sf_rewrite(file, &out, &tmp_path, err, sizeof err) != 0)
+	if (sf_rewrite(file, &out, h5guard_tmp(), err, sizeof err) != 0)
 		return say("%s: %s; left as it was", file, err), 1;
 	if (!w->o->quiet || whole < (size_t)wanted)
 		say("%s: %zu of %ld unresolved regions resolved%s", file, whole, wanted,
@@ -454,8 +401,8 @@ int main(int argc, char **argv)
 	int rc;
 
 	parse(argc, argv, &o);
-	catch_crashes();
-	reading = o.file;
+	h5guard_install("scope-symbolize");
+	h5guard_reading(o.file);
 	memset(&w, 0, sizeof w);
 	w.o = &o;
 	w.p = rd_open(o.file, err, sizeof err);
