@@ -302,7 +302,8 @@ static int visit_range(struct reader *rd, int second, uint64_t from, uint64_t to
 	const struct scope_arena_header *h = rd->a->hdr;
 
 	for (uint64_t i = from; i < to; i++) {
-		const char *chunk = rd->a->base + h->chunks_off + rd->chunks[i].index * h->chunk_bytes;
+		const char *chunk =
+			rd->a->base + h->chunks_off + rd->chunks[i].index * h->chunk_bytes;
 		if (visit_chunk(rd, (const void *)chunk, rd->chunks[i].lane + 1, second) != 0)
 			return -1;
 		madvise((void *)chunk, h->chunk_bytes, MADV_DONTNEED);
