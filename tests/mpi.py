@@ -34,7 +34,8 @@ def job(t, *prog_args, complete=True):
     t.need_scope()
     r = mpirun(t, t.scope_run, "-q", "-o", t.path("job.h5"), "--", t.prog, *prog_args)
     if not complete and not os.path.exists(t.path("job.h5")):
-        t.run([os.path.join(os.path.dirname(t.scope_run), "scope-merge"), t.path("job.h5")]).expect_rc(0)
+        t.run([os.path.join(os.path.dirname(t.scope_run), "scope-merge"), t.path("job.h5")],
+              env=t.env()).expect_rc(0)
     expect(not os.path.exists(t.path("job.h5.ranks")), "the ranks' folder is left behind")
     expect(os.path.exists(t.path("job.h5")), f"no job profile (mpirun exited {r.rc})")
     return r, h5py.File(t.path("job.h5"), "r")
