@@ -177,8 +177,11 @@ static int chrome_process(struct chrome *c, struct rd_profile *p, size_t i, int 
 	c->pid = pid_ids ? pr->pid : (int64_t)i;
 	c->lane_ids = !tids_unique(pr);
 	c->tids = calloc(pr->nlanes + 1, sizeof *c->tids);
+	/* Viewers show the pid beside the name already when it is the OS's;
+	 * when process rows stand in for pids, the name carries the real one. */
 	if (!exe || !c->tids ||
-	    asprintf(&label, "%s (pid %lld)", basename(exe), (long long)pr->pid) < 0) {
+	    (pid_ids ? asprintf(&label, "%s", basename(exe))
+		     : asprintf(&label, "%s (pid %lld)", basename(exe), (long long)pr->pid)) < 0) {
 		free(exe);
 		free(c->tids);
 		snprintf(p->err, sizeof p->err, "out of memory");
