@@ -847,6 +847,21 @@ def case_cli_version(t):
 CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
 
 
+def run_case(cases, name, make):
+    """Runs cases[name] on what make() returns; prints PASS, FAIL or SKIP with
+    the reason and returns the exit status CTest reads."""
+    try:
+        cases[name](make())
+    except Skipped as e:
+        print(f"SKIP {name}: {e}")
+        return SKIP
+    except Failure as e:
+        print(f"FAIL {name}: {e}")
+        return 1
+    print(f"PASS {name}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case", choices=sorted(CASES))
@@ -857,16 +872,7 @@ def main():
     ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
     ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
     a = ap.parse_args()
-    try:
-        CASES[a.case](Test(a))
-    except Skipped as e:
-        print(f"SKIP {a.case}: {e}")
-        return SKIP
-    except Failure as e:
-        print(f"FAIL {a.case}: {e}")
-        return 1
-    print(f"PASS {a.case}")
-    return 0
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

@@ -99,18 +99,10 @@ def main():
     for opt in ("--prog", "--bin", "--lib", "--src", "--workdir", "--sanitized"):
         ap.add_argument(opt)
     a = ap.parse_args()
-    try:
-        if not shutil.which("mpirun"):
-            raise Skipped("no mpirun (Debian: openmpi-bin)")
-        CASES[a.case](check.Test(a))
-    except Skipped as e:
-        print(f"SKIP {a.case}: {e}")
+    if not shutil.which("mpirun"):
+        print(f"SKIP {a.case}: no mpirun (Debian: openmpi-bin)")
         return SKIP
-    except Failure as e:
-        print(f"FAIL {a.case}: {e}")
-        return 1
-    print(f"PASS {a.case}")
-    return 0
+    return check.run_case(CASES, a.case, lambda: check.Test(a))
 
 
 if __name__ == "__main__":

@@ -17,39 +17,19 @@ import io
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
 import time
 
+import check  # tests/, this script's own folder
 import h5py
+from check import SKIP, Failure, Skipped, expect, expect_eq, no_core_dump  # noqa: F401
 import numpy as np
 
-SKIP = 77
 RUN_TIMEOUT = 300  # seconds for one command
 
 
-class Failure(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def expect_eq(actual, expected, what):
-    if actual != expected:
-        raise Failure(f"{what}: expected {expected!r}, got {actual!r}")
-
-
-def no_core_dump():
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 # ---------------------------------------------------------------------------
@@ -928,16 +908,7 @@ def main():
     ap.add_argument("--sanitized", metavar="LIBASAN", help="scope is built with ASan: preload this first")
     a = ap.parse_args()
     no_core_dump()  # inherited by every command run
-    try:
-        CASES[a.case](Test(a))
-    except Skipped as e:
-        print(f"SKIP {a.case}: {e}")
-        return SKIP
-    except Failure as e:
-        print(f"FAIL {a.case}: {e}")
-        return 1
-    print(f"PASS {a.case}")
-    return 0
+    return check.run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

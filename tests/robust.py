@@ -1068,16 +1068,7 @@ def main():
     ap.add_argument("--plugins", help="folder of libr_dl1.so and libr_dl2.so, for the dl cases")
     ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
     a = ap.parse_args()
-    try:
-        CASES[a.case](Robust(a))
-    except Skipped as e:
-        print(f"SKIP {a.case}: {e}")
-        return SKIP
-    except Failure as e:
-        print(f"FAIL {a.case}: {e}")
-        return 1
-    print(f"PASS {a.case}")
-    return 0
+    return check.run_case(CASES, a.case, lambda: Robust(a))
 
 
 if __name__ == "__main__":

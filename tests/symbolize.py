@@ -23,30 +23,15 @@ import stat
 import subprocess
 import sys
 
+import check  # tests/, this script's own folder
 import h5py
+from check import SKIP, Failure, Skipped, expect, expect_eq  # noqa: F401
 import numpy as np
 
-SKIP = 77
 RUN_TIMEOUT = 300  # seconds for one command
 REPLACED = {"regions/name", "regions/file", "regions/line"}
 
 
-class Failure(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def expect_eq(actual, expected, what):
-    if actual != expected:
-        raise Failure(f"{what}: expected {expected!r}, got {actual!r}")
 
 
 class Run:
@@ -529,16 +514,7 @@ def main():
     ap.add_argument("--sanitized", metavar="LIBASAN", help="scope is built with ASan: preload this first")
     a = ap.parse_args()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    try:
-        CASES[a.case](Test(a))
-    except Skipped as e:
-        print(f"SKIP {a.case}: {e}")
-        return SKIP
-    except Failure as e:
-        print(f"FAIL {a.case}: {e}")
-        return 1
-    print(f"PASS {a.case}")
-    return 0
+    return check.run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":
