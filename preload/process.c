@@ -47,11 +47,26 @@ static SCOPE_NOINST void resolve(void)
 /* The child of fork records into an arena of its own, as a new process:
  * the parent's calls still open are not the child's, and their exits in
  * the child touch nothing. */
+/* The calling thread, the only one a new process image or forked child
+ * has, starts recording as a new process of the run: fresh thread state,
+ * a new arena, a part of its own. */
+static SCOPE_NOINST void record_as_new_process(void)
+{
+	struct scope_thread *t = &scope_tls;
+	int busy = t->busy;
+
+	memset(t, 0, sizeof *t);
+	t->lane = -1;
+	t->busy = (uint8_t)busy;
+	scope_proc.cfg.role = SCOPE_ROLE_PART;
+	scope_busy_begin(t);
+	scope_start_recording();
+	scope_busy_end(t);
+}
+
 static SCOPE_NOINST void after_fork_child(void)
 {
 	struct scope_process *p = &scope_proc;
-	struct scope_thread *t = &scope_tls;
-	int busy = t->busy;
 
 	if (!p->hdr || p->stopped)
 		return;
@@ -60,13 +75,7 @@ static SCOPE_NOINST void after_fork_child(void)
 	p->hdr = NULL;
 	p->base = NULL;
 	p->fd = -1;
-	memset(t, 0, sizeof *t);
-	t->lane = -1;
-	t->busy = (uint8_t)busy;
-	p->cfg.role = SCOPE_ROLE_PART;
-	scope_busy_begin(t);
-	scope_start_recording();
-	scope_busy_end(t);
+	record_as_new_process();
 }
 
 /* The writer is started with the original posix_spawn: the wrapper would
@@ -95,37 +104,40 @@ static SCOPE_NOINST void after_failed_exec(void)
 	struct scope_process *p = &scope_proc;
 	int saved = errno;
 
-	if (p->stopped && p->initialized && p->cfg.writer[0]) {
-		struct scope_thread *t = &scope_tls;
-		int busy = t->busy;
-		memset(t, 0, sizeof *t);
-		t->lane = -1;
-		t->busy = (uint8_t)busy;
-		p->cfg.role = SCOPE_ROLE_PART;
-		scope_busy_begin(t);
-		scope_start_recording();
-		scope_busy_end(t);
-	}
+	if (p->stopped && p->initialized && p->cfg.writer[0])
+		record_as_new_process();
 	errno = saved;
+}
+
+/* Around the original exec: the environment to give it (free it with
+ * exec_end), this image's calls written first; after a failed exec,
+ * recording goes on. */
+static SCOPE_NOINST char **exec_begin(char *const envp[])
+{
+	char **env = scope_env_for_exec(envp);
+	before_exec();
+	return env;
+}
+
+static SCOPE_NOINST int exec_end(int rc, char **env)
+{
+	after_failed_exec();
+	scope_env_free(env);
+	return rc;
 }
 
 static SCOPE_NOINST int exec_with(execve_fn fn, const char *path, char *const argv[],
 				  char *const envp[])
 {
 	char **env;
-	int rc;
 
 	resolve();
 	if (!fn) {
 		errno = ENOSYS;
 		return -1;
 	}
-	env = scope_env_for_exec(envp);
-	before_exec();
-	rc = fn(path, argv, env ? env : envp);
-	after_failed_exec();
-	scope_env_free(env);
-	return rc;
+	env = exec_begin(envp);
+	return exec_end(fn(path, argv, env ? env : envp), env);
 }
 
 SCOPE_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -155,19 +167,14 @@ SCOPE_EXPORT int execvp(const char *file, char *const argv[])
 SCOPE_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	char **env;
-	int rc;
 
 	resolve();
 	if (!real_fexecve) {
 		errno = ENOSYS;
 		return -1;
 	}
-	env = scope_env_for_exec(envp);
-	before_exec();
-	rc = real_fexecve(fd, argv, env ? env : envp);
-	after_failed_exec();
-	scope_env_free(env);
-	return rc;
+	env = exec_begin(envp);
+	return exec_end(real_fexecve(fd, argv, env ? env : envp), env);
 }
 
 /* execl and friends: the arguments, gathered into an argv. */
