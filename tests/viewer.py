@@ -34,25 +34,15 @@ import threading
 import urllib.parse
 import zlib
 
+import check  # tests/, this script's own folder
 import h5py
+from check import SKIP, Failure, Skipped, expect  # noqa: F401
 import numpy as np
 
-SKIP = 77
 SPEEDSCOPE = "speedscope@1.25.0"
 BUDGET_MS = 15000  # virtual time Chromium gives the page to fetch, import and draw
 
 
-class Failure(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
 
 
 def log(*args):
@@ -318,6 +308,27 @@ def check_export(browser, base, kind, name, want, workdir):
     expect(share > 0.005, f"{kind}: the flame chart in {time_png} is blank")
 
 
+def show(a):
+    """Both exports of one profile, loaded in speedscope in headless Chromium."""
+    chromium = install_chromium()
+    app = install_speedscope(os.path.abspath(a.cache))
+    log(f"browser {chromium}; speedscope in {app}")
+    www = os.path.join(a.workdir, "www")
+    shutil.copytree(app, www)
+    h5, exports = make_exports(a, www)
+    want = lane0_names(h5)
+    expect(want, "the profile's first lane called nothing")
+    log(f"the first lane of {h5} called {sorted(want)}")
+    server = serve(www)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        browser = Browser(chromium, a.workdir)
+        for kind, name in exports.items():
+            check_export(browser, base, kind, name, want, a.workdir)
+    finally:
+        server.shutdown()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True, help="directory of scope-run and scope-report")
@@ -330,32 +341,7 @@ def main():
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    try:
-        chromium = install_chromium()
-        app = install_speedscope(os.path.abspath(a.cache))
-        log(f"browser {chromium}; speedscope in {app}")
-        www = os.path.join(a.workdir, "www")
-        shutil.copytree(app, www)
-        h5, exports = make_exports(a, www)
-        want = lane0_names(h5)
-        expect(want, "the profile's first lane called nothing")
-        log(f"the first lane of {h5} called {sorted(want)}")
-        server = serve(www)
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        try:
-            browser = Browser(chromium, a.workdir)
-            for kind, name in exports.items():
-                check_export(browser, base, kind, name, want, a.workdir)
-        finally:
-            server.shutdown()
-    except Skipped as e:
-        log(f"SKIP viewer: {e}")
-        return SKIP
-    except Failure as e:
-        log(f"FAIL viewer: {e}")
-        return 1
-    log("PASS viewer")
-    return 0
+    return check.run_case({"viewer": show}, "viewer", lambda: a)
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *al
 	getrusage(RUSAGE_CHILDREN, all);
 }
 
-static int run(const char *path, char *const argv[])
+int run_tool(const char *path, char *const argv[])
 {
 	pid_t pid;
 	int st;
@@ -136,24 +136,27 @@ static void recover(struct run_dirs *d, pid_t child, int status)
 		fprintf(stderr,
 			"scope-run: a process did not finish; writing what it recorded (%s)\n",
 			e->d_name);
-		run(writer, argv);
+		run_tool(writer, argv);
 	}
 	closedir(dir);
 }
 
-/* The parts written; *only holds the name of the single one. */
-static int count_parts(const char *dir, char *only, size_t cap)
+int count_h5(const char *dir, const char *prefix, char *first, size_t cap)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
+	size_t plen = strlen(prefix);
 	int n = 0;
 
 	if (!d)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
 		size_t l = strlen(e->d_name);
-		if (l > 3 && strcmp(e->d_name + l - 3, ".h5") == 0 && n++ == 0)
-			snprintf(only, cap, "%s/%s", dir, e->d_name);
+		if (l <= 3 || strcmp(e->d_name + l - 3, ".h5") != 0 ||
+		    strncmp(e->d_name, prefix, plen) != 0)
+			continue;
+		if (n++ == 0 && first)
+			snprintf(first, cap, "%s/%s", dir, e->d_name);
 	}
 	closedir(d);
 	return n;
@@ -166,12 +169,12 @@ int run_collect(struct run_dirs *d, const char *output, pid_t child, int status)
 	int n, rc = 0;
 
 	recover(d, child, status);
-	n = count_parts(d->parts, only, sizeof only);
+	n = count_h5(d->parts, "", only, sizeof only);
 	if (n == 1 && rename(only, output) == 0) {
 		rc = 0;
 	} else if (n >= 1) {
 		snprintf(merge, sizeof merge, "%s/scope-merge", d->bindir);
-		rc = run(merge, argv);
+		rc = run_tool(merge, argv);
 	}
 	rmdir(d->arenas);
 	if (rc == 0)

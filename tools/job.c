@@ -3,20 +3,17 @@
 #define _GNU_SOURCE
 #include "job.h"
 
+#include "collect.h"
+
 #include <scope/launcher.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 static int env_int(const char *const *names, size_t n, int fallback)
 {
@@ -52,33 +49,15 @@ int job_detect(struct job *j, const char *output)
 	return 1;
 }
 
-static int ranks_present(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		size_t l = strlen(e->d_name);
-		n += strncmp(e->d_name, "rank-", 5) == 0 && l > 3 &&
-		     strcmp(e->d_name + l - 3, ".h5") == 0;
-	}
-	closedir(d);
-	return n;
-}
-
 int job_finish(const struct job *j, const char *output, const char *bindir)
 {
 	char lock[PATH_MAX + 16], merge[PATH_MAX + 32];
 	char size[16];
 	char *argv[] = {merge, "--parts", (char *)j->dir, "--ranks",
 			size,  "-o",	  (char *)output, NULL};
-	pid_t pid;
-	int fd, st = 0;
+	int fd;
 
-	if (ranks_present(j->dir) < j->size)
+	if (count_h5(j->dir, "rank-", NULL, 0) < j->size)
 		return 0; /* a rank still running will merge */
 	snprintf(lock, sizeof lock, "%s/merging", j->dir);
 	fd = open(lock, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
@@ -87,8 +66,7 @@ int job_finish(const struct job *j, const char *output, const char *bindir)
 	close(fd);
 	snprintf(merge, sizeof merge, "%s/scope-merge", bindir);
 	snprintf(size, sizeof size, "%d", j->size);
-	if (posix_spawn(&pid, merge, NULL, NULL, argv, environ) != 0 || waitpid(pid, &st, 0) < 0 ||
-	    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	if (run_tool(merge, argv) != 0) {
 		fprintf(stderr,
 			"scope-run: the ranks' profiles are kept in %s (merge them with: "
 			"scope-merge --parts %s -o %s)\n",

@@ -50,7 +50,10 @@ import subprocess
 import sys
 import time
 
-SKIP = 77
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import check  # noqa: E402  (tests/)
+from check import SKIP, Failure, Skipped  # noqa: E402,F401
+
 HARD_LIMIT = 120  # seconds past the fuzzing time before libFuzzer is killed
 
 OURS = ("/lib/reader.c", "/tests/fuzz/fuzz_reader.c")
@@ -58,12 +61,6 @@ RUNTIME = ("fuzzer::", "__sanitizer", "__asan", "__lsan", "__interceptor", "libc
            "ld-linux", "compiler-rt", "/sanitizer_common/", "/asan/", "/lsan/", "/fuzzer/")
 
 
-class Failure(Exception):
-    pass
-
-
-class Skipped(Exception):
-    pass
 
 
 def log(*args):
@@ -332,16 +329,7 @@ def main():
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    try:
-        (case_run if a.mode == "run" else case_replay)(a)
-    except Skipped as e:
-        log(f"SKIP {a.mode}: {e}")
-        return SKIP
-    except Failure as e:
-        log(f"FAIL {a.mode}: {e}")
-        return 1
-    log(f"PASS {a.mode}")
-    return 0
+    return check.run_case({"run": case_run, "replay": case_replay}, a.mode, lambda: a)
 
 
 if __name__ == "__main__":
