@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "symfile.h"
 
+#include "publish.h"
+
 #include "reader.h"
 
 #include <errno.h>
@@ -428,16 +430,6 @@ static int write_copy(const char *path, const char *tmp, const struct sf_regions
 
 /* ---- Publishing --------------------------------------------------------- */
 
-static int fsync_path(const char *path, int flags)
-{
-	int fd = open(path, flags | O_CLOEXEC), rc;
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 /* The copy must read back as a profile with the same regions. */
 static int verify(const char *tmp, size_t nregions, char *err, size_t cap)
 {
@@ -454,39 +446,30 @@ static int verify(const char *tmp, size_t nregions, char *err, size_t cap)
 	return rc;
 }
 
+struct copy {
+	const char *from;
+	const struct sf_regions *r;
+	char *err;
+	size_t cap;
+};
+
+static int copy_and_verify(const char *tmp, void *ctx)
+{
+	struct copy *c = ctx;
+	return write_copy(c->from, tmp, c->r, c->err, c->cap) == 0 &&
+			       verify(tmp, c->r->n, c->err, c->cap) == 0
+		       ? 0
+		       : -1;
+}
+
 int sf_rewrite(const char *path, const struct sf_regions *r, char *volatile *tmp, char *err,
 	       size_t cap)
 {
-	char *name = NULL, dir[4096];
+	struct copy c = {path, r, err, cap};
 	struct stat st;
-	int fd, rc = -1;
 
 	if (stat(path, &st) != 0)
 		return fail(err, cap, "%s", strerror(errno));
-	if (asprintf(&name, "%s.tmp-XXXXXX", path) < 0)
-		return fail(err, cap, "out of memory");
-	fd = mkstemp(name);
-	if (fd < 0) {
-		fail(err, cap, "cannot write next to it: %s", strerror(errno));
-		free(name);
-		return -1;
-	}
-	close(fd);
-	*tmp = name;
-	if (write_copy(path, name, r, err, cap) == 0 && verify(name, r->n, err, cap) == 0) {
-		if (chmod(name, st.st_mode & 07777) != 0 || fsync_path(name, O_RDONLY) != 0 ||
-		    rename(name, path) != 0)
-			fail(err, cap, "%s", strerror(errno));
-		else
-			rc = 0;
-	}
-	if (rc != 0)
-		unlink(name);
-	*tmp = NULL;
-	free(name);
-	if (rc == 0) {
-		snprintf(dir, sizeof dir, "%s", path);
-		fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY);
-	}
-	return rc;
+	/* err is also publish_atomic's: the copy's own reason stays in it */
+	return publish_atomic(path, copy_and_verify, &c, (int)(st.st_mode & 07777), tmp, err, cap);
 }

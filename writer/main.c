@@ -2,6 +2,7 @@
 /* scope-writer: turns a recording arena into a published HDF5 profile. */
 #define _GNU_SOURCE
 #include "profile_out.h"
+#include "publish.h"
 
 #include <getopt.h>
 #include <hdf5.h>
@@ -96,7 +97,9 @@ struct job {
 static int write_profile(const char *tmp, void *ctx)
 {
 	struct job *j = ctx;
-	return profile_write(tmp, j->run, j->p, j->st);
+	int rc = profile_write(tmp, j->run, j->p, j->st);
+	phase("close");
+	return rc;
 }
 
 struct options {
@@ -220,7 +223,7 @@ int main(int argc, char **argv)
 		phase("collect");
 		struct job job = {&run, &p, &st};
 		char why[512];
-		if (publish_atomic(output, write_profile, &job, why, sizeof why) == 0) {
+		if (publish_atomic(output, write_profile, &job, -1, NULL, why, sizeof why) == 0) {
 			phase("publish");
 			rc = 0;
 			if (!o.keep)

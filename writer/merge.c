@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "columns.h"
 #include "profile_out.h"
+#include "publish.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -852,7 +853,7 @@ int main(int argc, char **argv)
 		}
 	{
 		struct job j = {&m, in, n, &st, o.ranks ? o.ranks : job_size(&in[0])};
-		if (publish_atomic(o.output, write_merged, &j, why, sizeof why) != 0) {
+		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
 			fprintf(stderr, "scope-merge: cannot write %s: %s; the inputs are kept\n",
 				o.output, why);
 			goto out;

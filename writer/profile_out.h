@@ -32,10 +32,4 @@ int metadata_write(hid_t file, const struct run_info *run);
 int profile_write(const char *path, const struct run_info *run, struct profile *p,
 		  const struct storage *st);
 
-/* Writes final through a temporary sibling, fsync and rename, so final
- * holds either the old file or the complete new one. The callback writes
- * the sibling. Returns 0, or -1 with the reason in why. */
-int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx,
-		   char *why, size_t cap);
-
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Atomic publication: temporary sibling, fsync, rename, fsync of the folder. */
 #define _GNU_SOURCE
-#include "profile_out.h"
+#include "publish.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,14 +22,16 @@ static int fsync_path(const char *path, int flags)
 	return rc;
 }
 
-/*
- * Writes final through a temporary sibling: the write callback fills the
- * sibling, which is synced and renamed over final, and the folder synced,
- * so final holds either what it held before or the complete new file.
- * Returns 0, or -1 with the reason in why.
- */
-int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx,
-		   char *why, size_t cap)
+static int discard(const char *tmp, char *volatile *tmp_slot)
+{
+	unlink(tmp);
+	if (tmp_slot)
+		*tmp_slot = NULL;
+	return -1;
+}
+
+int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx, int mode,
+		   char *volatile *tmp_slot, char *why, size_t cap)
 {
 	char tmp[4096], dir[4096];
 	mode_t mask;
@@ -44,24 +46,31 @@ int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), 
 		snprintf(why, cap, "%s", strerror(errno));
 		return -1;
 	}
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
-	close(fd);
-	errno = 0;
-	if (write(tmp, ctx) != 0) {
-		snprintf(why, cap, "%s", errno ? strerror(errno) : "HDF5 could not write the file");
-		unlink(tmp);
-		return -1;
+	if (mode < 0) {
+		mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~(int)mask;
 	}
-	phase("close");
+	fchmod(fd, (mode_t)mode);
+	close(fd);
+	if (tmp_slot)
+		*tmp_slot = tmp;
+	errno = 0;
+	why[0] = '\0';
+	if (write(tmp, ctx) != 0) {
+		/* the callback may have said why in this same buffer */
+		if (!why[0])
+			snprintf(why, cap, "%s",
+				 errno ? strerror(errno) : "HDF5 could not write the file");
+		return discard(tmp, tmp_slot);
+	}
 	if (fsync_path(tmp, O_RDONLY) != 0 || rename(tmp, final) != 0) {
 		snprintf(why, cap, "%s", strerror(errno));
-		unlink(tmp);
-		return -1;
+		return discard(tmp, tmp_slot);
 	}
+	if (tmp_slot)
+		*tmp_slot = NULL;
 	snprintf(dir, sizeof dir, "%s", final);
 	fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY);
-	phase("fsync");
 	return 0;
 }
