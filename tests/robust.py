@@ -1053,6 +1053,108 @@ def case_arena_full(t):
 
 
 # ---------------------------------------------------------------------------
+# Cases: long runs, the writer's side (calls spilled to disk while grouped)
+
+SPILL = {"SCOPE_WRITER_WINDOW": "1024"}  # with --chunk-size 512: a window of 1024 calls
+
+
+def kept_arena(t, *args):
+    """Runs the program under plain LD_PRELOAD and keeps its arena; returns the arena's path."""
+    t.need_prog()
+    t.need_scope()
+    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5")}, preload=t.preload)
+    t.run([t.prog, *args], env=env)
+    found = arenas(t.tmp)
+    expect(len(found) == 1, f"expected one kept arena in {t.tmp}, found {found}")
+    return found[0]
+
+
+def write_arena(t, arena, out, env=None, rc=0):
+    r = t.run([t.writer, "--keep", "--chunk-size", "512", "-o", t.path(out), arena], env=t.env(env))
+    r.expect_rc(rc)
+    return r
+
+
+def expect_same_profile(t, held, spilled):
+    """Every column of /regions, /pairs, /events and /processes equal, in value and type."""
+    a, b = h5py.File(t.path(held), "r"), h5py.File(t.path(spilled), "r")
+    differ = []
+    for group in ("regions", "pairs", "events", "processes"):
+        expect_eq(sorted(b[group]), sorted(a[group]), f"columns of /{group}")
+        for name in a[group]:
+            x, y = a[group][name], b[group][name]
+            if x.dtype != y.dtype or not np.array_equal(x[:], y[:]):
+                differ.append(f"/{group}/{name} ({x.dtype} {len(x)} rows, spilled: {y.dtype} {len(y)} rows)")
+    expect(not differ, "the spilled profile differs from the one grouped in memory:\n  " + "\n  ".join(differ))
+    return len(a["events/duration"])
+
+
+def spill_case(t, *args):
+    arena = kept_arena(t, *args)
+    write_arena(t, arena, "held.h5")
+    write_arena(t, arena, "spilled.h5", SPILL)
+    n = expect_same_profile(t, "held.h5", "spilled.h5")
+    expect(n > 4 * 1024, f"only {n} calls: too few to need several windows")
+    return t.load("spilled.h5")
+
+
+def case_spill_threads(t):
+    """Four threads' calls merged in start order through a spill: the same file as grouped in memory."""
+    p = spill_case(t)
+    expect_eq(p.count("work"), 10000, "calls of work")
+
+
+def case_spill_sigprof(t):
+    """SIGPROF handler calls nested in a busy loop, through a spill: the same file as grouped in memory."""
+    spill_case(t, "sigprof")
+
+
+def case_spill_disk_full(t):
+    """The spill's folder fills up: one line naming it, no output, the arena kept and writable later."""
+    n = 200_000  # 4.8 MB of records; the spill needs 6.4 MB more
+    with small_tmpfs(t, "small", "9m") as small:
+        env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), "SCOPE_TMPDIR": small},
+                    preload=t.preload)
+        t.run([t.prog, "plain", t.path("own.txt"), n], env=env).expect_rc(0)
+        found = arenas(small)
+        expect(len(found) == 1, f"expected one kept arena in {small}, found {found}")
+        fill(small)
+        r = write_arena(t, found[0], "out.h5", SPILL, rc=1)
+        expect(not os.path.exists(t.path("out.h5")), "a profile was published though the spill failed")
+        lines = r.err_lines()
+        expect(len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n  " + "\n  ".join(lines))
+        expect(re.search(r"space", lines[0], re.I) and small in lines[0] and found[0] in lines[0],
+               f"the line does not name the full folder and the kept arena: {lines[0]!r}")
+        copy = t.path("copy.arena")
+        t.run(["cp", "--sparse=always", found[0], copy]).expect_rc(0)
+    write_arena(t, copy, "later.h5", SPILL)
+    expect_counts(t.load("later.h5"), {"work": n, "main": 1})
+
+
+def writer_peak_mib(t, arena, out, window):
+    """Writes the arena in windows of WINDOW calls; returns the writer's peak resident memory in MiB,
+    as it says itself (a child's ru_maxrss would include the test driver it was forked from)."""
+    r = write_arena(t, arena, out, {"SCOPE_WRITER_WINDOW": str(window), "SCOPE_WRITER_TIMES": "1"})
+    peaks = [float(m) for m in re.findall(r"peak ([0-9.]+) MiB", r.stderr)]
+    expect(peaks, "scope-writer did not report its peak memory (SCOPE_WRITER_TIMES=1)")
+    return max(peaks)
+
+
+def case_writer_memory(t):
+    """3 million calls through the writer in windows of 65536: its memory stays that of a window."""
+    n = 3_000_000  # 72 MB of records; held in memory they would take 81 MB more
+    arena = kept_arena(t, "plain", t.path("own.txt"), n)
+    spilled = writer_peak_mib(t, arena, "out.h5", 65536)
+    held = writer_peak_mib(t, arena, "held.h5", 4 * n)
+    print(f"  writer peak RSS: {spilled:.1f} MiB in windows, {held:.1f} MiB held in memory")
+    expect_counts(t.load("out.h5"), {"work": n, "main": 1})
+    limit = 40 if not t.asan else 120
+    expect(spilled < limit, f"the writer's peak RSS was {spilled:.1f} MiB for {n} calls in windows (limit {limit})")
+    expect(held > spilled + 40, f"holding the calls in memory took {held:.1f} MiB, windows {spilled:.1f}: "
+           "the windows do not bound anything")
+
+
+# ---------------------------------------------------------------------------
 
 CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
 

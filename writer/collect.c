@@ -1,18 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Turns the arena's per-thread records into per-region events with their statistics. */
 #define _GNU_SOURCE
-#include "writer.h"
+#include "collect.h"
+#include "spill.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-
-struct chunk_ref {
-	uint32_t lane, seq;
-	uint64_t index;
-};
+#include <unistd.h>
 
 static int by_lane_seq(const void *x, const void *y)
 {
@@ -21,14 +18,6 @@ static int by_lane_seq(const void *x, const void *y)
 		return a->lane < b->lane ? -1 : 1;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
-
-/* Function address -> region id, open addressing. */
-struct addr_map {
-	uint64_t *keys; /* 0 = empty: no function lives at address 0 */
-	uint32_t *ids;
-	uint64_t mask;
-	uint32_t n;
-};
 
 static int map_init(struct addr_map *m, uint64_t cap)
 {
@@ -88,68 +77,6 @@ static int map_grow(struct addr_map *m)
 	return 0;
 }
 
-static int events_alloc(struct events *e, uint64_t n)
-{
-	memset(e, 0, sizeof *e);
-	e->n = n;
-	e->start = malloc(n * sizeof *e->start + 1);
-	e->duration = malloc(n * sizeof *e->duration + 1);
-	e->thread = malloc(n * sizeof *e->thread + 1);
-	e->depth = malloc(n * sizeof *e->depth + 1);
-	e->flags = malloc(n + 1);
-	return e->start && e->duration && e->thread && e->depth && e->flags ? 0 : -1;
-}
-
-static void events_free(struct events *e)
-{
-	free(e->start);
-	free(e->duration);
-	free(e->thread);
-	free(e->depth);
-	free(e->flags);
-	memset(e, 0, sizeof *e);
-}
-
-/* Per lane: the region open at each depth, to charge a call's time to its
- * parent's self time. gen tells which lane wrote an entry. */
-struct depth_stack {
-	uint32_t rid[65536];
-	uint32_t gen[65536];
-};
-
-/*
- * Two passes over the records, in lane order. The first gives every call
- * its region id and sums the regions' statistics; with the counts known,
- * the second puts each call straight at its place in the region-grouped
- * columns. Nothing is copied twice, and the only per-call memory besides
- * the columns is the region id.
- */
-struct reader {
-	const struct arena *a;
-	const struct tick_clock *clock;
-	uint64_t stop_tick;
-	struct addr_map map;
-	uint64_t last_key; /* 0: no function lives at address 0 */
-	uint32_t last_rid;
-	struct region *regions;
-	uint32_t region_cap;
-	struct depth_stack *stack;
-	uint32_t *rid; /* per call, in read order */
-	uint64_t n;    /* calls read */
-	uint64_t *pos; /* second pass: next slot of each region */
-	struct events *ev;
-	struct chunk_ref *chunks;
-	uint64_t nchunks;
-	const struct scope_lane *lanes;
-	const struct module *mods; /* those unloaded during the run, when any */
-	size_t nmods;
-	int unloads;
-	uint64_t split;		/* the second pass's halves: chunks [0, split), [split, end) */
-	uint64_t split_n;	/* calls before split */
-	uint32_t split_regions; /* regions seen before split */
-	uint64_t *split_count;	/* their calls before split */
-};
-
 static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
 {
 	if (rid >= rd->region_cap) {
@@ -166,9 +93,9 @@ static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
 	return 0;
 }
 
-/* A call's times in ns. One that never returned ends with its thread, or
- * when the process stopped if the thread was still running. */
-static uint8_t times(const struct reader *rd, const struct scope_rec *r, uint32_t lane,
+/* A call that never returned ends with its thread, or when the process
+ * stopped if the thread was still running. */
+uint8_t reader_times(const struct reader *rd, const struct scope_rec *r, uint32_t lane,
 		     uint64_t *start, uint64_t *dur)
 {
 	uint64_t end = r->end;
@@ -199,31 +126,67 @@ static int unloaded_module(const struct reader *rd, uint64_t addr, uint64_t tick
 	return best;
 }
 
+/* The key a call's region is found by: its address, and the unloaded
+ * module that held the address when the call started, if any. */
+static uint64_t region_key(const struct reader *rd, const struct scope_rec *r, int *module)
+{
+	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK;
+
+	*module = rd->unloads ? unloaded_module(rd, addr, r->start) : -1;
+	return *module >= 0 ? addr | (uint64_t)(*module + 1) << SCOPE_REC_ADDR_BITS : addr;
+}
+
+uint32_t reader_region(struct reader *rd, const struct scope_rec *r, uint64_t *last_key,
+		       uint32_t *last_rid)
+{
+	int module;
+	uint64_t key = region_key(rd, r, &module);
+
+	/* Calls of one function come in runs (a loop, a recursion): the last
+	 * key is asked again first. */
+	if (key != *last_key) {
+		*last_rid = map_get(&rd->map, key);
+		*last_key = key;
+	}
+	return *last_rid;
+}
+
+/* Too many calls to group in memory: they will go through a spill. */
+static void drop_ids(struct reader *rd)
+{
+	free(rd->rid);
+	free(rd->notes);
+	rd->rid = NULL;
+	rd->notes = NULL;
+	rd->nnotes = rd->notes_cap = 0;
+}
+
 static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen)
 {
-	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK, start, dur, key = addr;
-	uint32_t depth = (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff, n_before = rd->map.n;
-	int module = rd->unloads ? unloaded_module(rd, addr, r->start) : -1;
+	uint64_t start, dur;
+	uint32_t depth = rec_depth(r), n_before = rd->map.n;
+	int module;
+	uint64_t key = region_key(rd, r, &module);
 	uint32_t rid;
 	struct region *g;
 
-	if (module >= 0)
-		key = addr | (uint64_t)(module + 1) << SCOPE_REC_ADDR_BITS;
-	/* Calls of one function come in runs (a loop, a recursion): the last
-	 * key is asked again first. */
 	if (key == rd->last_key) {
 		rid = rd->last_rid;
 	} else {
 		rid = map_get(&rd->map, key);
-		if (rid == UINT32_MAX || (rd->map.n != n_before && add_region(rd, rid, addr) != 0))
+		if (rid == UINT32_MAX || (rd->map.n != n_before &&
+					  add_region(rd, rid, r->fn & SCOPE_REC_ADDR_MASK) != 0))
 			return -1;
 		rd->last_key = key;
 		rd->last_rid = rid;
 	}
 	if (rd->map.n != n_before)
 		rd->regions[rid].module = module;
-	times(rd, r, gen - 1, &start, &dur);
-	rd->rid[rd->n++] = rid;
+	reader_times(rd, r, gen - 1, &start, &dur);
+	if (rd->rid && rd->n < rd->rid_cap)
+		rd->rid[rd->n] = rid;
+	else if (rd->rid)
+		drop_ids(rd);
 	g = &rd->regions[rid];
 	g->count++;
 	g->total_ns += dur;
@@ -234,22 +197,54 @@ static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen
 		g->max_ns = dur;
 	rd->stack->rid[depth] = rid;
 	rd->stack->gen[depth] = gen;
+	rd->stack->index[depth] = rd->n++;
 	if (depth > 0 && rd->stack->gen[depth - 1] == gen)
 		rd->regions[rd->stack->rid[depth - 1]].self_ns -= (int64_t)dur;
 	return 0;
 }
 
-static void second_pass(struct reader *rd, const struct scope_rec *r, uint32_t lane)
+/* A bytes record: the call of its depth read last on this lane moved them. */
+static int first_pass_bytes(struct reader *rd, const struct scope_rec *r, uint32_t gen)
 {
-	uint64_t at = rd->pos[rd->rid[rd->n++]]++;
-	struct events *ev = rd->ev;
+	uint32_t depth = rec_depth(r);
+	struct region *g;
 
-	ev->flags[at] = times(rd, r, lane, &ev->start[at], &ev->duration[at]);
-	ev->thread[at] = lane;
-	ev->depth[at] = (uint16_t)(r->fn >> SCOPE_REC_ADDR_BITS);
+	if (rd->stack->gen[depth] != gen)
+		return 0; /* its call was not recorded */
+	g = &rd->regions[rd->stack->rid[depth]];
+	g->sent += r->start;
+	g->received += r->end;
+	rd->bytes = 1;
+	if (!rd->rid)
+		return 0;
+	if (rd->nnotes == rd->notes_cap) {
+		uint64_t cap = rd->notes_cap ? 2 * rd->notes_cap : 256;
+		struct bytes_note *grown = realloc(rd->notes, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		rd->notes = grown;
+		rd->notes_cap = cap;
+	}
+	rd->notes[rd->nnotes++] = (struct bytes_note){rd->stack->index[depth], r->start, r->end};
+	return 0;
 }
 
-/* Visits one chunk's calls; returns 1 when the lane's calls end inside it. */
+static void second_pass(struct reader *rd, const struct scope_rec *r, uint32_t lane)
+{
+	uint64_t at = rd->pos[rd->rid[rd->n]]++;
+	struct events *ev = rd->ev;
+
+	ev->flags[at] = reader_times(rd, r, lane, &ev->start[at], &ev->duration[at]);
+	ev->thread[at] = lane;
+	ev->depth[at] = (uint16_t)rec_depth(r);
+	if (rd->note < rd->nnotes && rd->notes[rd->note].index == rd->n) {
+		ev->sent[at] = rd->notes[rd->note].sent;
+		ev->received[at] = rd->notes[rd->note].received;
+		rd->note++;
+	}
+	rd->n++;
+}
+
 /*
  * Visits one chunk's calls; returns -1 without memory. A chunk's calls end
  * at the first empty slot. That is not the end of its lane's calls: a
@@ -261,6 +256,11 @@ static int visit_chunk(struct reader *rd, const struct scope_chunk_head *ch, uin
 {
 	const struct scope_rec *r = (const struct scope_rec *)(ch + 1);
 	for (uint32_t i = 0; i < rd->a->recs_per_chunk && r->fn; i++, r++) {
+		if (scope_rec_is_bytes(r)) {
+			if (!second && first_pass_bytes(rd, r, gen) != 0)
+				return -1;
+			continue;
+		}
 		if (r->start == 0 || r->start > rd->stop_tick)
 			continue; /* being written, or made after the stop */
 		if (second)
@@ -271,6 +271,9 @@ static int visit_chunk(struct reader *rd, const struct scope_chunk_head *ch, uin
 	return 0;
 }
 
+/* The chunks in lane order. Their heads are read with pread: touching the
+ * mapping would map each whole chunk (the kernel maps pages around a
+ * fault), the arena's size in resident memory at once. */
 static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 {
 	const struct scope_arena_header *h = a->hdr;
@@ -280,12 +283,13 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 	if (!refs)
 		return NULL;
 	for (uint64_t i = 0; i < a->nchunks; i++) {
-		const struct scope_chunk_head *ch =
-			(const void *)(a->base + h->chunks_off + i * h->chunk_bytes);
-		if (ch->magic != SCOPE_CHUNK_MAGIC || ch->lane >= a->nlanes)
+		struct scope_chunk_head ch;
+		if (pread(a->fd, &ch, sizeof ch, (off_t)(h->chunks_off + i * h->chunk_bytes)) !=
+			    (ssize_t)sizeof ch ||
+		    ch.magic != SCOPE_CHUNK_MAGIC || ch.lane >= a->nlanes)
 			continue;
-		refs[n].lane = ch->lane;
-		refs[n].seq = ch->seq;
+		refs[n].lane = ch.lane;
+		refs[n].seq = ch.seq;
 		refs[n].index = i;
 		n++;
 	}
@@ -308,68 +312,6 @@ static int visit_range(struct reader *rd, int second, uint64_t from, uint64_t to
 			return -1;
 		madvise((void *)chunk, h->chunk_bytes, MADV_DONTNEED);
 	}
-	return 0;
-}
-
-/* Merges the sorted runs of one region's calls (one run per lane) into
- * start order. Only regions called on several threads need it. */
-static int merge_region(struct events *ev, uint64_t first, uint64_t n)
-{
-	uint64_t *start = ev->start + first, sorted = 1;
-	uint32_t *idx, *tmp;
-	void *col;
-
-	while (sorted < n && start[sorted - 1] <= start[sorted])
-		sorted++;
-	if (sorted >= n)
-		return 0;
-	idx = malloc(n * sizeof *idx);
-	tmp = malloc(n * sizeof *tmp);
-	col = malloc(n * sizeof(uint64_t));
-	if (!idx || !tmp || !col) {
-		free(idx);
-		free(tmp);
-		free(col);
-		return -1;
-	}
-	for (uint64_t i = 0; i < n; i++)
-		idx[i] = (uint32_t)i;
-	for (;;) {
-		uint64_t i = 0, merges = 0;
-		while (i < n) {
-			uint64_t a = i, b = i + 1, c, x, y, k;
-			while (b < n && start[idx[b - 1]] <= start[idx[b]])
-				b++;
-			c = b + (b < n);
-			while (c < n && start[idx[c - 1]] <= start[idx[c]])
-				c++;
-			for (x = a, y = b, k = a; x < b || y < c;)
-				tmp[k++] = (y >= c || (x < b && start[idx[x]] <= start[idx[y]]))
-						   ? idx[x++]
-						   : idx[y++];
-			memcpy(idx + a, tmp + a, (c - a) * sizeof *idx);
-			merges++;
-			i = c;
-		}
-		if (merges <= 1)
-			break;
-	}
-#define PERMUTE(arr, type)                                                                         \
-	do {                                                                                       \
-		type *dst = (type *)col, *src = (arr) + first;                                     \
-		for (uint64_t i = 0; i < n; i++)                                                   \
-			dst[i] = src[idx[i]];                                                      \
-		memcpy(src, dst, n * sizeof(type));                                                \
-	} while (0)
-	PERMUTE(ev->start, uint64_t);
-	PERMUTE(ev->duration, uint64_t);
-	PERMUTE(ev->thread, uint32_t);
-	PERMUTE(ev->depth, uint16_t);
-	PERMUTE(ev->flags, uint8_t);
-#undef PERMUTE
-	free(idx);
-	free(tmp);
-	free(col);
 	return 0;
 }
 
@@ -406,24 +348,36 @@ static void *second_half(void *arg)
 	return NULL;
 }
 
+/* The first note of a call read at or after index n. */
+static uint64_t note_from(const struct reader *rd, uint64_t n)
+{
+	uint64_t a = 0, b = rd->nnotes;
+	while (a < b) {
+		uint64_t m = a + (b - a) / 2;
+		if (rd->notes[m].index < n)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
 static int group(struct reader *rd, struct profile *p)
 {
 	uint32_t nreg = rd->map.n;
-	uint64_t at = 0, n = rd->n;
 	struct half later;
 	pthread_t tid;
 	int threaded, rc;
 
 	rd->pos = malloc((nreg + 1) * sizeof *rd->pos);
 	later.rd.pos = malloc((nreg + 1) * sizeof *rd->pos);
-	if (!rd->pos || !later.rd.pos || events_alloc(&p->ev, n) != 0) {
+	if (!rd->pos || !later.rd.pos || events_alloc(&p->ev, rd->n, rd->bytes) != 0) {
 		free(later.rd.pos);
 		return -1;
 	}
 	for (uint32_t r = 0; r < nreg; r++) {
-		rd->regions[r].first = rd->pos[r] = at;
-		later.rd.pos[r] = at + (r < rd->split_regions ? rd->split_count[r] : 0);
-		at += rd->regions[r].count;
+		rd->pos[r] = rd->regions[r].first;
+		later.rd.pos[r] = rd->pos[r] + (r < rd->split_regions ? rd->split_count[r] : 0);
 	}
 	rd->ev = &p->ev;
 	later.rd = (struct reader){.a = rd->a,
@@ -434,11 +388,15 @@ static int group(struct reader *rd, struct profile *p)
 				   .n = rd->split_n,
 				   .pos = later.rd.pos,
 				   .ev = rd->ev,
+				   .notes = rd->notes,
+				   .nnotes = rd->nnotes,
+				   .note = note_from(rd, rd->split_n),
 				   .chunks = rd->chunks,
 				   .nchunks = rd->nchunks,
 				   .split = rd->split};
 	threaded = pthread_create(&tid, NULL, second_half, &later) == 0;
 	rd->n = 0;
+	rd->note = 0;
 	rc = visit_range(rd, 1, 0, rd->split);
 	if (threaded)
 		pthread_join(tid, NULL);
@@ -448,7 +406,7 @@ static int group(struct reader *rd, struct profile *p)
 	if (rc != 0 || later.rc != 0)
 		return -1;
 	for (uint32_t r = 0; r < nreg; r++)
-		if (merge_region(&p->ev, rd->regions[r].first, rd->regions[r].count) != 0)
+		if (events_sort(&p->ev, rd->regions[r].first, rd->regions[r].count) != 0)
 			return -1;
 	return 0;
 }
@@ -469,6 +427,8 @@ static uint64_t stop_tick(const struct arena *a)
 		if (ch->magic != SCOPE_CHUNK_MAGIC)
 			continue;
 		for (uint32_t k = 0; k < a->recs_per_chunk && r[k].fn; k++) {
+			if (scope_rec_is_bytes(&r[k]))
+				continue;
 			if (r[k].start > last)
 				last = r[k].start;
 			if (!(r[k].end & SCOPE_REC_OPEN) && r[k].end > last)
@@ -478,8 +438,18 @@ static uint64_t stop_tick(const struct arena *a)
 	return last;
 }
 
+/* Lays the regions out one after the other, in id order. */
+static void place_regions(struct reader *rd)
+{
+	uint64_t at = 0;
+	for (uint32_t r = 0; r < rd->map.n; r++) {
+		rd->regions[r].first = at;
+		at += rd->regions[r].count;
+	}
+}
+
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
-	    size_t nmods, struct profile *p)
+	    size_t nmods, uint64_t window, const char *spill_dir, struct profile *p)
 {
 	struct reader rd = {.a = a,
 			    .clock = c,
@@ -494,14 +464,23 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	memset(p, 0, sizeof *p);
 	rd.stack = calloc(1, sizeof *rd.stack);
 	rd.chunks = list_chunks(a, &rd.nchunks);
+	rd.rid_cap =
+		rd.nchunks * a->recs_per_chunk < window ? rd.nchunks * a->recs_per_chunk : window;
 	if (rd.chunks)
-		rd.rid = malloc((rd.nchunks * a->recs_per_chunk + 1) * sizeof *rd.rid);
-	if (!rd.stack || !rd.rid || map_init(&rd.map, 1024) != 0 || first_pass_all(&rd) != 0 ||
-	    group(&rd, p) != 0) {
-		fprintf(stderr, "scope-writer: out of memory while reading the arena\n");
-		profile_free(p);
+		rd.rid = malloc((rd.rid_cap + 1) * sizeof *rd.rid);
+	if (!rd.stack || !rd.rid || map_init(&rd.map, 1024) != 0 || first_pass_all(&rd) != 0) {
+		writer_fail("out of memory while reading the arena");
 		goto out;
 	}
+	place_regions(&rd);
+	p->nevents = rd.n;
+	p->bytes = rd.bytes;
+	if (rd.rid && group(&rd, p) != 0) {
+		writer_fail("out of memory while grouping the calls");
+		goto out;
+	}
+	if (!rd.rid && stream_group(&rd, p, window, spill_dir) != 0)
+		goto out;
 	p->regions = rd.regions;
 	p->nregions = rd.map.n;
 	rd.regions = NULL;
@@ -510,11 +489,14 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		p->lost += a->hdr->lost[i];
 	rc = 0;
 out:
+	if (rc != 0)
+		profile_free(p);
 	free(rd.map.keys);
 	free(rd.map.ids);
 	free(rd.regions);
 	free(rd.stack);
 	free(rd.rid);
+	free(rd.notes);
 	free(rd.pos);
 	free(rd.split_count);
 	free(rd.chunks);
@@ -524,6 +506,7 @@ out:
 void profile_free(struct profile *p)
 {
 	events_free(&p->ev);
+	spill_close(p->spill);
 	free(p->regions);
 	memset(p, 0, sizeof *p);
 }

@@ -37,13 +37,17 @@ void narrow(void *out, const uint64_t *in, uint64_t n, int width)
 	}
 }
 
+uint64_t column_chunk_elems(const struct storage *st)
+{
+	return st->chunk_elems ? st->chunk_elems : DEFAULT_CHUNK_ELEMS;
+}
+
 int columns_init(struct columns *c, const struct storage *st)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	memset(c, 0, sizeof *c);
 	c->st = *st;
-	if (!c->st.chunk_elems)
-		c->st.chunk_elems = DEFAULT_CHUNK_ELEMS;
+	c->st.chunk_elems = column_chunk_elems(st);
 	c->threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
 	if (c->st.level <= 0)
 		return 0;
@@ -175,8 +179,9 @@ static void run_batch(struct deflate_job *j)
  * writes, few enough that the batch's buffers stay small. */
 #define BATCH_PER_THREAD 8
 
+/* Writes n values as the dataset's rows from base on, base a whole number of chunks. */
 static int write_deflated(struct columns *c, hid_t dset, const void *data, uint64_t n, int width,
-			  uint64_t chunk_elems)
+			  uint64_t chunk_elems, uint64_t base)
 {
 	struct deflate_job j = {
 		.c = c, .data = data, .n = n, .chunk_elems = chunk_elems, .width = width};
@@ -199,7 +204,7 @@ static int write_deflated(struct columns *c, hid_t dset, const void *data, uint6
 		j.end = j.first + batch < nchunks ? j.first + batch : nchunks;
 		run_batch(&j);
 		for (uint64_t k = j.first; k < j.end; k++) {
-			hsize_t offset = k * chunk_elems;
+			hsize_t offset = base + k * chunk_elems;
 			size_t size = j.sizes[k - j.first];
 			if (size && H5Dwrite_chunk(dset, H5P_DEFAULT, 0, &offset, size,
 						   j.out + (k - j.first) * j.slot_bytes) < 0)
@@ -256,7 +261,7 @@ int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, u
 	if (d < 0)
 		return -1;
 	if (deflated)
-		rc = write_deflated(c, d, data, n, width, chunk_elems);
+		rc = write_deflated(c, d, data, n, width, chunk_elems, 0);
 	else if (n > 0)
 		rc = H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
 	return H5Dclose(d) < 0 ? -1 : rc;
@@ -367,17 +372,8 @@ int attr_f64(hid_t loc, const char *name, double value)
 			max = in[i] > max ? in[i] : max;                                           \
 	} while (0)
 
-int col_narrow(struct columns *c, hid_t g, const char *name, void *v, int in_width, uint64_t n)
+int narrow_to(void *v, int in_width, int w, uint64_t n)
 {
-	uint64_t max = 0;
-	int w;
-
-	switch (in_width) {
-	case 8: MAX_OF(uint64_t); break;
-	case 4: MAX_OF(uint32_t); break;
-	default: MAX_OF(uint16_t); break;
-	}
-	w = width_for(max);
 	if (in_width == 8 && w == 4)
 		NARROW(uint64_t, uint32_t);
 	else if (in_width == 8 && w == 2)
@@ -391,9 +387,61 @@ int col_narrow(struct columns *c, hid_t g, const char *name, void *v, int in_wid
 	else if (in_width == 2 && w == 1)
 		NARROW(uint16_t, uint8_t);
 	else
-		w = in_width;
-	return col_uint(c, g, name, v, n, w);
+		return in_width;
+	return w;
+}
+
+int col_narrow(struct columns *c, hid_t g, const char *name, void *v, int in_width, uint64_t n)
+{
+	uint64_t max = 0;
+
+	switch (in_width) {
+	case 8: MAX_OF(uint64_t); break;
+	case 4: MAX_OF(uint32_t); break;
+	default: MAX_OF(uint16_t); break;
+	}
+	return col_uint(c, g, name, v, n, narrow_to(v, in_width, width_for(max), n));
 }
 
 #undef NARROW
 #undef MAX_OF
+
+int col_begin(struct columns *c, hid_t loc, const char *name, int width, uint64_t n,
+	      struct col_out *o)
+{
+	o->type = uint_type(width);
+	o->width = width;
+	o->n = n;
+	o->d = create(c, loc, name, o->type, n, (size_t)width, 1, &o->deflated, &o->chunk_elems);
+	return o->d < 0 ? -1 : 0;
+}
+
+int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off, uint64_t len)
+{
+	hsize_t start = off, count = len;
+	hid_t mem, file;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	if (o->deflated)
+		return write_deflated(c, o->d, data, len, o->width, o->chunk_elems, off);
+	mem = H5Screate_simple(1, &count, NULL);
+	file = H5Dget_space(o->d);
+	rc = mem >= 0 && file >= 0 &&
+			     H5Sselect_hyperslab(file, H5S_SELECT_SET, &start, NULL, &count,
+						 NULL) >= 0 &&
+			     H5Dwrite(o->d, o->type, mem, file, H5P_DEFAULT, data) >= 0
+		     ? 0
+		     : -1;
+	if (mem >= 0)
+		H5Sclose(mem);
+	if (file >= 0)
+		H5Sclose(file);
+	return rc;
+}
+
+int col_end(struct col_out *o)
+{
+	return o->d >= 0 && H5Dclose(o->d) < 0 ? -1 : 0;
+}

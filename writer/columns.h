@@ -14,6 +14,9 @@ struct columns {
 };
 
 int columns_init(struct columns *c, const struct storage *st);
+
+/* Elements per HDF5 chunk of a chunked column under st. */
+uint64_t column_chunk_elems(const struct storage *st);
 void columns_fini(struct columns *c);
 
 /* Unsigned column: values of width bytes (1, 2, 4, 8) stored as they are;
@@ -24,6 +27,23 @@ int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, u
 /* Unsigned column of in_width-byte values stored in the narrowest width
  * that holds them all; narrows v in place. Returns 0 or -1. */
 int col_narrow(struct columns *c, hid_t loc, const char *name, void *v, int in_width, uint64_t n);
+
+/* Narrows n values of in_width bytes to w bytes in place, when w is
+ * narrower; returns the width they then have. */
+int narrow_to(void *v, int in_width, int w, uint64_t n);
+
+/* A column written a slice at a time, for data never in memory at once. */
+struct col_out {
+	hid_t d, type;
+	int width, deflated;
+	uint64_t chunk_elems, n;
+};
+
+int col_begin(struct columns *c, hid_t loc, const char *name, int width, uint64_t n,
+	      struct col_out *o);
+/* Writes rows [off, off + len); off is a whole number of chunks. */
+int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off, uint64_t len);
+int col_end(struct col_out *o);
 
 /* The narrowest width (1, 2, 4, 8 bytes) that holds max. */
 int width_for(uint64_t max);

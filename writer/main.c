@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* scope-writer: turns a recording arena into a published HDF5 profile. */
 #define _GNU_SOURCE
+#include "columns.h"
 #include "profile_out.h"
 #include "publish.h"
 
@@ -88,6 +89,33 @@ static int resolve_output(char *out, size_t cap, const char *given,
 	return 0;
 }
 
+/* Calls grouped in memory at once: SCOPE_WRITER_WINDOW, else 2^20 (about
+ * 25 MiB of columns), a whole number of HDF5 chunks. */
+static uint64_t window(const struct storage *st)
+{
+	const char *v = getenv("SCOPE_WRITER_WINDOW");
+	uint64_t chunk = column_chunk_elems(st), w = v && *v ? strtoull(v, NULL, 10) : 0;
+
+	if (!w)
+		w = UINT64_C(1) << 20;
+	return w < chunk ? chunk : w / chunk * chunk;
+}
+
+/* Calls that do not fit in memory wait beside the arena: the run chose
+ * that place for its records. */
+static const char *spill_dir(char *out, size_t cap, const char *arena)
+{
+	const char *slash = strrchr(arena, '/');
+
+	if (!slash)
+		snprintf(out, cap, ".");
+	else if (slash == arena)
+		snprintf(out, cap, "/");
+	else
+		snprintf(out, cap, "%.*s", (int)(slash - arena), arena);
+	return out;
+}
+
 struct job {
 	const struct run_info *run;
 	struct profile *p;
@@ -159,7 +187,7 @@ int main(int argc, char **argv)
 	struct storage st;
 	struct run_info run = {0};
 	struct module *mods = NULL;
-	char output[4096];
+	char output[4096], spill[4096], host[256] = "";
 	int rc = 1;
 
 	phase("start");
@@ -209,6 +237,8 @@ int main(int argc, char **argv)
 		run.exit_code = o.exit_signal;
 	}
 	run.recover = o.recover;
+	gethostname(host, sizeof host - 1);
+	run.host = host;
 	run.hdr = a.hdr;
 	run.clock = &clock;
 	run.clock_hz = clock.hz;
@@ -216,7 +246,14 @@ int main(int argc, char **argv)
 	run.symbolize = o.symbolize;
 	run.command_line = command_line(&a);
 	phase("setup");
-	if (run.command_line && collect(&a, &clock, mods, run.nmods, &p) == 0) {
+	if (run.command_line && collect(&a, &clock, mods, run.nmods, window(&st),
+					spill_dir(spill, sizeof spill, o.arena), &p) != 0) {
+		fprintf(stderr,
+			"scope-writer: %s; the recorded data is kept in %s (write it with: "
+			"scope-writer%s -o FILE %s)\n",
+			writer_failure() ? writer_failure() : "out of memory", o.arena,
+			o.recover ? " --recover" : "", o.arena);
+	} else if (run.command_line) {
 		run.lost = p.lost;
 		run.end_ns = p.end_ns;
 		arena_release_records(&a);
@@ -235,7 +272,8 @@ int main(int argc, char **argv)
 				"scope-writer: cannot write %s: %s; the recorded data is kept in "
 				"%s "
 				"(write it with: scope-writer%s -o FILE %s)\n",
-				output, why, o.arena, o.recover ? " --recover" : "", o.arena);
+				output, writer_failure() ? writer_failure() : why, o.arena,
+				o.recover ? " --recover" : "", o.arena);
 		}
 		profile_free(&p);
 	}

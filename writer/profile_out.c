@@ -4,6 +4,7 @@
 #include "profile_out.h"
 
 #include "columns.h"
+#include "spill.h"
 #include "symbolize.h"
 
 #include <stdlib.h>
@@ -11,16 +12,14 @@
 
 #define SCHEMA_VERSION 3
 
-/* Writes the event columns. They are narrowed in place: p->ev is spent. */
-static int write_events(struct columns *c, hid_t file, struct profile *p)
+/* Writes the event columns of calls grouped in memory. They are narrowed
+ * in place: p->ev is spent. */
+static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 {
 	struct events *ev = &p->ev;
-	hid_t g = H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	uint8_t *task = calloc(ev->n + 1, 1);
 	int rc = -1;
 
-	if (g < 0 || !task)
-		goto out;
 	/* A region's first call keeps its start; each later one, the gap to
 	 * the call before it. */
 	for (uint32_t r = 0; r < p->nregions; r++) {
@@ -28,15 +27,76 @@ static int write_events(struct columns *c, hid_t file, struct profile *p)
 		for (uint64_t i = reg->first + reg->count; i-- > reg->first + 1;)
 			ev->start[i] -= ev->start[i - 1];
 	}
-	if (col_narrow(c, g, "start_delta", ev->start, 8, ev->n) == 0 &&
+	if (task && col_narrow(c, g, "start_delta", ev->start, 8, ev->n) == 0 &&
 	    col_narrow(c, g, "duration", ev->duration, 8, ev->n) == 0 &&
 	    col_narrow(c, g, "thread", ev->thread, 4, ev->n) == 0 &&
 	    col_uint(c, g, "task", task, ev->n, 1) == 0 &&
 	    col_narrow(c, g, "depth", ev->depth, 2, ev->n) == 0 &&
-	    col_uint(c, g, "flags", ev->flags, ev->n, 1) == 0)
+	    col_uint(c, g, "flags", ev->flags, ev->n, 1) == 0 &&
+	    (!p->bytes || (col_narrow(c, g, "bytes_sent", ev->sent, 8, ev->n) == 0 &&
+			   col_narrow(c, g, "bytes_received", ev->received, 8, ev->n) == 0)))
 		rc = 0;
-out:
 	free(task);
+	return rc;
+}
+
+enum { START, DURATION, THREAD, TASK, DEPTH, FLAGS, SENT, RECEIVED, NCOLS };
+
+/* Writes the event columns of spilled calls, window by window, each at the
+ * width its largest value needs. */
+static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
+{
+	static const char *const names[NCOLS] = {"start_delta", "duration",	 "thread",
+						 "task",	"depth",	 "flags",
+						 "bytes_sent",	"bytes_received"};
+	const int in_width[NCOLS] = {8, 8, 4, 1, 2, 1, 8, 8};
+	const int width[NCOLS] = {width_for(p->max.start_delta), width_for(p->max.duration),
+				  width_for(p->max.thread),	 1,
+				  width_for(p->max.depth),	 1,
+				  width_for(p->max.sent),	 width_for(p->max.received)};
+	int ncols = p->bytes ? NCOLS : SENT, rc = 0, k;
+	uint64_t *prev = calloc(p->nregions + 1, sizeof *prev), n = p->nevents;
+	struct col_out out[NCOLS];
+	struct events win = {0};
+
+	for (k = 0; k < ncols && rc == 0; k++)
+		if ((rc = col_begin(c, g, names[k], width[k], n, &out[k])) != 0)
+			break;
+	ncols = k;
+	if (!prev)
+		rc = -1;
+	for (uint64_t w = 0; rc == 0 && w < spill_windows(p->spill); w++) {
+		void *data[NCOLS] = {0};
+		if (spill_read(p->spill, w, p->regions, p->nregions, prev, &win) != 0) {
+			rc = -1;
+			break;
+		}
+		data[START] = win.start;
+		data[DURATION] = win.duration;
+		data[THREAD] = win.thread;
+		data[DEPTH] = win.depth;
+		data[FLAGS] = win.flags;
+		data[SENT] = win.sent;
+		data[RECEIVED] = win.received;
+		for (k = 0; k < ncols && rc == 0; k++) {
+			if (k == TASK)
+				continue; /* no task lanes yet: all zero, never stored */
+			narrow_to(data[k], in_width[k], width[k], win.n);
+			rc = col_put(c, &out[k], data[k], w * spill_window_rows(p->spill), win.n);
+		}
+	}
+	for (k = 0; k < ncols; k++)
+		if (col_end(&out[k]) != 0)
+			rc = -1;
+	events_free(&win);
+	free(prev);
+	return rc;
+}
+
+static int write_events(struct columns *c, hid_t file, struct profile *p)
+{
+	hid_t g = H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g < 0 ? -1 : p->spill ? write_events_spilled(c, g, p) : write_events_held(c, g, p);
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
 	return rc;
@@ -64,6 +124,10 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 	COLUMN("self_ns", p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0, u64, 8)
 	COLUMN("min_ns", p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
 	COLUMN("max_ns", p->regions[i].max_ns, u64, 8)
+	if (p->bytes) {
+		COLUMN("bytes_sent", p->regions[i].sent, u64, 8)
+		COLUMN("bytes_received", p->regions[i].received, u64, 8)
+	}
 #undef COLUMN
 	free(u32);
 	free(u64);
@@ -81,6 +145,13 @@ static struct scope_sym_module *sym_modules(const struct run_info *run)
 						  run->mods[i].lo, run->mods[i].hi,
 						  run->mods[i].unload != 0};
 	return sm;
+}
+
+/* The MPI calls the preload library wraps are its only regions. */
+static const char *region_kind(const struct run_info *run, int module)
+{
+	const char *path = module >= 0 ? run->mods[module].path : "", *slash = strrchr(path, '/');
+	return strcmp(slash ? slash + 1 : path, "libscope_preload.so") == 0 ? "mpi" : "function";
 }
 
 static int write_regions(struct columns *c, hid_t file, const struct run_info *run,
@@ -112,7 +183,7 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 		lines[r] = syms[r].line;
 		offsets[r] = syms[r].offset;
 		modules[r] = syms[r].module >= 0 ? run->mods[syms[r].module].path : "";
-		kinds[r] = "function";
+		kinds[r] = region_kind(run, syms[r].module);
 	}
 	g = H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (g >= 0 && col_str(g, "name", names, n) == 0 && col_str(g, "module", modules, n) == 0 &&
@@ -148,7 +219,7 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	int64_t status = run->exit_kind == SCOPE_EXIT_STATUS ? run->exit_code : -1;
 	int64_t sig = run->exit_kind == SCOPE_EXIT_SIGNAL ? run->exit_code : 0;
 	uint64_t start = h->start_unix_ns, end = h->start_unix_ns + p->end_ns;
-	const char *exe = h->exe, *args = run->command_line;
+	const char *exe = h->exe, *args = run->command_line, *host = run->host;
 	int rc = -1;
 
 	if (g >= 0 && col_int64(c, g, "pid", &pid, 1) == 0 &&
@@ -159,7 +230,7 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	    col_int64(c, g, "exit_status", &status, 1) == 0 &&
 	    col_int64(c, g, "exit_signal", &sig, 1) == 0 &&
 	    col_uint(c, g, "lost", &lost, 1, 8) == 0 && col_uint(c, g, "exec", &exec, 1, 1) == 0 &&
-	    col_uint(c, g, "complete", &complete, 1, 1) == 0)
+	    col_uint(c, g, "complete", &complete, 1, 1) == 0 && col_str(g, "host", &host, 1) == 0)
 		rc = 0;
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;

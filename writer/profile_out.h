@@ -14,6 +14,7 @@ struct run_info {
 	const struct tick_clock *clock;
 	const char *command_line; /* argv joined by spaces */
 	const char *compression;  /* the storage spec as given */
+	const char *host;	  /* the host the process ran on */
 	double clock_hz;
 	uint64_t lost;
 	uint64_t end_ns; /* the process's end, ns since its start */

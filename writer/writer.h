@@ -57,7 +57,8 @@ static inline uint64_t tick_ns(const struct tick_clock *c, uint64_t tick)
 	return (uint64_t)(((unsigned __int128)(tick - c->start_tick) * c->mult) >> 32);
 }
 
-/* One process's calls, grouped by region and ordered by start within it. */
+/* Calls, grouped by region and ordered by start within it: a process's
+ * every call, or one window of them read back from a spill. */
 struct events {
 	uint64_t n;
 	uint64_t *start;    /* ns since the process's start */
@@ -65,9 +66,17 @@ struct events {
 	uint32_t *thread;
 	uint16_t *depth;
 	uint8_t *flags;
+	uint64_t *sent, *received; /* bytes an MPI call moved; NULL when none did */
 };
 
 #define EVENT_UNFINISHED 1u
+
+int events_alloc(struct events *e, uint64_t n, int bytes);
+void events_free(struct events *e);
+
+/* Puts calls [first, first + n) in start order; they come as sorted runs
+ * (one per thread lane), so sorted input costs one scan. */
+int events_sort(struct events *e, uint64_t first, uint64_t n);
 
 struct region {
 	uint64_t addr;
@@ -75,21 +84,45 @@ struct region {
 	uint64_t first, count;
 	uint64_t total_ns, min_ns, max_ns;
 	int64_t self_ns;
+	uint64_t sent, received; /* bytes, summed over its calls */
 };
 
+/* The largest value of each event column, known before any is written. */
+struct event_max {
+	uint64_t start_delta, duration, sent, received;
+	uint32_t thread;
+	uint16_t depth;
+};
+
+struct spill;
+
 struct profile {
-	struct events ev;
+	struct events ev;    /* every call, unless they were spilled */
+	struct spill *spill; /* else: the calls on disk, read back a window at a time */
+	struct event_max max;
+	uint64_t nevents;
+	int bytes; /* some call moved bytes: the bytes columns are written */
 	struct region *regions;
 	uint32_t nregions;
 	uint64_t end_ns; /* the process's end, ns since its start */
 	uint64_t lost;
 };
 
-/* Returns 0, or -1 after printing why. mods tells which code was unloaded
- * during the run, so calls at one address can belong to two libraries. */
+/*
+ * Returns 0, or -1 after printing why. mods tells which code was unloaded
+ * during the run, so calls at one address can belong to two libraries.
+ * Up to window calls are grouped in memory; a process with more spills
+ * them to a temporary file in spill_dir and is written window by window,
+ * so the writer's memory does not grow with the number of calls.
+ */
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
-	    size_t nmods, struct profile *p);
+	    size_t nmods, uint64_t window, const char *spill_dir, struct profile *p);
 void profile_free(struct profile *p);
+
+/* Notes why the writer cannot go on (printf-style); the first reason
+ * given is kept, and writer_failure() returns it (NULL when none was). */
+void writer_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *writer_failure(void);
 
 /* Notes how long the phase that ends now took (SCOPE_WRITER_TIMES=1). */
 void phase(const char *name);

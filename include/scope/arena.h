@@ -42,6 +42,23 @@ _Static_assert(sizeof(struct scope_rec) == 24, "records are 24 bytes");
 #define SCOPE_REC_ADDR_BITS 48
 #define SCOPE_REC_ADDR_MASK ((UINT64_C(1) << SCOPE_REC_ADDR_BITS) - 1)
 
+/*
+ * A bytes record: what the call open at its depth moved (an MPI call).
+ * Written into the thread's next slot while that call is still open, so it
+ * belongs to the latest record of that depth on the lane before it.
+ *
+ *   fn     SCOPE_REC_BYTES in the low 48 bits, the call's depth above;
+ *          stored last, after start and end
+ *   start  bytes sent
+ *   end    bytes received
+ */
+#define SCOPE_REC_BYTES UINT64_C(1)
+
+static inline int scope_rec_is_bytes(const struct scope_rec *r)
+{
+	return (r->fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_BYTES;
+}
+
 /* A chunk belongs to one thread lane; seq orders a lane's chunks. A chunk
  * whose magic is not SCOPE_CHUNK_MAGIC was handed out but never used. */
 struct scope_chunk_head {

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* Event columns in memory: allocation and the start-order merge of a region's calls. */
+#include "writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int events_alloc(struct events *e, uint64_t n, int bytes)
+{
+	memset(e, 0, sizeof *e);
+	e->n = n;
+	e->start = malloc(n * sizeof *e->start + 1);
+	e->duration = malloc(n * sizeof *e->duration + 1);
+	e->thread = malloc(n * sizeof *e->thread + 1);
+	e->depth = malloc(n * sizeof *e->depth + 1);
+	e->flags = malloc(n + 1);
+	if (bytes) {
+		e->sent = calloc(n + 1, sizeof *e->sent);
+		e->received = calloc(n + 1, sizeof *e->received);
+		if (!e->sent || !e->received)
+			return -1;
+	}
+	return e->start && e->duration && e->thread && e->depth && e->flags ? 0 : -1;
+}
+
+void events_free(struct events *e)
+{
+	free(e->start);
+	free(e->duration);
+	free(e->thread);
+	free(e->depth);
+	free(e->flags);
+	free(e->sent);
+	free(e->received);
+	memset(e, 0, sizeof *e);
+}
+
+/* Bottom-up merges of the ascending runs of start, into the order idx. */
+static void merge_runs(const uint64_t *start, uint32_t *idx, uint32_t *tmp, uint64_t n)
+{
+	for (;;) {
+		uint64_t i = 0, merges = 0;
+		while (i < n) {
+			uint64_t a = i, b = i + 1, c, x, y, k;
+			while (b < n && start[idx[b - 1]] <= start[idx[b]])
+				b++;
+			c = b + (b < n);
+			while (c < n && start[idx[c - 1]] <= start[idx[c]])
+				c++;
+			for (x = a, y = b, k = a; x < b || y < c;)
+				tmp[k++] = (y >= c || (x < b && start[idx[x]] <= start[idx[y]]))
+						   ? idx[x++]
+						   : idx[y++];
+			memcpy(idx + a, tmp + a, (c - a) * sizeof *idx);
+			merges++;
+			i = c;
+		}
+		if (merges <= 1)
+			return;
+	}
+}
+
+int events_sort(struct events *ev, uint64_t first, uint64_t n)
+{
+	uint64_t *start = ev->start + first, sorted = 1;
+	uint32_t *idx, *tmp;
+	void *col;
+
+	while (sorted < n && start[sorted - 1] <= start[sorted])
+		sorted++;
+	if (sorted >= n)
+		return 0;
+	idx = malloc(n * sizeof *idx);
+	tmp = malloc(n * sizeof *tmp);
+	col = malloc(n * sizeof(uint64_t));
+	if (!idx || !tmp || !col) {
+		free(idx);
+		free(tmp);
+		free(col);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
+	merge_runs(start, idx, tmp, n);
+#define PERMUTE(arr, type)                                                                         \
+	do {                                                                                       \
+		type *dst = (type *)col, *src = (arr) + first;                                     \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			dst[i] = src[idx[i]];                                                      \
+		memcpy(src, dst, n * sizeof(type));                                                \
+	} while (0)
+	PERMUTE(ev->start, uint64_t);
+	PERMUTE(ev->duration, uint64_t);
+	PERMUTE(ev->thread, uint32_t);
+	PERMUTE(ev->depth, uint16_t);
+	PERMUTE(ev->flags, uint8_t);
+	if (ev->sent) {
+		PERMUTE(ev->sent, uint64_t);
+		PERMUTE(ev->received, uint64_t);
+	}
+#undef PERMUTE
+	free(idx);
+	free(tmp);
+	free(col);
+	return 0;
+}

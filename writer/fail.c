@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* The first reason the writer failed, said once by main with where the data is kept. */
+#include "writer.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static char why[512];
+
+void writer_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why[0])
+		return; /* the first cause is the one to tell */
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+}
+
+const char *writer_failure(void)
+{
+	return why[0] ? why : NULL;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Calls kept in a temporary file while they are grouped by region, read back a window at a time. */
+#ifndef SCOPE_WRITER_SPILL_H
+#define SCOPE_WRITER_SPILL_H
+
+#include "writer.h"
+
+/* One call as the grouping pass found it; at is its row in /events. */
+struct spilled_call {
+	uint64_t at, start, duration;
+	uint32_t thread;
+	uint16_t depth;
+	uint8_t flags;
+};
+
+/* A spill of n calls in windows of window rows, in a file made in dir.
+ * Returns NULL after printing why. */
+struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes);
+void spill_close(struct spill *s);
+
+/* Each returns 0, or -1 after printing why (a full disk, most likely). */
+int spill_call(struct spill *s, const struct spilled_call *c);
+int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received);
+int spill_flush(struct spill *s);
+
+uint64_t spill_windows(const struct spill *s);
+uint64_t spill_window_rows(const struct spill *s);
+
+/*
+ * Reads window w back as rows [w * window, ...) of /events, ready to
+ * write: each region's calls in start order, start turned into the gap to
+ * the region's call before (prev holds each region's last start across
+ * windows; zeroed before window 0). ev is reused from window to window.
+ */
+int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32_t nregions,
+	       uint64_t *prev, struct events *ev);
+
+#endif

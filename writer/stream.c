@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/* Grouping more calls than memory holds: the lanes merged in start order, spilled by row. */
+#define _GNU_SOURCE
+#include "collect.h"
+#include "spill.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* One lane's records, read in order, chunk after chunk. */
+struct cursor {
+	const struct scope_rec *r, *end; /* in the current chunk */
+	uint64_t chunk, chunk_end;	 /* the lane's chunks in the sorted list */
+	uint32_t lane;
+	uint64_t last_key;
+	uint32_t last_rid;
+	uint64_t *row; /* the row of the latest call at each depth, for bytes */
+	uint32_t rows;
+};
+
+struct streamer {
+	struct reader *rd;
+	struct spill *spill;
+	struct event_max *max;
+	uint64_t *seen; /* per region: calls placed */
+	uint64_t *last; /* per region: the start of the call placed last */
+	uint64_t max_start;
+	int unordered; /* a lane's calls did not come in start order */
+	struct cursor *cur;
+	struct cursor **heap; /* by the start of each lane's next call */
+	uint32_t nheap;
+};
+
+static const struct scope_rec *chunk_recs(const struct reader *rd, uint64_t i)
+{
+	const struct scope_arena_header *h = rd->a->hdr;
+	return (const void *)(rd->a->base + h->chunks_off + rd->chunks[i].index * h->chunk_bytes +
+			      sizeof(struct scope_chunk_head));
+}
+
+static int note_row(struct cursor *c, uint32_t depth, uint64_t row)
+{
+	if (depth >= c->rows) {
+		uint32_t n = c->rows ? c->rows : 64;
+		uint64_t *grown;
+		while (n <= depth)
+			n *= 2;
+		if (!(grown = realloc(c->row, n * sizeof *grown)))
+			return -1;
+		memset(grown + c->rows, 0xff, (n - c->rows) * sizeof *grown);
+		c->row = grown;
+		c->rows = n;
+	}
+	c->row[depth] = row;
+	return 0;
+}
+
+static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_rec *r)
+{
+	uint32_t depth = rec_depth(r);
+
+	if (depth >= c->rows || c->row[depth] == UINT64_MAX)
+		return 0; /* its call was not recorded */
+	if (r->start > s->max->sent)
+		s->max->sent = r->start;
+	if (r->end > s->max->received)
+		s->max->received = r->end;
+	return spill_bytes(s->spill, c->row[depth], r->start, r->end);
+}
+
+/* Moves c to its lane's next call, handling bytes records on the way.
+ * Returns 1 at a call, 0 at the lane's end, -1 on failure. */
+static int advance(struct streamer *s, struct cursor *c)
+{
+	struct reader *rd = s->rd;
+
+	for (;;) {
+		for (; c->r < c->end && c->r->fn; c->r++) {
+			if (scope_rec_is_bytes(c->r)) {
+				if (add_bytes(s, c, c->r) != 0)
+					return -1;
+				continue;
+			}
+			if (c->r->start != 0 && c->r->start <= rd->stop_tick)
+				return 1;
+		}
+		/* Read chunks leave this process's memory at once. */
+		madvise((void *)((const char *)chunk_recs(rd, c->chunk) -
+				 sizeof(struct scope_chunk_head)),
+			rd->a->hdr->chunk_bytes, MADV_DONTNEED);
+		if (++c->chunk >= c->chunk_end)
+			return 0;
+		c->r = chunk_recs(rd, c->chunk);
+		c->end = c->r + rd->a->recs_per_chunk;
+	}
+}
+
+static int before(const struct cursor *a, const struct cursor *b)
+{
+	return a->r->start < b->r->start || (a->r->start == b->r->start && a->lane < b->lane);
+}
+
+static void sift_down(struct streamer *s, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = i;
+		if (l < s->nheap && before(s->heap[l], s->heap[m]))
+			m = l;
+		if (l + 1 < s->nheap && before(s->heap[l + 1], s->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		struct cursor *t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+}
+
+/* Places the call at c and notes the columns' largest values. */
+static int emit(struct streamer *s, struct cursor *c)
+{
+	struct reader *rd = s->rd;
+	const struct scope_rec *r = c->r;
+	uint32_t rid = reader_region(rd, r, &c->last_key, &c->last_rid);
+	const struct region *g = &rd->regions[rid];
+	struct spilled_call call = {.thread = c->lane, .depth = (uint16_t)rec_depth(r)};
+	uint64_t gap;
+
+	if (rid >= rd->map.n || s->seen[rid] >= g->count)
+		return 0; /* not seen by the first pass: cannot happen on a stopped arena */
+	call.flags = reader_times(rd, r, c->lane, &call.start, &call.duration);
+	call.at = g->first + s->seen[rid];
+	gap = s->seen[rid]++ ? call.start - s->last[rid] : call.start;
+	if (s->seen[rid] > 1 && call.start < s->last[rid])
+		s->unordered = 1;
+	else if (gap > s->max->start_delta)
+		s->max->start_delta = gap;
+	s->last[rid] = call.start;
+	if (call.start > s->max_start)
+		s->max_start = call.start;
+	if (call.duration > s->max->duration)
+		s->max->duration = call.duration;
+	if (c->lane > s->max->thread)
+		s->max->thread = c->lane;
+	if (call.depth > s->max->depth)
+		s->max->depth = call.depth;
+	if (rd->bytes && note_row(c, call.depth, call.at) != 0)
+		return -1;
+	return spill_call(s->spill, &call);
+}
+
+/* One cursor per lane that has calls, in a heap by next start. */
+static int start_cursors(struct streamer *s)
+{
+	struct reader *rd = s->rd;
+	uint64_t i = 0;
+
+	s->cur = calloc(rd->a->nlanes + 1, sizeof *s->cur);
+	s->heap = calloc(rd->a->nlanes + 1, sizeof *s->heap);
+	if (!s->cur || !s->heap)
+		return -1;
+	while (i < rd->nchunks) {
+		struct cursor *c = &s->cur[rd->chunks[i].lane];
+		int at;
+		c->lane = rd->chunks[i].lane;
+		c->chunk = i;
+		while (i < rd->nchunks && rd->chunks[i].lane == c->lane)
+			i++;
+		c->chunk_end = i;
+		c->r = chunk_recs(rd, c->chunk);
+		c->end = c->r + rd->a->recs_per_chunk;
+		if ((at = advance(s, c)) < 0)
+			return -1;
+		if (at)
+			s->heap[s->nheap++] = c;
+	}
+	for (uint32_t k = s->nheap / 2 + 1; k-- > 0;)
+		sift_down(s, k);
+	return 0;
+}
+
+static int merge_lanes(struct streamer *s)
+{
+	while (s->nheap > 0) {
+		struct cursor *c = s->heap[0];
+		int at;
+		if (emit(s, c) != 0)
+			return -1;
+		c->r++;
+		if ((at = advance(s, c)) < 0)
+			return -1;
+		if (!at)
+			s->heap[0] = s->heap[--s->nheap];
+		sift_down(s, 0);
+	}
+	return 0;
+}
+
+int stream_group(struct reader *rd, struct profile *p, uint64_t window, const char *dir)
+{
+	struct streamer s = {.rd = rd, .max = &p->max};
+	int rc = -1;
+
+	s.seen = calloc(rd->map.n + 1, sizeof *s.seen);
+	s.last = calloc(rd->map.n + 1, sizeof *s.last);
+	if (!s.seen || !s.last) {
+		writer_fail("out of memory while grouping the calls");
+		goto out;
+	}
+	if (!(s.spill = spill_open(dir, rd->n, window, rd->bytes)))
+		goto out;
+	if (start_cursors(&s) != 0 || merge_lanes(&s) != 0 || spill_flush(s.spill) != 0) {
+		writer_fail("out of memory while grouping the calls");
+		goto out;
+	}
+	/* A gap is never more than the latest start. */
+	if (s.unordered)
+		p->max.start_delta = s.max_start;
+	p->spill = s.spill;
+	s.spill = NULL;
+	rc = 0;
+out:
+	for (uint32_t i = 0; s.cur && i < rd->a->nlanes; i++)
+		free(s.cur[i].row);
+	free(s.cur);
+	free(s.heap);
+	free(s.seen);
+	free(s.last);
+	spill_close(s.spill);
+	return rc;
+}
