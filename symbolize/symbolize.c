@@ -291,8 +291,16 @@ static int decl_of(Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line)
 	for (int i = 0; i < n && !found; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
 			continue;
+		found = dwarf_decl_line(&scopes[i], line) == 0;
 		*file = dwarf_decl_file(&scopes[i]);
-		found = *file && dwarf_decl_line(&scopes[i], line) == 0;
+		/* libdw finds no name for file 0 of a DWARF 5 line table, which
+		 * clang uses for the main source when it lies outside the
+		 * compile directory: the line table names it. */
+		if (found && !*file) {
+			Dwarf_Line *l = dwarf_getsrc_die(cu, pc);
+			*file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		}
+		found = found && *file;
 	}
 	free(scopes);
 	return found;
