@@ -17,7 +17,9 @@ static int (*real_close_range)(unsigned, unsigned, int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 
-static SCOPE_NOINST void resolve(void)
+/* Done from scope_init, before the program starts threads, and again by a
+ * wrapper called even earlier (then there is one thread). */
+void scope_fds_resolve(void)
 {
 	if (real_close)
 		return;
@@ -40,7 +42,7 @@ int scope_fd_hide(int fd)
 	moved = fcntl(fd, F_DUPFD_CLOEXEC, at);
 	if (moved < 0)
 		return fd;
-	resolve();
+	scope_fds_resolve();
 	real_close ? real_close(fd) : close(fd);
 	return moved;
 }
@@ -48,7 +50,7 @@ int scope_fd_hide(int fd)
 /* Closes one of the library's own descriptors, past the wrapper. */
 void scope_fd_close(int fd)
 {
-	resolve();
+	scope_fds_resolve();
 	if (real_close)
 		real_close(fd);
 }
@@ -60,7 +62,7 @@ static SCOPE_NOINST int ours(int fd)
 
 SCOPE_EXPORT int close(int fd)
 {
-	resolve();
+	scope_fds_resolve();
 	if (ours(fd))
 		return 0; /* the program thinks it closed it; the arena needs it */
 	return real_close ? real_close(fd) : (errno = ENOSYS, -1);
@@ -71,7 +73,7 @@ SCOPE_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	unsigned fd = (unsigned)scope_proc.fd;
 	int rc = 0;
 
-	resolve();
+	scope_fds_resolve();
 	if (!real_close_range) {
 		errno = ENOSYS;
 		return -1;
@@ -99,7 +101,7 @@ static SCOPE_NOINST void make_room(int newfd)
 
 SCOPE_EXPORT int dup2(int oldfd, int newfd)
 {
-	resolve();
+	scope_fds_resolve();
 	if (!real_dup2) {
 		errno = ENOSYS;
 		return -1;
@@ -110,7 +112,7 @@ SCOPE_EXPORT int dup2(int oldfd, int newfd)
 
 SCOPE_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	resolve();
+	scope_fds_resolve();
 	if (!real_dup3) {
 		errno = ENOSYS;
 		return -1;

@@ -46,7 +46,7 @@ int scope_finish_prepare(struct scope_process *p)
 	writer_argv[1] = p->arena_path;
 	return 0;
 fail:
-	p->stopped = 1;
+	scope_set_stopped(1);
 	munmap(p->base, p->map_bytes);
 	scope_fd_close(p->fd);
 	unlink(p->arena_path);
@@ -109,10 +109,10 @@ void scope_finish(int kind, int code)
 {
 	struct scope_process *p = &scope_proc;
 
-	if (!p->hdr || p->stopped)
+	/* Exactly one thread stops it, when two exit or crash at once. */
+	if (!p->hdr || __atomic_exchange_n(&p->stopped, 1, __ATOMIC_RELAXED))
 		return;
 	scope_busy_begin(&scope_tls);
-	p->stopped = 1;
 	scope_thread_stop_self();
 	record_stop(p, kind, code);
 	scope_thread_finish();

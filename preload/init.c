@@ -103,7 +103,7 @@ int scope_start_recording(void)
 	p->hdr->overhead_ticks = scope_measure_overhead();
 	if (scope_finish_prepare(p) != 0)
 		return -1;
-	p->stopped = 0;
+	scope_set_stopped(0);
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_RECORDING, __ATOMIC_RELEASE);
 	scope_thread_register(-1);
 	/* Now too, not only at exit: a process killed with SIGKILL keeps the
@@ -130,6 +130,9 @@ void scope_init(void)
 		clock_source = SCOPE_CLOCK_MONOTONIC;
 	}
 	scope_pthread_init();
+	scope_fds_resolve();
+	scope_jump_resolve();
+	scope_modules_resolve();
 	scope_env_capture(&p->cfg);
 	if (scope_start_recording() == 0) {
 		on_exit(on_exit_status, NULL);

@@ -13,8 +13,14 @@ typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
 
 static jump_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
 
-static SCOPE_NOINST void resolve(void)
+typedef void *(*begin_catch_fn)(void *);
+static begin_catch_fn real_begin_catch;
+
+/* Done from scope_init, before the program starts threads. */
+void scope_jump_resolve(void)
 {
+	if (!real_begin_catch)
+		real_begin_catch = (begin_catch_fn)dlsym(RTLD_NEXT, "__cxa_begin_catch");
 	if (real_longjmp)
 		return;
 	real__longjmp = (jump_fn)dlsym(RTLD_NEXT, "_longjmp");
@@ -68,38 +74,34 @@ static SCOPE_NOINST __attribute__((noreturn)) void jump(jump_fn fn, struct __jmp
 
 SCOPE_EXPORT void longjmp(jmp_buf env, int val)
 {
-	resolve();
+	scope_jump_resolve();
 	jump(real_longjmp, env, val);
 }
 
 SCOPE_EXPORT void _longjmp(jmp_buf env, int val)
 {
-	resolve();
+	scope_jump_resolve();
 	jump(real__longjmp, env, val);
 }
 
 SCOPE_EXPORT void siglongjmp(sigjmp_buf env, int val)
 {
-	resolve();
+	scope_jump_resolve();
 	jump(real_siglongjmp, env, val);
 }
 
 SCOPE_EXPORT void __longjmp_chk(jmp_buf env, int val)
 {
-	resolve();
+	scope_jump_resolve();
 	jump(real_longjmp_chk, env, val);
 }
-
-typedef void *(*begin_catch_fn)(void *);
-static begin_catch_fn real_begin_catch;
 
 /* A C++ catch: the frames the exception unwound are left. gcc calls their
  * exit hooks while unwinding, clang does not; then they end here, below
  * the frame of the function that catches. */
 SCOPE_EXPORT void *__cxa_begin_catch(void *exception)
 {
-	if (!real_begin_catch)
-		real_begin_catch = (begin_catch_fn)dlsym(RTLD_NEXT, "__cxa_begin_catch");
+	scope_jump_resolve();
 	leave_below(scope_caller_frame());
 	return real_begin_catch ? real_begin_catch(exception) : exception;
 }

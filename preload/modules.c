@@ -115,16 +115,22 @@ static dlclose_fn real_dlclose;
  * another library takes its place. Loads are not wrapped: dlopen resolves
  * $ORIGIN and RUNPATH against its caller, which a wrapper would change.
  */
+/* Done from scope_init, before the program starts threads. */
+void scope_modules_resolve(void)
+{
+	if (!real_dlclose)
+		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+}
+
 __attribute__((visibility("default"))) SCOPE_NOINST int dlclose(void *handle)
 {
 	struct scope_process *p = &scope_proc;
 	struct link_map *lm = NULL;
 
-	if (!real_dlclose)
-		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+	scope_modules_resolve();
 	if (!real_dlclose)
 		return -1;
-	if (p->hdr && !p->stopped && dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+	if (p->hdr && !scope_stopped() && dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
 		struct capture c = {p, (uintptr_t)lm->l_addr, scope_now()};
 		scope_busy_begin(&scope_tls);
 		dl_iterate_phdr(one_module, &c);

@@ -73,12 +73,17 @@ static setname_fn real_setname;
 __attribute__((visibility("default"))) SCOPE_NOINST int pthread_setname_np(pthread_t th,
 									   const char *name)
 {
+	/* Threads that name themselves at once may all look it up: each finds
+	 * the same function, so relaxed atomics suffice. */
+	setname_fn real = __atomic_load_n(&real_setname, __ATOMIC_RELAXED);
 	int rc;
-	if (!real_setname)
-		real_setname = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
-	if (!real_setname)
+	if (!real) {
+		real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+		__atomic_store_n(&real_setname, real, __ATOMIC_RELAXED);
+	}
+	if (!real)
 		return ENOSYS;
-	rc = real_setname(th, name);
+	rc = real(th, name);
 	if (rc == 0 && pthread_equal(th, pthread_self()))
 		scope_thread_named(name);
 	return rc;

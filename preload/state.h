@@ -67,11 +67,24 @@ struct scope_process {
 	char arena_path[SCOPE_PATH_BYTES];
 	uint64_t map_bytes;
 	uint32_t recs_per_chunk;
-	int stopped;
+	int stopped; /* set and read with scope_stopped/scope_set_stopped */
 	int initialized;
 };
 
 extern struct scope_process scope_proc SCOPE_HIDDEN;
+
+/* One thread stops the process while others are still in the slow path:
+ * the flag is atomic. Relaxed: no data is published through it, a thread
+ * that has not seen it yet records one more chunk at most. */
+static inline int scope_stopped(void)
+{
+	return __atomic_load_n(&scope_proc.stopped, __ATOMIC_RELAXED);
+}
+
+static inline void scope_set_stopped(int stopped)
+{
+	__atomic_store_n(&scope_proc.stopped, stopped, __ATOMIC_RELAXED);
+}
 
 /* config.c */
 void scope_config_read(struct scope_config *cfg) SCOPE_HIDDEN;
@@ -103,6 +116,9 @@ int32_t scope_thread_lane(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
+/* The bytes the innermost open call (fn) moved, as a SCOPE_REC_BYTES record;
+ * nothing when that call is not being recorded. */
+void scope_record_bytes(void *fn, uint64_t sent, uint64_t received) SCOPE_HIDDEN;
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
 
@@ -135,6 +151,12 @@ void scope_signals_init(void) SCOPE_HIDDEN;
 
 /* pthread.c */
 int scope_pthread_init(void) SCOPE_HIDDEN;
+
+/* The wrapped functions' originals, looked up by scope_init before the
+ * program can start a thread, so threads only ever read them. */
+void scope_fds_resolve(void) SCOPE_HIDDEN;
+void scope_jump_resolve(void) SCOPE_HIDDEN;
+void scope_modules_resolve(void) SCOPE_HIDDEN;
 
 /* log.c: write(2) to stderr, prefixed "scope[pid/tid]: ". */
 void scope_log(const char *fmt, ...) SCOPE_HIDDEN __attribute__((format(printf, 1, 2)));

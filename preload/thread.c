@@ -33,7 +33,7 @@ static SCOPE_NOINST void ignore_call(struct scope_thread *t)
 
 static SCOPE_NOINST int recording(void)
 {
-	return scope_proc.hdr && !scope_proc.stopped;
+	return scope_proc.hdr && !scope_stopped();
 }
 
 /* Lets the hooks' fast path run again if nothing holds it off. */
@@ -152,7 +152,7 @@ SCOPE_NOINST void scope_thread_finish(void)
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	/* Its chunk leaves memory too: ten thousand ended threads would
 	 * otherwise keep a chunk resident each. */
-	if (t->chunk_end && !scope_proc.stopped)
+	if (t->chunk_end && !scope_stopped())
 		release_chunk(&scope_proc, t->chunk_end);
 }
 
@@ -300,4 +300,38 @@ uint64_t scope_measure_overhead(void)
 	}
 	*t = saved;
 	return best / CALLS;
+}
+
+/*
+ * What an MPI call moved, in the slot after whatever the call recorded so
+ * far, while the call is still open: the record carries the call's depth,
+ * and the writer gives it to the latest call of that depth before it. The
+ * slot is taken as the hooks take theirs, and fn is stored last, so a
+ * signal handler that records meanwhile neither shares the slot nor sees
+ * half a record. A call not being recorded (ignored, or recording
+ * stopped) has no open record of its own and gets no bytes either.
+ */
+SCOPE_NOINST void scope_record_bytes(void *fn, uint64_t sent, uint64_t received)
+{
+	struct scope_thread *t = &scope_tls;
+	struct scope_rec *open = t->open, *r;
+
+	if (!open || !scope_record_is(open, fn))
+		return;
+	r = scope_take_slot(t);
+	if (r >= t->limit) {
+		if (t->cur == r + 1)
+			t->cur = r;
+		if (t->busy || t->ignored || !recording() || t->lane < 0)
+			return;
+		if (t->cur >= t->chunk_end && !next_chunk(t))
+			return;
+		if (t->cur >= t->chunk_end)
+			return;
+		r = scope_take_slot(t);
+	}
+	r->start = sent;
+	r->end = received;
+	scope_signal_fence();
+	r->fn = SCOPE_REC_BYTES | (open->fn & ~SCOPE_REC_ADDR_MASK);
 }

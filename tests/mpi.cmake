@@ -4,11 +4,19 @@ find_program(SCOPE_TEST_MPIRUN mpirun)
 if(SCOPE_TEST_MPICC AND SCOPE_TEST_MPIRUN)
   scope_test_prog(${prog_bin}/mpi-ring ${CMAKE_CURRENT_SOURCE_DIR}/mpi/ring.c ${SCOPE_TEST_MPICC}
     -O2 ${prog_flags})
-  add_custom_target(scope_test_mpi ALL DEPENDS ${prog_bin}/mpi-ring)
-  foreach(case ring nompi kill)
+  scope_test_prog(${prog_bin}/mpi-calls ${CMAKE_CURRENT_SOURCE_DIR}/mpi/calls.c ${SCOPE_TEST_MPICC}
+    -O2 ${prog_flags})
+  # not a test: what a wrapped call costs (README, "MPI jobs")
+  scope_test_prog(${prog_bin}/mpi-sendloop ${CMAKE_CURRENT_SOURCE_DIR}/mpi/sendloop.c
+    ${SCOPE_TEST_MPICC} -O2 -g)
+  add_custom_target(scope_test_mpi ALL
+    DEPENDS ${prog_bin}/mpi-ring ${prog_bin}/mpi-calls ${prog_bin}/mpi-sendloop)
+  foreach(case ring nompi kill calls singleton preload plain)
     set(prog ${prog_bin}/mpi-ring)
     if(case STREQUAL "nompi")
       set(prog ${prog_bin}/fib-gcc-O2)
+    elseif(case STREQUAL "calls")
+      set(prog ${prog_bin}/mpi-calls)
     endif()
     add_test(NAME mpi-${case}
       COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/mpi.py ${case}
