@@ -137,10 +137,12 @@ struct column_spec {
 	const char *name;
 	enum kind kind;
 	size_t offset; /* of the field in the row struct */
+	int optional;  /* files written before it was added lack it: "" or 0 */
 };
 
 /* clang-format off */
-#define COL(type, field, kind) {#field, kind, offsetof(type, field)}
+#define COL(type, field, kind) {#field, kind, offsetof(type, field), 0}
+#define OPT(type, field, kind) {#field, kind, offsetof(type, field), 1}
 /* clang-format on */
 
 static const struct column_spec process_columns[] = {
@@ -148,7 +150,7 @@ static const struct column_spec process_columns[] = {
 	COL(struct rd_process, rank, K_I64),	  COL(struct rd_process, executable, K_STR),
 	COL(struct rd_process, arguments, K_STR), COL(struct rd_process, start, K_U64),
 	COL(struct rd_process, end, K_U64),	  COL(struct rd_process, exit_status, K_I64),
-	COL(struct rd_process, lost, K_U64),
+	COL(struct rd_process, lost, K_U64),	  OPT(struct rd_process, host, K_STR),
 };
 static const struct column_spec region_columns[] = {
 	COL(struct rd_region, name, K_STR),   COL(struct rd_region, module, K_STR),
@@ -156,10 +158,11 @@ static const struct column_spec region_columns[] = {
 	COL(struct rd_region, line, K_U64),   COL(struct rd_region, kind, K_STR),
 };
 static const struct column_spec pair_columns[] = {
-	COL(struct rd_pair, process, K_U64),  COL(struct rd_pair, region, K_U64),
-	COL(struct rd_pair, first, K_U64),    COL(struct rd_pair, count, K_U64),
-	COL(struct rd_pair, total_ns, K_U64), COL(struct rd_pair, self_ns, K_U64),
-	COL(struct rd_pair, min_ns, K_U64),   COL(struct rd_pair, max_ns, K_U64),
+	COL(struct rd_pair, process, K_U64),	COL(struct rd_pair, region, K_U64),
+	COL(struct rd_pair, first, K_U64),	COL(struct rd_pair, count, K_U64),
+	COL(struct rd_pair, total_ns, K_U64),	COL(struct rd_pair, self_ns, K_U64),
+	COL(struct rd_pair, min_ns, K_U64),	COL(struct rd_pair, max_ns, K_U64),
+	OPT(struct rd_pair, bytes_sent, K_U64), OPT(struct rd_pair, bytes_received, K_U64),
 };
 static const struct column_spec lane_columns[] = {
 	COL(struct rd_lane, tid, K_U64),    COL(struct rd_lane, name, K_STR),
@@ -301,6 +304,18 @@ static int check_column(struct rd_profile *p, hid_t d, const char *path, struct 
 	return 0;
 }
 
+/* An optional column the file lacks: its numbers stay 0, its strings are "". */
+static int absent_column(struct rd_profile *p, struct table *t, const struct column_spec *c)
+{
+	for (size_t i = 0; c->kind == K_STR && i < t->n; i++) {
+		char *s = strdup("");
+		if (!s)
+			return fail(p, "out of memory reading %s", t->path);
+		memcpy((char *)t->rows + i * t->stride + c->offset, &s, sizeof s);
+	}
+	return 0;
+}
+
 /* Reads column c of group g into the rows of t. */
 static int read_column(struct rd_profile *p, hid_t g, struct table *t, const struct column_spec *c)
 {
@@ -309,6 +324,8 @@ static int read_column(struct rd_profile *p, hid_t g, struct table *t, const str
 	int rc;
 
 	snprintf(path, sizeof path, "%s/%s", t->path, c->name);
+	if (c->optional && H5Lexists(g, c->name, H5P_DEFAULT) <= 0)
+		return absent_column(p, t, c);
 	d = open_object(p, g, path, c->name, 0);
 	if (d < 0)
 		return -1;
@@ -693,6 +710,8 @@ static int load(struct rd_profile *p, const char *path)
 		rc = read_table(p, &pairs);
 		p->pairs = pairs.rows;
 		p->npairs = pairs.n;
+		p->has_bytes = H5Lexists(p->h5->file, "/pairs/bytes_sent", H5P_DEFAULT) > 0 &&
+			       H5Lexists(p->h5->file, "/pairs/bytes_received", H5P_DEFAULT) > 0;
 	}
 	if (rc != 0)
 		return -1;

@@ -22,6 +22,7 @@ struct rd_process {
 	int64_t pid, parent, rank, exit_status;
 	uint64_t start, end, lost; /* unix ns; end >= start */
 	char *executable, *arguments;
+	char *host; /* "" when the file has no /processes/host */
 	struct rd_lane *lanes;
 	size_t nlanes;
 };
@@ -37,6 +38,7 @@ struct rd_region {
 struct rd_pair {
 	uint64_t process, region, first, count;
 	uint64_t total_ns, self_ns, min_ns, max_ns;
+	uint64_t bytes_sent, bytes_received; /* by MPI calls; 0 without has_bytes */
 };
 
 /* Attributes of /metadata that the tools show; absent ones are 0 or "". */
@@ -57,6 +59,7 @@ struct rd_profile {
 	size_t npairs;
 	int has_events;	  /* 0: an aggregate-only profile, /pairs without /events */
 	uint64_t nevents; /* rows of /events */
+	int has_bytes;	  /* /pairs has bytes_sent and bytes_received (MPI calls) */
 	uint64_t origin;  /* the earliest /processes/start, unix ns (0 without processes) */
 	struct rd_meta meta;
 	char err[RD_ERR_MAX]; /* why the last call failed */

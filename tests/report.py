@@ -524,6 +524,231 @@ def case_speedscope(t):
     expect_eq(sum(check_speedscope(doc, p, "fib --min-duration 1us")), long_calls, "calls of 1 us or more")
 
 
+# Ranks 2 and 3 are moved to a second host whose clock runs SHIFT_NS ahead.
+SHIFT_NS = 3_700_000_123
+US = 1000  # ns: the alignment must hold to this
+
+
+def job_timeline(path, align):
+    """What --chrome must show: {pid: [(name, ts ns, dur ns)]} sorted, and each pid's latest
+    MPI_Init end (ns on the timeline). Hosts are shifted so that the latest MPI_Init end among
+    each host's ranks meets the one on rank 0's host; zero is the earliest shifted start."""
+    with h5py.File(path, "r") as f:
+        start = [int(x) for x in f["processes/start"][()]]
+        host = list(f["processes/host"].asstr()[()])
+        rank = [int(x) for x in f["processes/rank"][()]]
+        pid = [int(x) for x in f["processes/pid"][()]]
+        names = list(f["regions/name"].asstr()[()])
+        kinds = list(f["regions/kind"].asstr()[()])
+        pairs = {k: f["pairs"][k][()] for k in ("process", "region", "first", "count")}
+        delta, dur = f["events/start_delta"][()].astype(np.uint64), f["events/duration"][()]
+    calls, init_end = {i: [] for i in range(len(pid))}, {}
+    for row in range(len(pairs["region"])):
+        i, region = int(pairs["process"][row]), int(pairs["region"][row])
+        first, count = int(pairs["first"][row]), int(pairs["count"][row])
+        rel = np.cumsum(delta[first:first + count], dtype=np.uint64)
+        for k in range(count):
+            calls[i].append((names[region], int(rel[k]), int(dur[first + k])))
+            if kinds[region] == "mpi" and names[region] in ("MPI_Init", "MPI_Init_thread"):
+                end = start[i] + int(rel[k]) + int(dur[first + k])
+                init_end[host[i]] = max(init_end.get(host[i], 0), end)
+    shift = {h: 0 for h in host}
+    ref = host[rank.index(min(r for r in rank if r >= 0))]
+    if align and len(shift) > 1 and ref in init_end:
+        shift = {h: init_end[ref] - init_end[h] if h in init_end else 0 for h in shift}
+    zero = min(start[i] + shift[host[i]] for i in range(len(pid)))
+    out, ends = {}, {}
+    for i in range(len(pid)):
+        at0 = start[i] + shift[host[i]] - zero
+        out[pid[i]] = sorted((name, at0 + rel, d) for name, rel, d in calls[i])
+        ends[pid[i]] = max(at0 + rel + d for name, rel, d in calls[i] if name.startswith("MPI_Init"))
+    return out, ends
+
+
+def chrome_timeline(doc):
+    """{pid: [(name, ts ns, dur ns)]} sorted, from a --chrome document."""
+    out = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            out.setdefault(e["pid"], []).append((e["name"], round(e["ts"] * 1000), round(e["dur"] * 1000)))
+    return {pid: sorted(v) for pid, v in out.items()}
+
+
+def expect_timeline(got, want, what):
+    expect_eq(sorted(got), sorted(want), f"{what}: pids")
+    for pid in want:
+        expect_eq(len(got[pid]), len(want[pid]), f"{what}: calls of pid {pid}")
+        for g, w in zip(got[pid], want[pid]):
+            expect(g[0] == w[0] and abs(g[1] - w[1]) <= US and abs(g[2] - w[2]) <= US,
+                   f"{what}: pid {pid} has {g}, expected {w} (name, ts ns, dur ns)")
+
+
+def case_align(t):
+    # A real job: mpi-ring on 4 ranks under Open MPI, one merged file with the host of each rank.
+    mpirun = shutil.which("mpirun")
+    ring = os.path.join(t.progs, "mpi-ring")
+    if not mpirun or not os.access(ring, os.X_OK):
+        raise Skipped("needs mpirun and tests/progs/mpi-ring (Open MPI)")
+    t.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "4", t.scope_run, "-q", "-o", "job.h5",
+           "--", ring], env=t.env(preload_asan=True)).expect_rc(0)
+    job = t.path("job.h5")
+    with h5py.File(job, "r") as f:
+        expect("host" in f["processes"], "the job profile has no /processes/host")
+        ranks = [int(x) for x in f["processes/rank"][()]]
+        expect_eq(sorted(ranks), [0, 1, 2, 3], "ranks")
+
+    # Two hosts: ranks 0 and 1 on node-a, 2 and 3 on node-b, whose clock is SHIFT_NS ahead.
+    two = t.path("two.h5")
+    shutil.copy(job, two)
+    with h5py.File(two, "r+") as f:
+        on_b = np.array([r >= 2 for r in ranks])
+        f["processes/host"][...] = np.array(["node-b" if b else "node-a" for b in on_b], dtype=object)
+        for col in ("start", "end"):
+            v = f[f"processes/{col}"][()].astype(np.uint64)
+            v[on_b] += np.uint64(SHIFT_NS)
+            f[f"processes/{col}"][...] = v
+
+    aligned = json.loads(t.scope_report("--chrome", two, quiet=True).stdout)
+    want, ends = job_timeline(two, align=True)
+    expect_timeline(chrome_timeline(aligned), want, "--chrome of two hosts")
+    pids = [int(x) for x in h5py.File(two, "r")["processes/pid"][()]]
+    end_a = max(ends[p] for p, r in zip(pids, ranks) if r < 2)
+    end_b = max(ends[p] for p, r in zip(pids, ranks) if r >= 2)
+    expect(abs(end_a - end_b) <= US, f"latest MPI_Init ends: node-a {end_a} ns, node-b {end_b} ns")
+    labels = {e["pid"]: e["args"]["name"] for e in aligned["traceEvents"] if e["name"] == "process_name"}
+    order = {e["pid"]: e["args"]["sort_index"] for e in aligned["traceEvents"] if e["name"] == "process_sort_index"}
+    for p, r in zip(pids, ranks):
+        expect(labels[p].endswith(f"rank {r} on node-{'b' if r >= 2 else 'a'}"), f"process name {labels[p]!r}")
+        expect_eq(order[p], r, f"sort index of rank {r}")
+
+    # --no-align leaves the offset; so does a job without MPI_Init regions.
+    plain = json.loads(t.scope_report("--chrome", "--no-align", two, quiet=True).stdout)
+    want, ends = job_timeline(two, align=False)
+    expect_timeline(chrome_timeline(plain), want, "--chrome --no-align")
+    left = max(ends[p] for p, r in zip(pids, ranks) if r >= 2) - max(ends[p] for p, r in zip(pids, ranks) if r < 2)
+    expect(abs(left - SHIFT_NS) < SHIFT_NS // 10, f"--no-align: node-b's MPI_Init ends {left} ns after node-a's")
+    no_init = t.path("noinit.h5")
+    shutil.copy(two, no_init)
+    with h5py.File(no_init, "r+") as f:
+        names = list(f["regions/name"].asstr()[()])
+        f["regions/name"][...] = np.array([n.replace("MPI_Init", "MPI_Begin") for n in names], dtype=object)
+    doc = json.loads(t.scope_report("--chrome", no_init, quiet=True).stdout)
+    expect_eq({p: sorted(c[1:] for c in v) for p, v in chrome_timeline(doc).items()},
+              {p: sorted(c[1:] for c in v) for p, v in chrome_timeline(plain).items()},
+              "--chrome of a job without MPI_Init (times as --no-align)")
+
+    # speedscope: the same timeline; each lane's profile names its pid.
+    doc = json.loads(t.scope_report("--speedscope", two, quiet=True).stdout)
+    frame = [f["name"] for f in doc["shared"]["frames"]].index("MPI_Init")
+    closes = {}
+    for prof in doc["profiles"]:
+        p = int(re.match(r"pid (\d+),", prof["name"]).group(1))
+        at = [ev["at"] for ev in prof["events"] if ev["type"] == "C" and ev["frame"] == frame]
+        if at:
+            closes[p] = max(closes.get(p, 0), max(at))
+    end_a = max(closes[p] for p, r in zip(pids, ranks) if r < 2)
+    end_b = max(closes[p] for p, r in zip(pids, ranks) if r >= 2)
+    expect(abs(end_a - end_b) <= US, f"--speedscope: latest MPI_Init ends node-a {end_a}, node-b {end_b}")
+    r = t.scope_report("--no-align", two, rc=2)
+    expect("--no-align applies to" in r.stderr, f"--no-align with the table: {r.stderr!r}")
+
+
+def fmt_bytes(v):
+    """Bytes as scope-report's text tables show them."""
+    if v < 1024:
+        return f"{v} B"
+    x, units = v / 1024, ["KiB", "MiB", "GiB", "TiB"]
+    while x >= 1024 and len(units) > 1:
+        x, units = x / 1024, units[1:]
+    return f"{x:.1f} {units[0]}"
+
+
+def with_bytes(src, dst):
+    """SRC with the columns of processes that made MPI calls: /pairs bytes_sent and
+    bytes_received (row r: (r + 1) * 1.5 MB + process sent, 7 r + 3 received), and
+    /events ones that sum to them (all on each pair's first call). Returns the pair sums."""
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        proc, first = f["pairs/process"][()], f["pairs/first"][()]
+        rows = np.arange(len(proc), dtype=np.uint64)
+        sent = (rows + 1) * np.uint64(1_500_000) + proc.astype(np.uint64)
+        received = rows * np.uint64(7) + np.uint64(3)
+        f["pairs"].create_dataset("bytes_sent", data=sent)
+        f["pairs"].create_dataset("bytes_received", data=received)
+        n = len(f["events/duration"])
+        ev_sent, ev_received = np.zeros(n, np.uint32), np.zeros(n, np.uint8)
+        ev_sent[first], ev_received[first] = sent, received
+        f["events"].create_dataset("bytes_sent", data=ev_sent)
+        f["events"].create_dataset("bytes_received", data=ev_received)
+    return sent, received
+
+
+def case_bytes(t):
+    """/pairs bytes_sent and bytes_received: columns in the flat table (text, CSV, JSON)
+    and in --processes, with the sums of the pairs; none without them or with --thread."""
+    plain = t.profile("calls-gcc-O2", "1000", "2")
+    head = parse_csv(t.scope_report("--format", "csv", plain).stdout)[0]
+    expect("bytes_sent" not in head and "bytes_received" not in head, f"bytes columns without bytes: {list(head)}")
+    path = t.path("bytes.h5")
+    sent, received = with_bytes(plain, path)
+    t.run([t.rdcheck, path]).expect_rc(0)
+    p = Profile(path)
+    proc = [int(x) for x in p.pairs["process"]]
+    names = [p.names[r] for r in p.pairs["region"]]
+    by_region, by_process = {}, {}
+    for k in range(len(proc)):
+        for key, table in ((names[k], by_region), (proc[k], by_process)):
+            v = table.setdefault(key, [0, 0])
+            v[0] += int(sent[k])
+            v[1] += int(received[k])
+
+    # CSV: two columns after the others, each region's sums
+    rows = parse_csv(t.scope_report("--format", "csv", path).stdout)
+    expect_eq(list(rows[0])[-3:], ["share_pct", "bytes_sent", "bytes_received"], "CSV columns with bytes")
+    expect_eq({r["region"]: [int(r["bytes_sent"]), int(r["bytes_received"])] for r in rows}, by_region,
+              "CSV bytes per region")
+
+    # text: "sent" and "received" before the name, in B, KiB, MiB
+    out = t.scope_report(path).stdout
+    header = [line.split() for line in out.splitlines() if line.split()[:1] == ["calls"]]
+    expect_eq(header[0][-3:] if header else None, ["sent", "received", "region"], "text header with bytes")
+    for name, (s_, r_) in by_region.items():
+        line = [x for x in out.splitlines() if x.endswith("  " + name)]
+        expect(line and re.search(rf"\s{re.escape(fmt_bytes(s_))}\s+{re.escape(fmt_bytes(r_))}\s+{name}$", line[0]),
+               f"text row of {name} does not end with {fmt_bytes(s_)!r} {fmt_bytes(r_)!r}: {line}")
+
+    # JSON: regions and processes
+    doc = json.loads(t.scope_report("--format", "json", path).stdout)
+    expect_eq({r["region"]: [r["bytes_sent"], r["bytes_received"]] for r in doc["regions"]}, by_region,
+              "JSON bytes per region")
+    expect_eq({r["process"]: [r["bytes_sent"], r["bytes_received"]] for r in doc["processes"]}, by_process,
+              "JSON bytes per process")
+
+    # --processes: per process, and per region over the processes
+    text = t.scope_report("--processes", "--format", "csv", path).stdout
+    procs, spread = (parse_csv(part) for part in text.split("\n\n"))
+    expect_eq(list(procs[0])[-3:], ["bytes_sent", "bytes_received", "executable"], "--processes columns")
+    expect_eq({int(r["process"]): [int(r["bytes_sent"]), int(r["bytes_received"])] for r in procs}, by_process,
+              "--processes: bytes per process")
+    expect_eq({r["region"]: [int(r["bytes_sent"]), int(r["bytes_received"])] for r in spread}, by_region,
+              "--processes: bytes per region")
+    doc = json.loads(t.scope_report("--processes", "--format", "json", path).stdout)
+    expect_eq({r["region"]: [r["bytes_sent"], r["bytes_received"]] for r in doc["regions"]}, by_region,
+              "--processes JSON: bytes per region")
+    # --process: only that process's pairs
+    rows = parse_csv(t.scope_report("--process", "1", "--format", "csv", path).stdout)
+    want = {}
+    for k in range(len(proc)):
+        if proc[k] == 1:
+            want[names[k]] = [int(sent[k]), int(received[k])]
+    expect_eq({r["region"]: [int(r["bytes_sent"]), int(r["bytes_received"])] for r in rows}, want,
+              "--process 1: bytes per region")
+
+    # --thread: the pairs' bytes cannot be split by lane, so no columns
+    head = parse_csv(t.scope_report("--thread", "0", "--format", "csv", path).stdout)[0]
+    expect("bytes_sent" not in head, f"--thread 0 shows bytes columns: {list(head)}")
+
+
 def case_folded(t):
     path = t.profile("chain-gcc-O2")
     p = Profile(path)

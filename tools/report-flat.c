@@ -13,7 +13,8 @@ struct stats {
 	const char *name;
 	uint64_t calls, total, min, max;
 	int64_t self;
-	long double sum, sumsq; /* of the durations, for the standard deviation */
+	long double sum, sumsq;	 /* of the durations, for the standard deviation */
+	uint64_t sent, received; /* bytes moved by the calls (MPI calls) */
 };
 
 static void stats_add(struct stats *s, uint64_t calls, uint64_t total, int64_t self, uint64_t min,
@@ -113,6 +114,8 @@ static int from_pairs(const struct options *o, struct rd_profile *p, const unsig
 		stats_add(s, r->count, r->total_ns,
 			  r->self_ns > INT64_MAX ? INT64_MAX : (int64_t)r->self_ns, r->min_ns,
 			  r->max_ns);
+		s->sent += r->bytes_sent;
+		s->received += r->bytes_received;
 		if (add_spread(p, i, s) != 0)
 			return -1;
 	}
@@ -207,58 +210,124 @@ static const struct column process_cols[] = {
 };
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Bytes sent and received, for profiles whose /pairs have them (processes
+ * that made MPI calls). They go before a table's last column, the name a
+ * text table prints unpadded: cols and cells get them copied in, in
+ * arrays of BYTES_MAX_COLS.
+ */
+static const struct column bytes_cols[] = {
+	{"sent", "bytes_sent", CELL_BYTES, 10, 0, 0},
+	{"received", "bytes_received", CELL_BYTES, 10, 0, 0},
+};
+#define BYTES_MAX_COLS 16
+
+/* Whether the tables show bytes: per pair only, so not per thread lane. */
+static int show_bytes(const struct options *o, const struct rd_profile *p)
+{
+	return p->has_bytes && o->thread < 0;
+}
+
+/* The table of cols, with the bytes columns when shown. */
+static struct table bytes_table(FILE *out, enum format fmt, const struct column *cols, size_t n,
+				int bytes, struct column *buf)
+{
+	if (!bytes || n + NCOLS(bytes_cols) > BYTES_MAX_COLS)
+		return (struct table){out, fmt, cols, n, 0};
+	memcpy(buf, cols, (n - 1) * sizeof *buf);
+	memcpy(buf + n - 1, bytes_cols, sizeof bytes_cols);
+	buf[n - 1 + NCOLS(bytes_cols)] = cols[n - 1];
+	return (struct table){out, fmt, buf, n + NCOLS(bytes_cols), 0};
+}
+
+/* A row of t, whose n cells come without bytes. */
+static void bytes_row(struct table *t, const union cell *cells, size_t n, uint64_t sent,
+		      uint64_t received)
+{
+	union cell row[BYTES_MAX_COLS];
+
+	if (t->ncols == n) {
+		table_row(t, cells);
+		return;
+	}
+	memcpy(row, cells, (n - 1) * sizeof *row);
+	row[n - 1].u = sent;
+	row[n].u = received;
+	row[n + 1] = cells[n - 1];
+	table_row(t, row);
+}
+
+/* A process's calls, regions and bytes, summed from /pairs. */
+struct proc_sums {
+	uint64_t calls, regions, sent, received;
+};
+
 /* One row per process chosen: its calls and regions from /pairs. */
 static void print_processes(const struct options *o, const struct rd_profile *p, FILE *out,
 			    enum format fmt)
 {
-	struct table t = {out, fmt, process_cols, NCOLS(process_cols), 0};
+	struct column cols[BYTES_MAX_COLS];
+	struct table t =
+		bytes_table(out, fmt, process_cols, NCOLS(process_cols), show_bytes(o, p), cols);
+	struct proc_sums *sum = calloc(p->nprocesses + 1, sizeof *sum);
 
+	/* one pass over /pairs, not one per process: a job has thousands */
+	for (size_t k = 0; sum && k < p->npairs; k++) {
+		const struct rd_pair *q = &p->pairs[k];
+		if (!q->count)
+			continue;
+		sum[q->process].calls += q->count;
+		sum[q->process].regions++;
+		sum[q->process].sent += q->bytes_sent;
+		sum[q->process].received += q->bytes_received;
+	}
 	table_begin(&t, "processes");
-	for (size_t i = 0; i < p->nprocesses; i++) {
+	for (size_t i = 0; sum && i < p->nprocesses; i++) {
 		const struct rd_process *pr = &p->processes[i];
-		uint64_t calls = 0, regions = 0;
 		if (!want_process(o, p, i))
 			continue;
-		for (size_t k = 0; k < p->npairs; k++)
-			if (p->pairs[k].process == i && p->pairs[k].count) {
-				calls += p->pairs[k].count;
-				regions++;
-			}
-		table_row(&t, (union cell[]){{.u = i},
-					     {.i = pr->pid},
-					     {.i = pr->rank},
-					     {.i = pr->parent},
-					     {.u = pr->nlanes},
-					     {.u = calls},
-					     {.u = regions},
-					     {.u = pr->start - p->origin},
-					     {.u = pr->end - pr->start},
-					     {.u = pr->lost},
-					     {.s = pr->executable}});
+		bytes_row(&t,
+			  (union cell[]){{.u = i},
+					 {.i = pr->pid},
+					 {.i = pr->rank},
+					 {.i = pr->parent},
+					 {.u = pr->nlanes},
+					 {.u = sum[i].calls},
+					 {.u = sum[i].regions},
+					 {.u = pr->start - p->origin},
+					 {.u = pr->end - pr->start},
+					 {.u = pr->lost},
+					 {.s = pr->executable}},
+			  NCOLS(process_cols), sum[i].sent, sum[i].received);
 	}
 	table_end(&t);
+	free(sum);
 }
 
 static void print_regions(const struct options *o, const struct rd_profile *p,
 			  const struct stats *st, size_t n, uint64_t lanes_wall, FILE *out)
 {
-	struct table t = {out, o->format, region_cols, NCOLS(region_cols), 0};
+	struct column cols[BYTES_MAX_COLS];
+	struct table t = bytes_table(out, o->format, region_cols, NCOLS(region_cols),
+				     show_bytes(o, p), cols);
 	size_t shown = o->top && o->top < n ? o->top : n;
 
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < shown; i++) {
 		const struct stats *s = &st[i];
 		double share = lanes_wall ? 100.0 * (double)self_of(s) / (double)lanes_wall : NAN;
-		table_row(&t, (union cell[]){{.s = s->name},
-					     {.u = s->calls},
-					     {.u = s->total},
-					     {.u = self_of(s)},
-					     {.f = mean_of(s)},
-					     {.u = s->min},
-					     {.u = s->max},
-					     {.f = p->has_events ? std_of(s) : NAN},
-					     {.f = share},
-					     {.s = s->name}});
+		bytes_row(&t,
+			  (union cell[]){{.s = s->name},
+					 {.u = s->calls},
+					 {.u = s->total},
+					 {.u = self_of(s)},
+					 {.f = mean_of(s)},
+					 {.u = s->min},
+					 {.u = s->max},
+					 {.f = p->has_events ? std_of(s) : NAN},
+					 {.f = share},
+					 {.s = s->name}},
+			  NCOLS(region_cols), s->sent, s->received);
 	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && shown < n)
@@ -501,6 +570,7 @@ struct spread {
 	const char *name;
 	uint64_t procs, calls;
 	double total[3], self[3]; /* min, mean, max over the processes that called it */
+	uint64_t sent, received;  /* bytes, summed over those processes */
 };
 
 static const struct column spread_cols[] = {
@@ -607,6 +677,8 @@ static struct spread *spreads(const struct options *o, const struct rd_profile *
 				total[np] += (double)p->pairs[idx[i]].total_ns;
 				self[np] += (double)p->pairs[idx[i]].self_ns;
 				s->calls += p->pairs[idx[i]].count;
+				s->sent += p->pairs[idx[i]].bytes_sent;
+				s->received += p->pairs[idx[i]].bytes_received;
 			}
 			np++;
 		}
@@ -627,7 +699,9 @@ static struct spread *spreads(const struct options *o, const struct rd_profile *
 int view_processes(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
 		   char *err, size_t cap)
 {
-	struct table t = {out, o->format, spread_cols, NCOLS(spread_cols), 0};
+	struct column cols[BYTES_MAX_COLS];
+	struct table t = bytes_table(out, o->format, spread_cols, NCOLS(spread_cols),
+				     show_bytes(o, p), cols);
 	size_t n = 0, shown;
 	struct spread *s = spreads(o, p, &n);
 
@@ -646,7 +720,7 @@ int view_processes(const struct options *o, struct rd_profile *p, const char *pa
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < shown; i++) {
 		const struct spread *r = &s[i];
-		table_row(&t,
+		bytes_row(&t,
 			  (union cell[]){{.s = r->name},
 					 {.u = r->procs},
 					 {.u = r->calls},
@@ -657,7 +731,8 @@ int view_processes(const struct options *o, struct rd_profile *p, const char *pa
 					 {.f = r->self[1]},
 					 {.f = r->self[2]},
 					 {.f = r->total[1] > 0 ? r->total[2] / r->total[1] : NAN},
-					 {.s = r->name}});
+					 {.s = r->name}},
+			  NCOLS(spread_cols), r->sent, r->received);
 	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && shown < n)

@@ -8,6 +8,23 @@
 
 /* ---- Text --------------------------------------------------------------- */
 
+/* 1536 -> "1.5 KiB"; whole bytes below 1 KiB. */
+static const char *fmt_bytes(char *buf, size_t cap, uint64_t v)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	double x = (double)v;
+	size_t u = 0;
+
+	if (v < 1024) {
+		snprintf(buf, cap, "%llu B", (unsigned long long)v);
+		return buf;
+	}
+	for (x /= 1024; x >= 1024 && u + 1 < sizeof units / sizeof *units; x /= 1024)
+		u++;
+	snprintf(buf, cap, "%.1f %s", x, units[u]);
+	return buf;
+}
+
 static const char *text_cell(char *buf, size_t cap, const struct column *c, const union cell *v)
 {
 	switch (c->kind) {
@@ -23,6 +40,7 @@ static const char *text_cell(char *buf, size_t cap, const struct column *c, cons
 	case CELL_PCT: snprintf(buf, cap, isnan(v->f) ? "-" : "%.1f%%", v->f); break;
 	case CELL_DPCT: snprintf(buf, cap, isnan(v->f) ? "-" : "%+.1f%%", v->f); break;
 	case CELL_RATIO: snprintf(buf, cap, isnan(v->f) ? "-" : "%.2f", v->f); break;
+	case CELL_BYTES: return fmt_bytes(buf, cap, v->u);
 	}
 	return buf;
 }
@@ -62,6 +80,7 @@ static const char *plain_number(char *buf, size_t cap, const struct column *c, c
 	switch (c->kind) {
 	case CELL_STR: return NULL;
 	case CELL_U64:
+	case CELL_BYTES:
 	case CELL_NS: snprintf(buf, cap, "%llu", (unsigned long long)v->u); break;
 	case CELL_I64:
 	case CELL_DNS: snprintf(buf, cap, "%lld", (long long)v->i); break;

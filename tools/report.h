@@ -51,6 +51,7 @@ struct options {
 	int64_t process, rank, thread;	     /* -1: all */
 	uint64_t since, until, min_duration; /* exports; until 0: no end */
 	int windowed;			     /* since, until or min_duration given */
+	int no_align;			     /* --no-align: hosts' clocks as recorded */
 	struct gate *gates;
 	size_t ngates;
 	uint64_t min_time; /* --diff: gate only regions above this time */
@@ -84,6 +85,7 @@ enum cell_kind {
 	CELL_PCT,   /* f: a percentage; NaN when there is none */
 	CELL_DPCT,  /* f: a change in percent, signed; NaN when there is none */
 	CELL_RATIO, /* f: a plain ratio; NaN when there is none */
+	CELL_BYTES, /* u: bytes; text in B, KiB, MiB, GiB, TiB */
 };
 
 struct column {
@@ -162,6 +164,7 @@ struct call_filter {
 	const struct options *o;
 	const struct rd_profile *p;
 	unsigned char *wanted; /* per region */
+	uint64_t *at0;	       /* per process: ns from the job's start to its start */
 };
 /* Returns 0, or -1 when out of memory. */
 int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p);

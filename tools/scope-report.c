@@ -44,6 +44,9 @@ static const char usage[] =
 	"      --since TIME         calls that end at TIME or later\n"
 	"      --until TIME         calls that start before TIME\n"
 	"      --min-duration TIME  calls that last TIME or longer\n"
+	"      --no-align           keep each host's clock as recorded (by default every\n"
+	"                           host is shifted so that its ranks' MPI_Init ends meet\n"
+	"                           those on rank 0's host)\n"
 	"Regression gate (--diff):\n"
 	"      --max-regression [REGEX=]PCT\n"
 	"                           exit 1 when the self or total time of a region grew more\n"
@@ -56,7 +59,7 @@ static const char usage[] =
 	"  -V, --version            the version\n"
 	"\n"
 	"TIME is ns, or a number with a unit: 1500ns, 2.5us, 10ms, 1s; --since and --until\n"
-	"count from the start of the profile's first process.\n"
+	"count from the start of the job: its earliest process start, hosts aligned.\n"
 	"Exit status: 0; 1 when a file cannot be read or written, or a region got slower\n"
 	"than --max-regression allows; 2 for a usage error.\n";
 
@@ -189,6 +192,7 @@ enum {
 	OPT_SINCE,
 	OPT_UNTIL,
 	OPT_MIN_DURATION,
+	OPT_NO_ALIGN,
 	OPT_MAX_REGRESSION,
 	OPT_MIN_TIME,
 };
@@ -213,6 +217,7 @@ static const struct option longs[] = {
 	{"since", required_argument, 0, OPT_SINCE},
 	{"until", required_argument, 0, OPT_UNTIL},
 	{"min-duration", required_argument, 0, OPT_MIN_DURATION},
+	{"no-align", no_argument, 0, OPT_NO_ALIGN},
 	{"max-regression", required_argument, 0, OPT_MAX_REGRESSION},
 	{"min-time", required_argument, 0, OPT_MIN_TIME},
 	{"output", required_argument, 0, 'o'},
@@ -245,6 +250,8 @@ static void check_combinations(const struct options *o, int format_given, int so
 	if (!export && o->windowed)
 		die_usage("--since, --until and --min-duration apply to --chrome, --speedscope "
 			  "and --folded");
+	if (!export && o->no_align)
+		die_usage("--no-align applies to --chrome, --speedscope and --folded");
 	if (sort_given &&
 	    (o->view == VIEW_TREE || o->view == VIEW_DIFF || o->view == VIEW_PROCESSES) &&
 	    o->sort != SORT_SELF && o->sort != SORT_TOTAL && o->sort != SORT_CALLS &&
@@ -308,6 +315,7 @@ static void parse(int argc, char **argv, struct options *o)
 			o->min_duration = duration("--min-duration", optarg);
 			o->windowed = 1;
 			break;
+		case OPT_NO_ALIGN: o->no_align = 1; break;
 		case OPT_MAX_REGRESSION: add_gate(o, optarg); break;
 		case OPT_MIN_TIME: o->min_time = duration("--min-time", optarg); break;
 		case 'o': o->output = optarg; break;

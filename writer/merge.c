@@ -31,65 +31,94 @@ static const char usage[] =
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
 
-/* One column of every input, appended: values as 64-bit integers. */
+/*
+ * Merging is one pass over the inputs in the order of their first start,
+ * one input open at a time. A scan before it reads only each input's sizes
+ * and column types, so the output's event columns are created at their
+ * final length and width, and each input's events are appended to them and
+ * written a chunk at a time as chunks fill: events never all sit in memory.
+ * The small tables (processes, pairs) are allocated once at their final
+ * length and each input is read straight into its slice; regions are
+ * deduplicated through a hash index of names. Time grows with the inputs'
+ * rows, never with their product.
+ */
+
+/* Integer columns of /processes: signed ones first. */
+static const char *const process_ints[] = {"pid",   "ppid", "rank", "exit_status", "exit_signal",
+					   "start", "end",  "lost", "exec",	   "complete"};
+#define NPROC_INTS   (sizeof process_ints / sizeof *process_ints)
+#define NPROC_SIGNED 5
+enum { P_PID, P_PPID, P_RANK, P_STATUS, P_SIGNAL, P_START, P_END, P_LOST, P_EXEC, P_COMPLETE };
+
+/*
+ * Columns after the required ones exist only in some profiles (the bytes
+ * of MPI calls, the host a process ran on): the merged file has such a
+ * column when any input has it, with 0 (or "") in the rows of the inputs
+ * without it.
+ */
+static const char *const process_strs[] = {"executable", "arguments", "host"};
+#define NPROC_STRS	    (sizeof process_strs / sizeof *process_strs)
+#define NPROC_STRS_REQUIRED 2
+static const char *const pair_cols[] = {"process",    "region",	       "first",	 "count",
+					"total_ns",   "self_ns",       "min_ns", "max_ns",
+					"bytes_sent", "bytes_received"};
+#define NPAIR	       (sizeof pair_cols / sizeof *pair_cols)
+#define NPAIR_REQUIRED 8
+enum { Q_PROCESS, Q_REGION, Q_FIRST, Q_COUNT };
+static const char *const event_cols[] = {"start_delta", "duration", "thread",	  "task",
+					 "depth",	"flags",    "bytes_sent", "bytes_received"};
+#define NEVENT		(sizeof event_cols / sizeof *event_cols)
+#define NEVENT_REQUIRED 6
+
+/* The region columns grow as new regions are found: reserved once per
+ * input for all its regions, never per region. */
 struct col {
 	uint64_t *v;
 	uint64_t n, cap;
 };
-
-static int col_push(struct col *c, const uint64_t *v, uint64_t n)
-{
-	if (c->n + n > c->cap) {
-		uint64_t cap = c->cap ? c->cap : 1024;
-		uint64_t *grown;
-		while (cap < c->n + n)
-			cap *= 2;
-		if (!(grown = realloc(c->v, cap * sizeof *grown)))
-			return -1;
-		c->v = grown;
-		c->cap = cap;
-	}
-	memcpy(c->v + c->n, v, n * sizeof *v);
-	c->n += n;
-	return 0;
-}
 
 struct strs {
 	char **v;
 	uint64_t n, cap;
 };
 
-static int strs_push(struct strs *s, const char *v)
+static int reserve(void **v, uint64_t *cap, uint64_t need, size_t size)
 {
-	if (s->n == s->cap) {
-		uint64_t cap = s->cap ? 2 * s->cap : 256;
-		char **grown = realloc(s->v, cap * sizeof *grown);
-		if (!grown)
-			return -1;
-		s->v = grown;
-		s->cap = cap;
-	}
-	return (s->v[s->n++] = strdup(v ? v : "")) ? 0 : -1;
+	uint64_t c = *cap ? *cap : 256;
+	void *grown;
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(grown = realloc(*v, c * size)))
+		return -1;
+	*v = grown;
+	*cap = c;
+	return 0;
 }
 
-static const char *const process_ints[] = {"pid",  "ppid",	  "rank",	 "start",
-					   "end",  "exit_status", "exit_signal", "lost",
-					   "exec", "complete"};
-#define NPROC_INTS (sizeof process_ints / sizeof *process_ints)
-static const char *const pair_cols[] = {"process",  "region",  "first",	 "count",
-					"total_ns", "self_ns", "min_ns", "max_ns"};
-#define NPAIR (sizeof pair_cols / sizeof *pair_cols)
-static const char *const event_cols[] = {"start_delta", "duration", "thread",
-					 "task",	"depth",    "flags"};
-#define NEVENT (sizeof event_cols / sizeof *event_cols)
+/* An event column of the output, appended input after input: whole
+ * chunks are written as they fill, so about two chunks of it are in memory. */
+struct event_col {
+	struct col_out o;
+	unsigned char *buf; /* rows [done, done + have) */
+	uint64_t done, have;
+	uint64_t grain; /* rows per write: the column's chunk */
+	int width;
+};
 
 struct merged {
-	struct col proc[NPROC_INTS];
-	struct strs exe, args;
+	uint64_t nproc, npairs, nevents; /* the totals, from the scan */
+	uint64_t procs, pairs, events;	 /* rows filled so far */
+	/* an optional column no input has is NULL, its width 0 */
+	uint64_t *proc[NPROC_INTS];
+	char **pstr[NPROC_STRS];
+	uint64_t *pair[NPAIR];
+	int has_pstr[NPROC_STRS], has_pair[NPAIR];
+	int ewidth[NEVENT];		 /* the widest input's, 0 when none has it */
+	struct event_col *event[NEVENT]; /* while the events are appended */
 	struct strs rname, rmodule, rfile, rkind;
 	struct col roffset, rline;
-	struct col pair[NPAIR];
-	struct col event[NEVENT];
 	/* region key -> id */
 	char **keys;
 	uint32_t *ids;
@@ -149,11 +178,12 @@ static uint32_t region_id(struct merged *m, const char *key, int *added)
 	return m->ids[i];
 }
 
-/* Reading one input. */
+/* One input: what the scan found, then its file while it is read. */
 struct input {
 	const char *path;
 	hid_t file;
 	uint64_t start; /* of its first process */
+	uint64_t nproc, npairs, nevents;
 	char err[256];
 };
 
@@ -163,35 +193,71 @@ static int in_fail(struct input *in, const char *what, const char *name)
 	return -1;
 }
 
-static uint64_t *read_u64(struct input *in, const char *name, hsize_t *n, int is_signed)
+static hid_t native_uint(int width)
 {
-	hid_t d = H5Dopen2(in->file, name, H5P_DEFAULT), s;
-	uint64_t *v = NULL;
-
-	if (d < 0) {
-		in_fail(in, "is missing", name);
-		return NULL;
-	}
-	s = H5Dget_space(d);
-	if (H5Sget_simple_extent_ndims(s) == 1) {
-		H5Sget_simple_extent_dims(s, n, NULL);
-		v = malloc((*n + 1) * sizeof *v);
-		if (v && H5Dread(d, is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64, H5S_ALL,
-				 H5S_ALL, H5P_DEFAULT, v) < 0) {
-			free(v);
-			v = NULL;
-		}
-	}
-	if (!v)
-		in_fail(in, "cannot be read as integers", name);
-	H5Sclose(s);
-	H5Dclose(d);
-	return v;
+	return width == 1   ? H5T_NATIVE_UINT8
+	       : width == 2 ? H5T_NATIVE_UINT16
+	       : width == 4 ? H5T_NATIVE_UINT32
+			    : H5T_NATIVE_UINT64;
 }
 
-static char **read_strs(struct input *in, const char *name, hsize_t *n)
+/* The length of a one-dimensional integer column and its width in bytes
+ * (0 when it is absent); -1 when it is there but not such a column. */
+static int column_shape(struct input *in, const char *name, hsize_t *n, int *width)
+{
+	hid_t d, s, t;
+	int rc = 0;
+
+	*n = 0;
+	*width = 0;
+	if (H5Lexists(in->file, name, H5P_DEFAULT) <= 0)
+		return 0;
+	if ((d = H5Dopen2(in->file, name, H5P_DEFAULT)) < 0)
+		return in_fail(in, "cannot be opened", name);
+	s = H5Dget_space(d);
+	t = H5Dget_type(d);
+	if (H5Sget_simple_extent_ndims(s) != 1 || H5Tget_class(t) != H5T_INTEGER)
+		rc = in_fail(in, "is not a column of integers", name);
+	else {
+		size_t size = H5Tget_size(t);
+		H5Sget_simple_extent_dims(s, n, NULL);
+		*width = size <= 1 ? 1 : size <= 2 ? 2 : size <= 4 ? 4 : 8;
+	}
+	H5Tclose(t);
+	H5Sclose(s);
+	H5Dclose(d);
+	return rc;
+}
+
+/* Reads the integer column, which must hold n values, into v as mem_type. */
+static int read_into(struct input *in, const char *name, hid_t mem_type, void *v, hsize_t n)
+{
+	hid_t d = H5Lexists(in->file, name, H5P_DEFAULT) > 0 ? H5Dopen2(in->file, name, H5P_DEFAULT)
+							     : -1;
+	hid_t s, t;
+	hsize_t k = 0;
+	int rc = 0;
+
+	if (d < 0)
+		return in_fail(in, "is missing", name);
+	s = H5Dget_space(d);
+	t = H5Dget_type(d);
+	if (H5Sget_simple_extent_ndims(s) != 1 || H5Tget_class(t) != H5T_INTEGER)
+		rc = in_fail(in, "is not a column of integers", name);
+	else if (H5Sget_simple_extent_dims(s, &k, NULL), k != n)
+		rc = in_fail(in, "does not have as many rows as the rest of its group", name);
+	else if (n > 0 && H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+		rc = in_fail(in, "cannot be read", name);
+	H5Tclose(t);
+	H5Sclose(s);
+	H5Dclose(d);
+	return rc;
+}
+
+static char **read_strs(struct input *in, const char *name, hsize_t n)
 {
 	hid_t d = H5Dopen2(in->file, name, H5P_DEFAULT), s, t;
+	hsize_t k = 0;
 	char **v = NULL;
 
 	if (d < 0) {
@@ -202,9 +268,10 @@ static char **read_strs(struct input *in, const char *name, hsize_t *n)
 	t = H5Tcopy(H5T_C_S1);
 	H5Tset_size(t, H5T_VARIABLE);
 	H5Tset_cset(t, H5T_CSET_UTF8);
-	H5Sget_simple_extent_dims(s, n, NULL);
-	v = calloc(*n + 1, sizeof *v);
-	if (v && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
+	if (H5Sget_simple_extent_ndims(s) != 1 || (H5Sget_simple_extent_dims(s, &k, NULL), k != n))
+		in_fail(in, "does not have as many rows as the rest of its group", name);
+	else if ((v = calloc(n + 1, sizeof *v)) &&
+		 H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
 		free(v);
 		v = NULL;
 		in_fail(in, "cannot be read as strings", name);
@@ -215,377 +282,23 @@ static char **read_strs(struct input *in, const char *name, hsize_t *n)
 	return v;
 }
 
-static void free_strs(hid_t file, char **v, hsize_t n)
+static void free_strs(char **v, hsize_t n)
 {
 	for (hsize_t i = 0; v && i < n; i++)
 		free(v[i]);
 	free(v);
-	(void)file;
 }
 
-static int add_processes(struct merged *m, struct input *in, hsize_t *nproc)
-{
-	hsize_t n = 0, k;
-	char **exe = read_strs(in, "/processes/executable", &n), **args;
-	int rc = -1;
-
-	if (!exe || !(args = read_strs(in, "/processes/arguments", &k)) || k != n) {
-		free_strs(in->file, exe, n);
-		return -1;
-	}
-	for (size_t c = 0; c < NPROC_INTS; c++) {
-		char name[64];
-		uint64_t *v;
-		snprintf(name, sizeof name, "/processes/%s", process_ints[c]);
-		if (H5Lexists(in->file, name, H5P_DEFAULT) <= 0) {
-			/* an older part without this column: -1 or 0 */
-			uint64_t fill = c < 3 ? (uint64_t)-1 : 0;
-			for (hsize_t i = 0; i < n; i++)
-				if (col_push(&m->proc[c], &fill, 1) != 0)
-					goto out;
-			continue;
-		}
-		if (!(v = read_u64(in, name, &k, c != 3 && c != 4 && c < 7)) || k != n) {
-			free(v);
-			goto out;
-		}
-		rc = col_push(&m->proc[c], v, n);
-		free(v);
-		if (rc != 0)
-			goto out;
-		rc = -1;
-	}
-	for (hsize_t i = 0; i < n; i++)
-		if (strs_push(&m->exe, exe[i]) != 0 || strs_push(&m->args, args[i]) != 0)
-			goto out;
-	*nproc = n;
-	rc = 0;
-out:
-	free_strs(in->file, exe, n);
-	free_strs(in->file, args, n);
-	return rc;
-}
-
-/* Reads the input's regions and returns its id -> merged id table. */
-static uint32_t *add_regions(struct merged *m, struct input *in, hsize_t *nreg)
-{
-	hsize_t n = 0, k[5];
-	char **name = read_strs(in, "/regions/name", &n);
-	char **module = name ? read_strs(in, "/regions/module", &k[0]) : NULL;
-	char **file = module ? read_strs(in, "/regions/file", &k[1]) : NULL;
-	char **kind = file ? read_strs(in, "/regions/kind", &k[2]) : NULL;
-	uint64_t *offset = kind ? read_u64(in, "/regions/offset", &k[3], 0) : NULL;
-	uint64_t *line = offset ? read_u64(in, "/regions/line", &k[4], 0) : NULL;
-	uint32_t *map = NULL;
-
-	if (!line)
-		goto out;
-	for (int i = 0; i < 5; i++)
-		if (k[i] != n) {
-			in_fail(in, "have different lengths", "/regions columns");
-			goto out;
-		}
-	map = malloc((n + 1) * sizeof *map);
-	for (hsize_t r = 0; map && r < n; r++) {
-		char *key;
-		int added;
-		if (asprintf(&key, "%s%c%s%c%llx", name[r], 0, module[r], 0,
-			     (unsigned long long)offset[r]) < 0) {
-			free(map);
-			map = NULL;
-			break;
-		}
-		/* the key holds NULs: hash and compare name, module, offset as one */
-		for (char *p = key; p < key + strlen(name[r]) + 1 + strlen(module[r]) + 1; p++)
-			if (!*p)
-				*p = '\x1f';
-		map[r] = region_id(m, key, &added);
-		free(key);
-		if (map[r] == UINT32_MAX ||
-		    (added &&
-		     (strs_push(&m->rname, name[r]) || strs_push(&m->rmodule, module[r]) ||
-		      strs_push(&m->rfile, file[r]) || strs_push(&m->rkind, kind[r]) ||
-		      col_push(&m->roffset, &offset[r], 1) || col_push(&m->rline, &line[r], 1)))) {
-			free(map);
-			map = NULL;
-			break;
-		}
-	}
-	*nreg = n;
-out:
-	free_strs(in->file, name, n);
-	free_strs(in->file, module, n);
-	free_strs(in->file, file, n);
-	free_strs(in->file, kind, n);
-	free(offset);
-	free(line);
-	return map;
-}
-
-static int add_pairs_events(struct merged *m, struct input *in, const uint32_t *rmap, hsize_t nreg,
-			    uint64_t proc_base, hsize_t nproc)
-{
-	uint64_t *pc[NPAIR] = {0}, *ec[NEVENT] = {0}, event_base = m->event[0].n;
-	hsize_t np = 0, ne = 0, k;
-	int rc = -1;
-
-	for (size_t c = 0; c < NPAIR; c++) {
-		char name[64];
-		snprintf(name, sizeof name, "/pairs/%s", pair_cols[c]);
-		if (!(pc[c] = read_u64(in, name, &k, 0)) || (c > 0 && k != np))
-			goto out;
-		np = k;
-	}
-	for (size_t c = 0; c < NEVENT; c++) {
-		char name[64];
-		snprintf(name, sizeof name, "/events/%s", event_cols[c]);
-		if (!(ec[c] = read_u64(in, name, &k, 0)) || (c > 0 && k != ne))
-			goto out;
-		ne = k;
-	}
-	for (hsize_t i = 0; i < np; i++) {
-		if (pc[0][i] >= nproc || pc[1][i] >= nreg || pc[2][i] > ne ||
-		    pc[3][i] > ne - pc[2][i]) {
-			in_fail(in, "point outside the file's processes, regions or events",
-				"/pairs");
-			goto out;
-		}
-		pc[0][i] += proc_base;
-		pc[1][i] = rmap[pc[1][i]];
-		pc[2][i] += event_base;
-	}
-	for (size_t c = 0; c < NPAIR; c++)
-		if (col_push(&m->pair[c], pc[c], np) != 0)
-			goto out;
-	for (size_t c = 0; c < NEVENT; c++)
-		if (col_push(&m->event[c], ec[c], ne) != 0)
-			goto out;
-	rc = 0;
-out:
-	for (size_t c = 0; c < NPAIR; c++)
-		free(pc[c]);
-	for (size_t c = 0; c < NEVENT; c++)
-		free(ec[c]);
-	return rc;
-}
-
-/* Everything one input adds; its process<N> groups are copied at write. */
-static int add_input(struct merged *m, struct input *in)
-{
-	uint64_t base = m->proc[0].n;
-	hsize_t nproc = 0, nreg = 0;
-	uint32_t *rmap;
-	int rc;
-
-	if (add_processes(m, in, &nproc) != 0 || !(rmap = add_regions(m, in, &nreg)))
-		return -1;
-	rc = add_pairs_events(m, in, rmap, nreg, base, nproc);
-	free(rmap);
-	return rc;
-}
-
-/* The process each one came from: for a program an exec started, the one
- * that exec'd it (same pid, earlier, ended by exec); else the newest
- * earlier process whose pid is its ppid. */
-static void link_parents(struct merged *m, int64_t *parent)
-{
-	const uint64_t *pid = m->proc[0].v, *ppid = m->proc[1].v, *start = m->proc[3].v;
-	const uint64_t *exec = m->proc[8].v;
-	uint64_t n = m->proc[0].n;
-
-	for (uint64_t r = 0; r < n; r++) {
-		int64_t best = -1;
-		for (uint64_t q = 0; q < n; q++) {
-			int from_exec = pid[q] == pid[r] && exec[q] && start[q] < start[r];
-			int from_fork = pid[q] == ppid[r] && start[q] <= start[r];
-			if (q != r && (from_exec || from_fork) &&
-			    (best < 0 || start[q] > start[(uint64_t)best]))
-				best = (int64_t)q;
-		}
-		parent[r] = best;
-	}
-}
-
-struct job {
-	struct merged *m;
-	struct input *inputs;
-	size_t n;
-	const struct storage *st;
-	int ranks; /* the job's size, 0 when not an MPI job */
-};
-
-static int write_strs(hid_t g, const char *name, const struct strs *s)
-{
-	return col_str(g, name, (const char *const *)s->v, s->n);
-}
-
-static int write_processes(struct columns *c, hid_t file, struct merged *m)
-{
-	uint64_t n = m->proc[0].n;
-	int64_t *parent = malloc((n + 1) * sizeof *parent);
-	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = g >= 0 && parent ? 0 : -1;
-
-	if (rc == 0)
-		link_parents(m, parent);
-	for (size_t k = 0; rc == 0 && k < NPROC_INTS; k++) {
-		int is_signed = k < 3 || k == 5 || k == 6;
-		if (is_signed)
-			rc = col_int64(c, g, process_ints[k], (const int64_t *)m->proc[k].v, n);
-		else
-			rc = col_uint(c, g, process_ints[k], m->proc[k].v, n, 8);
-		if (rc == 0 && k == 1)
-			rc = col_int64(c, g, "parent", parent, n);
-	}
-	if (rc == 0)
-		rc = write_strs(g, "executable", &m->exe) | write_strs(g, "arguments", &m->args);
-	free(parent);
-	if (g >= 0 && H5Gclose(g) < 0)
-		rc = -1;
-	return rc;
-}
-
-static int write_tables(struct columns *c, hid_t file, struct merged *m)
-{
-	hid_t g = H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = g >= 0 && write_strs(g, "name", &m->rname) == 0 &&
-				 write_strs(g, "module", &m->rmodule) == 0 &&
-				 col_uint(c, g, "offset", m->roffset.v, m->roffset.n, 8) == 0 &&
-				 write_strs(g, "file", &m->rfile) == 0 &&
-				 col_narrow(c, g, "line", m->rline.v, 8, m->rline.n) == 0 &&
-				 write_strs(g, "kind", &m->rkind) == 0
-			 ? 0
-			 : -1;
-
-	if (g >= 0 && H5Gclose(g) < 0)
-		rc = -1;
-	g = rc == 0 ? H5Gcreate2(file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
-	for (size_t k = 0; g >= 0 && rc == 0 && k < NPAIR; k++)
-		rc = k < 2 ? col_narrow(c, g, pair_cols[k], m->pair[k].v, 8, m->pair[k].n)
-			   : col_uint(c, g, pair_cols[k], m->pair[k].v, m->pair[k].n, 8);
-	if (g < 0 || H5Gclose(g) < 0)
-		rc = -1;
-	g = rc == 0 ? H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
-	for (size_t k = 0; g >= 0 && rc == 0 && k < NEVENT; k++)
-		rc = col_narrow(c, g, event_cols[k], m->event[k].v, 8, m->event[k].n);
-	if (g < 0 || H5Gclose(g) < 0)
-		rc = -1;
-	return rc;
-}
-
-/* An MPI job's ranks that left no profile (killed with their scope-run),
- * listed as "2,5" in /metadata missing_ranks; "" when none. */
-static void missing_ranks(hid_t g, struct job *j)
-{
-	char *seen = calloc((size_t)j->ranks, 1), list[4096] = "";
-	size_t len = 0;
-
-	if (!seen)
-		return;
-	for (uint64_t i = 0; i < j->m->proc[2].n; i++) {
-		int64_t r = (int64_t)j->m->proc[2].v[i];
-		if (r >= 0 && r < j->ranks)
-			seen[r] = 1;
-	}
-	for (int r = 0; r < j->ranks && len + 12 < sizeof list; r++)
-		if (!seen[r])
-			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
-						len ? "," : "", r);
-	attr_i64(g, "mpi_ranks", j->ranks);
-	attr_str(g, "missing_ranks", list);
-	free(seen);
-}
-
-/* /metadata of the run's first process, with the run's losses summed. */
-static int write_metadata(hid_t out, struct job *j)
-{
-	uint64_t lost = 0;
-	hid_t g;
-
-	if (H5Ocopy(j->inputs[0].file, "metadata", out, "metadata", H5P_DEFAULT, H5P_DEFAULT) < 0)
-		return -1;
-	for (uint64_t i = 0; i < j->m->proc[7].n; i++)
-		lost += j->m->proc[7].v[i];
-	g = H5Gopen2(out, "metadata", H5P_DEFAULT);
-	if (g < 0)
-		return -1;
-	if (H5Aexists(g, "lost_records") > 0)
-		H5Adelete(g, "lost_records");
-	attr_i64(g, "lost_records", (int64_t)lost);
-	attr_i64(g, "processes", (int64_t)j->m->proc[0].n);
-	if (j->ranks > 0)
-		missing_ranks(g, j);
-	return H5Gclose(g);
-}
-
-/* Each input's process<N> groups, renumbered in the merged order. */
-static int copy_process_groups(hid_t out, struct job *j)
-{
-	uint64_t base = 0;
-	for (size_t i = 0; i < j->n; i++) {
-		hsize_t n = 0;
-		hid_t d = H5Dopen2(j->inputs[i].file, "/processes/pid", H5P_DEFAULT);
-		hid_t s = H5Dget_space(d);
-		H5Sget_simple_extent_dims(s, &n, NULL);
-		H5Sclose(s);
-		H5Dclose(d);
-		for (hsize_t p = 0; p < n; p++) {
-			char from[32], to[32];
-			snprintf(from, sizeof from, "process%llu", (unsigned long long)p);
-			snprintf(to, sizeof to, "process%llu", (unsigned long long)(base + p));
-			if (H5Lexists(j->inputs[i].file, from, H5P_DEFAULT) > 0 &&
-			    H5Ocopy(j->inputs[i].file, from, out, to, H5P_DEFAULT, H5P_DEFAULT) < 0)
-				return -1;
-		}
-		base += n;
-	}
-	return 0;
-}
-
-static int write_merged(const char *path, void *ctx)
-{
-	struct job *j = ctx;
-	struct columns c;
-	char producer[64];
-	hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = -1;
-
-	if (file < 0)
-		return -1;
-	snprintf(producer, sizeof producer, "scope %s", SCOPE_VERSION);
-	if (columns_init(&c, j->st) == 0 && attr_i64(file, "schema", 3) == 0 &&
-	    attr_str(file, "producer", producer) == 0 && attr_str(file, "time_unit", "ns") == 0 &&
-	    write_metadata(file, j) == 0 && write_processes(&c, file, j->m) == 0 &&
-	    write_tables(&c, file, j->m) == 0 && copy_process_groups(file, j) == 0)
-		rc = 0;
-	columns_fini(&c);
-	if (H5Fclose(file) < 0)
-		rc = -1;
-	return rc;
-}
-
-static uint64_t first_start(struct input *in)
-{
-	hsize_t n = 0;
-	uint64_t *v = read_u64(in, "/processes/start", &n, 0), s = UINT64_MAX;
-	if (v && n > 0)
-		s = v[0];
-	free(v);
-	return s;
-}
-
-static int open_input(struct input *in, const char *path)
+static int open_input(struct input *in)
 {
 	int64_t schema = 0;
 	hid_t a;
 
-	memset(in, 0, sizeof *in);
-	in->path = path;
-	if (H5Fis_hdf5(path) <= 0) {
+	if (H5Fis_hdf5(in->path) <= 0) {
 		snprintf(in->err, sizeof in->err, "not an HDF5 file");
 		return -1;
 	}
-	in->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	in->file = H5Fopen(in->path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (in->file < 0) {
 		snprintf(in->err, sizeof in->err, "cannot be opened");
 		return -1;
@@ -601,19 +314,691 @@ static int open_input(struct input *in, const char *path)
 	return 0;
 }
 
+static void close_input(struct input *in)
+{
+	if (in->file > 0)
+		H5Fclose(in->file);
+	in->file = 0;
+}
+
+/* The first pass over an input: its first process's start (the merge's
+ * order), its rows, and which columns it has at which widths. */
+static int scan_input(struct merged *m, struct input *in)
+{
+	hsize_t n, k;
+	int width, rc = -1;
+
+	if (open_input(in) != 0 || column_shape(in, "/processes/start", &n, &width) != 0)
+		goto out;
+	if (!width || n == 0) {
+		in_fail(in, "is missing or empty", "/processes/start");
+		goto out;
+	}
+	{
+		hid_t d = H5Dopen2(in->file, "/processes/start", H5P_DEFAULT), s = H5Dget_space(d);
+		hsize_t one = 1, zero = 0;
+		hid_t mem = H5Screate_simple(1, &one, NULL);
+		H5Sselect_hyperslab(s, H5S_SELECT_SET, &zero, NULL, &one, NULL);
+		if (H5Dread(d, H5T_NATIVE_UINT64, mem, s, H5P_DEFAULT, &in->start) < 0)
+			in_fail(in, "cannot be read", "/processes/start");
+		H5Sclose(mem);
+		H5Sclose(s);
+		H5Dclose(d);
+		if (in->err[0])
+			goto out;
+	}
+	in->nproc = n;
+	for (size_t c = NPROC_STRS_REQUIRED; c < NPROC_STRS; c++) {
+		char name[64];
+		snprintf(name, sizeof name, "/processes/%s", process_strs[c]);
+		if (H5Lexists(in->file, name, H5P_DEFAULT) > 0)
+			m->has_pstr[c] = 1;
+	}
+	for (size_t c = 0; c < NPAIR; c++) {
+		char name[64];
+		snprintf(name, sizeof name, "/pairs/%s", pair_cols[c]);
+		if (column_shape(in, name, &k, &width) != 0)
+			goto out;
+		if (c == 0)
+			in->npairs = k;
+		if (width)
+			m->has_pair[c] = 1;
+	}
+	for (size_t c = 0; c < NEVENT; c++) {
+		char name[64];
+		snprintf(name, sizeof name, "/events/%s", event_cols[c]);
+		if (column_shape(in, name, &k, &width) != 0)
+			goto out;
+		if (c == 0)
+			in->nevents = k;
+		if (width > m->ewidth[c])
+			m->ewidth[c] = width;
+	}
+	m->nproc += in->nproc;
+	m->npairs += in->npairs;
+	m->nevents += in->nevents;
+	rc = 0;
+out:
+	close_input(in);
+	return rc;
+}
+
+/* Every column at its final length, zeroed: rows of an input without an
+ * optional column stay 0. */
+static int allocate(struct merged *m)
+{
+	for (size_t c = 0; c < NPROC_INTS; c++)
+		if (!(m->proc[c] = calloc(m->nproc + 1, sizeof *m->proc[c])))
+			return -1;
+	for (size_t c = 0; c < NPROC_STRS; c++)
+		if ((c < NPROC_STRS_REQUIRED || m->has_pstr[c]) &&
+		    !(m->pstr[c] = calloc(m->nproc + 1, sizeof *m->pstr[c])))
+			return -1;
+	for (size_t c = 0; c < NPAIR; c++)
+		if ((c < NPAIR_REQUIRED || m->has_pair[c]) &&
+		    !(m->pair[c] = calloc(m->npairs + 1, sizeof *m->pair[c])))
+			return -1;
+	for (size_t c = 0; c < NEVENT_REQUIRED; c++)
+		if (!m->ewidth[c])
+			m->ewidth[c] = 1; /* every input lacks it: reading one says so */
+	return 0;
+}
+
+static void merged_free(struct merged *m)
+{
+	for (size_t c = 0; c < NPROC_INTS; c++)
+		free(m->proc[c]);
+	for (size_t c = 0; c < NPROC_STRS; c++)
+		free_strs(m->pstr[c], m->nproc);
+	for (size_t c = 0; c < NPAIR; c++)
+		free(m->pair[c]);
+	free_strs(m->rname.v, m->rname.n);
+	free_strs(m->rmodule.v, m->rmodule.n);
+	free_strs(m->rfile.v, m->rfile.n);
+	free_strs(m->rkind.v, m->rkind.n);
+	free(m->roffset.v);
+	free(m->rline.v);
+	for (uint64_t i = 0; m->mask && i <= m->mask; i++)
+		free(m->keys[i]);
+	free(m->keys);
+	free(m->ids);
+}
+
+static int add_processes(struct merged *m, struct input *in)
+{
+	uint64_t base = m->procs, n = in->nproc;
+
+	if (base + n > m->nproc)
+		return in_fail(in, "changed since it was scanned", "/processes");
+	for (size_t c = 0; c < NPROC_INTS; c++) {
+		char name[64];
+		snprintf(name, sizeof name, "/processes/%s", process_ints[c]);
+		if (H5Lexists(in->file, name, H5P_DEFAULT) <= 0) {
+			/* an older part without this column: -1 or 0 */
+			uint64_t fill = c <= P_RANK ? (uint64_t)-1 : 0;
+			for (uint64_t i = 0; i < n; i++)
+				m->proc[c][base + i] = fill;
+		} else if (read_into(in, name,
+				     c < NPROC_SIGNED ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64,
+				     m->proc[c] + base, n) != 0)
+			return -1;
+	}
+	for (size_t c = 0; c < NPROC_STRS; c++) {
+		char name[64], **v;
+		if (!m->pstr[c])
+			continue;
+		snprintf(name, sizeof name, "/processes/%s", process_strs[c]);
+		if (c >= NPROC_STRS_REQUIRED && H5Lexists(in->file, name, H5P_DEFAULT) <= 0) {
+			for (uint64_t i = 0; i < n; i++)
+				if (!(m->pstr[c][base + i] = strdup("")))
+					return -1;
+			continue;
+		}
+		if (!(v = read_strs(in, name, n)))
+			return -1;
+		for (uint64_t i = 0; i < n; i++)
+			m->pstr[c][base + i] = v[i] ? v[i] : strdup("");
+		free(v);
+	}
+	m->procs += n;
+	return 0;
+}
+
+/* Reads the input's regions and returns its id -> merged id table. */
+static uint32_t *add_regions(struct merged *m, struct input *in, hsize_t *nreg)
+{
+	hsize_t n = 0;
+	char **name = NULL, **module = NULL, **file = NULL, **kind = NULL;
+	uint64_t *offset = NULL, *line = NULL;
+	uint32_t *map = NULL;
+
+	{
+		hid_t d = H5Lexists(in->file, "/regions/name", H5P_DEFAULT) > 0
+				  ? H5Dopen2(in->file, "/regions/name", H5P_DEFAULT)
+				  : -1;
+		hid_t s;
+		if (d < 0) {
+			in_fail(in, "is missing", "/regions/name");
+			return NULL;
+		}
+		s = H5Dget_space(d);
+		if (H5Sget_simple_extent_ndims(s) == 1)
+			H5Sget_simple_extent_dims(s, &n, NULL);
+		H5Sclose(s);
+		H5Dclose(d);
+	}
+	if (!(name = read_strs(in, "/regions/name", n)) ||
+	    !(module = read_strs(in, "/regions/module", n)) ||
+	    !(file = read_strs(in, "/regions/file", n)) ||
+	    !(kind = read_strs(in, "/regions/kind", n)) ||
+	    !(offset = malloc((n + 1) * sizeof *offset)) ||
+	    !(line = malloc((n + 1) * sizeof *line)) ||
+	    read_into(in, "/regions/offset", H5T_NATIVE_UINT64, offset, n) != 0 ||
+	    read_into(in, "/regions/line", H5T_NATIVE_UINT64, line, n) != 0)
+		goto out;
+	/* room for every region being new: no column grows inside the loop */
+	if (reserve((void **)&m->rname.v, &m->rname.cap, m->rname.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->rmodule.v, &m->rmodule.cap, m->rmodule.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->rfile.v, &m->rfile.cap, m->rfile.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->rkind.v, &m->rkind.cap, m->rkind.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->roffset.v, &m->roffset.cap, m->roffset.n + n, 8) ||
+	    reserve((void **)&m->rline.v, &m->rline.cap, m->rline.n + n, 8) ||
+	    !(map = malloc((n + 1) * sizeof *map)))
+		goto out;
+	for (hsize_t r = 0; r < n; r++) {
+		char *key;
+		int added;
+		/* name, module and offset as one string; \x1f cannot be in a name */
+		if (asprintf(&key, "%s\x1f%s\x1f%llx", name[r] ? name[r] : "",
+			     module[r] ? module[r] : "", (unsigned long long)offset[r]) < 0)
+			goto fail;
+		map[r] = region_id(m, key, &added);
+		free(key);
+		if (map[r] == UINT32_MAX)
+			goto fail;
+		if (!added)
+			continue;
+		m->rname.v[m->rname.n++] = name[r] ? name[r] : strdup("");
+		m->rmodule.v[m->rmodule.n++] = module[r] ? module[r] : strdup("");
+		m->rfile.v[m->rfile.n++] = file[r] ? file[r] : strdup("");
+		m->rkind.v[m->rkind.n++] = kind[r] ? kind[r] : strdup("");
+		name[r] = module[r] = file[r] = kind[r] = NULL; /* the merged tables own them */
+		m->roffset.v[m->roffset.n++] = offset[r];
+		m->rline.v[m->rline.n++] = line[r];
+	}
+	*nreg = n;
+	goto out;
+fail:
+	free(map);
+	map = NULL;
+out:
+	free_strs(name, n);
+	free_strs(module, n);
+	free_strs(file, n);
+	free_strs(kind, n);
+	free(offset);
+	free(line);
+	return map;
+}
+
+/* The input's pairs, pointing at the merged processes, regions and events. */
+static int add_pairs(struct merged *m, struct input *in, const uint32_t *rmap, hsize_t nreg)
+{
+	uint64_t base = m->pairs, n = in->npairs, ne = in->nevents;
+	uint64_t *process, *region, *first, *count;
+
+	if (base + n > m->npairs)
+		return in_fail(in, "changed since it was scanned", "/pairs");
+	for (size_t c = 0; c < NPAIR; c++) {
+		char name[64];
+		if (!m->pair[c])
+			continue;
+		snprintf(name, sizeof name, "/pairs/%s", pair_cols[c]);
+		if ((c < NPAIR_REQUIRED || H5Lexists(in->file, name, H5P_DEFAULT) > 0) &&
+		    read_into(in, name, H5T_NATIVE_UINT64, m->pair[c] + base, n) != 0)
+			return -1;
+	}
+	process = m->pair[Q_PROCESS] + base;
+	region = m->pair[Q_REGION] + base;
+	first = m->pair[Q_FIRST] + base;
+	count = m->pair[Q_COUNT] + base;
+	for (uint64_t i = 0; i < n; i++) {
+		if (process[i] >= in->nproc || region[i] >= nreg || first[i] > ne ||
+		    count[i] > ne - first[i])
+			return in_fail(in, "point outside the file's processes, regions or events",
+				       "/pairs");
+		process[i] += m->procs - in->nproc;
+		region[i] = rmap[region[i]];
+		first[i] += m->events;
+	}
+	m->pairs += n;
+	return 0;
+}
+
+/* Writes the whole chunks the column holds, or with all, every row. */
+static int event_flush(struct columns *c, struct event_col *e, int all)
+{
+	uint64_t k = all ? e->have : e->have / e->grain * e->grain;
+	size_t w = (size_t)e->width;
+
+	if (k == 0)
+		return 0;
+	if (col_put(c, &e->o, e->buf, e->done, k) != 0)
+		return -1;
+	memmove(e->buf, e->buf + k * w, (e->have - k) * w);
+	e->done += k;
+	e->have -= k;
+	return 0;
+}
+
+/* Appends one column of the input's events, a chunk's rows at a time; an
+ * input without an optional column adds zeros. */
+static int append_event_column(struct columns *c, struct merged *m, struct input *in, size_t k)
+{
+	struct event_col *e = m->event[k];
+	hid_t mem_type = native_uint(e->width), d = -1, s = -1;
+	uint64_t n = in->nevents;
+	char name[64];
+	int rc = 0;
+
+	snprintf(name, sizeof name, "/events/%s", event_cols[k]);
+	if (k < NEVENT_REQUIRED || H5Lexists(in->file, name, H5P_DEFAULT) > 0) {
+		hsize_t rows = 0;
+		int width;
+		if (column_shape(in, name, &rows, &width) != 0)
+			return -1;
+		if (!width)
+			return in_fail(in, "is missing", name);
+		if (rows != n)
+			return in_fail(in, "does not have as many rows as the rest of its group",
+				       name);
+		d = H5Dopen2(in->file, name, H5P_DEFAULT);
+		s = H5Dget_space(d);
+	}
+	for (uint64_t off = 0; rc == 0 && off < n;) {
+		hsize_t start = off, len = n - off < e->grain ? n - off : e->grain;
+		unsigned char *to = e->buf + e->have * (uint64_t)e->width;
+		if (d < 0)
+			memset(to, 0, len * (uint64_t)e->width);
+		else {
+			hid_t mem = H5Screate_simple(1, &len, NULL);
+			if (H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, NULL, &len, NULL) < 0 ||
+			    H5Dread(d, mem_type, mem, s, H5P_DEFAULT, to) < 0)
+				rc = in_fail(in, "cannot be read", name);
+			H5Sclose(mem);
+		}
+		e->have += len;
+		off += len;
+		if (rc == 0 && event_flush(c, e, 0) != 0)
+			rc = in_fail(in, "cannot be appended to the output", name);
+	}
+	if (s >= 0)
+		H5Sclose(s);
+	if (d >= 0)
+		H5Dclose(d);
+	return rc;
+}
+
+static int add_events(struct columns *c, struct merged *m, struct input *in)
+{
+	if (m->events + in->nevents > m->nevents)
+		return in_fail(in, "changed since it was scanned", "/events");
+	for (size_t k = 0; k < NEVENT; k++)
+		if (m->event[k] && append_event_column(c, m, in, k) != 0)
+			return -1;
+	m->events += in->nevents;
+	return 0;
+}
+
+/* The output's event columns, created at their final length and width:
+ * the widest any input has, which is the narrowest that holds every
+ * value when the inputs are narrowed as the writer narrows them. */
+static int events_begin(struct columns *c, hid_t file, struct merged *m)
+{
+	hid_t g = H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 ? 0 : -1;
+
+	for (size_t k = 0; rc == 0 && k < NEVENT; k++) {
+		struct event_col *e;
+		if (!m->ewidth[k])
+			continue;
+		if (!(e = m->event[k] = calloc(1, sizeof *e))) {
+			rc = -1;
+			break;
+		}
+		e->width = m->ewidth[k];
+		e->o.d = -1;
+		rc = col_begin(c, g, event_cols[k], e->width, m->nevents, &e->o);
+		e->grain = e->o.deflated && e->o.chunk_elems ? e->o.chunk_elems
+							     : column_chunk_elems(&c->st);
+		if (rc == 0 && !(e->buf = malloc(2 * e->grain * (uint64_t)e->width)))
+			rc = -1;
+	}
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* Writes what the event columns still hold and closes them; returns -1
+ * when a write failed (after every column is closed). */
+static int events_end(struct columns *c, struct merged *m, int write)
+{
+	int rc = 0;
+	for (size_t k = 0; k < NEVENT; k++) {
+		struct event_col *e = m->event[k];
+		if (!e)
+			continue;
+		if (write && event_flush(c, e, 1) != 0)
+			rc = -1;
+		if (col_end(&e->o) != 0)
+			rc = -1;
+		free(e->buf);
+		free(e);
+		m->event[k] = NULL;
+	}
+	return rc;
+}
+
+/* The input's process<N> groups, renumbered in the merged order. */
+static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
+{
+	for (uint64_t p = 0; p < in->nproc; p++) {
+		char from[32], to[32];
+		snprintf(from, sizeof from, "process%llu", (unsigned long long)p);
+		snprintf(to, sizeof to, "process%llu", (unsigned long long)(base + p));
+		if (H5Lexists(in->file, from, H5P_DEFAULT) > 0 &&
+		    H5Ocopy(in->file, from, out, to, H5P_DEFAULT, H5P_DEFAULT) < 0)
+			return in_fail(in, "cannot be copied", from);
+	}
+	return 0;
+}
+
+/* Everything one input adds: the rows of its tables into memory, its
+ * process<N> groups (and, for the first, /metadata) into the output. */
+static int add_input(struct columns *c, struct merged *m, struct input *in, hid_t out, int first)
+{
+	uint64_t base = m->procs;
+	hsize_t nreg = 0;
+	uint32_t *rmap = NULL;
+	int rc = -1;
+
+	if (open_input(in) != 0)
+		goto out;
+	if (first && H5Ocopy(in->file, "metadata", out, "metadata", H5P_DEFAULT, H5P_DEFAULT) < 0) {
+		in_fail(in, "cannot be copied", "/metadata");
+		goto out;
+	}
+	if (add_processes(m, in) == 0 && (rmap = add_regions(m, in, &nreg)) != NULL &&
+	    add_pairs(m, in, rmap, nreg) == 0 && add_events(c, m, in) == 0 &&
+	    copy_process_groups(out, in, base) == 0)
+		rc = 0;
+out:
+	free(rmap);
+	close_input(in);
+	return rc;
+}
+
+/* Rows sorted by pid, then start, then row: a pid's images in the order they ran. */
+struct pid_order {
+	const uint64_t *pid, *start;
+};
+
+static int by_pid_start(const void *x, const void *y, void *ctx)
+{
+	const struct pid_order *k = ctx;
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	if (k->pid[a] != k->pid[b])
+		return k->pid[a] < k->pid[b] ? -1 : 1;
+	if (k->start[a] != k->start[b])
+		return k->start[a] < k->start[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* The number of sorted rows before (pid, start), or up to it with at_too. */
+static uint64_t bound(const uint64_t *order, uint64_t n, const struct pid_order *k, uint64_t pid,
+		      uint64_t start, int at_too)
+{
+	uint64_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2, q = order[mid];
+		int before = k->pid[q] < pid ||
+			     (k->pid[q] == pid &&
+			      (k->start[q] < start || (at_too && k->start[q] == start)));
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The process each one came from: for a program an exec started, the one
+ * that exec'd it (same pid, earlier, ended by exec); else the newest
+ * earlier process whose pid is its ppid. Of two equally new, the lower row.
+ * Sorted by pid and start, each lookup is two binary searches, and
+ * last_exec[i] (the latest position up to i in its pid's run that ended by
+ * exec) answers the exec case at once: O(n log n) in all.
+ */
+static int link_parents(struct merged *m, int64_t *parent)
+{
+	const uint64_t *pid = m->proc[P_PID], *ppid = m->proc[P_PPID], *start = m->proc[P_START];
+	const uint64_t *exec = m->proc[P_EXEC];
+	uint64_t n = m->procs;
+	uint64_t *order = malloc((n + 1) * sizeof *order);
+	int64_t *last_exec = malloc((n + 1) * sizeof *last_exec);
+	struct pid_order k = {pid, start};
+
+	if (!order || !last_exec) {
+		free(order);
+		free(last_exec);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof *order, by_pid_start, &k);
+	for (uint64_t i = 0; i < n; i++) {
+		int same_run = i > 0 && pid[order[i - 1]] == pid[order[i]];
+		last_exec[i] = exec[order[i]] ? (int64_t)i : same_run ? last_exec[i - 1] : -1;
+	}
+	for (uint64_t r = 0; r < n; r++) {
+		int64_t best = -1;
+		uint64_t at;
+		/* exec'd it: the latest earlier image of the same pid that ended by exec */
+		at = bound(order, n, &k, pid[r], start[r], 0);
+		if (at > 0 && pid[order[at - 1]] == pid[r] && last_exec[at - 1] >= 0) {
+			uint64_t e = (uint64_t)last_exec[at - 1];
+			while (e > 0 && pid[order[e - 1]] == pid[r] &&
+			       start[order[e - 1]] == start[order[e]] && exec[order[e - 1]])
+				e--;
+			best = (int64_t)order[e];
+		}
+		/* forked it: the newest process of pid ppid that started by then */
+		at = bound(order, n, &k, ppid[r], start[r], 1);
+		if (at > 0 && order[at - 1] == r)
+			at--;
+		if (at > 0 && pid[order[at - 1]] == ppid[r]) {
+			uint64_t s = start[order[at - 1]];
+			uint64_t f = bound(order, n, &k, ppid[r], s, 0);
+			if (order[f] == r)
+				f++;
+			if (best < 0 || s > start[best] ||
+			    (s == start[best] && order[f] < (uint64_t)best))
+				best = (int64_t)order[f];
+		}
+		parent[r] = best;
+	}
+	free(order);
+	free(last_exec);
+	return 0;
+}
+
+struct job {
+	struct merged *m;
+	struct input *inputs;
+	size_t n;
+	const struct storage *st;
+	int ranks;	     /* the job's size, 0 when not an MPI job */
+	struct input *fault; /* the input that could not be read */
+};
+
+static int write_strs(hid_t g, const char *name, char **v, uint64_t n)
+{
+	return col_str(g, name, (const char *const *)v, n);
+}
+
+static int write_processes(struct columns *c, hid_t file, struct merged *m)
+{
+	uint64_t n = m->procs;
+	int64_t *parent = malloc((n + 1) * sizeof *parent);
+	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && parent && link_parents(m, parent) == 0 ? 0 : -1;
+
+	for (size_t k = 0; rc == 0 && k < NPROC_INTS; k++) {
+		if (k < NPROC_SIGNED)
+			rc = col_int64(c, g, process_ints[k], (const int64_t *)m->proc[k], n);
+		else if (k == P_EXEC || k == P_COMPLETE) {
+			/* flags: one byte, as the writer stores them */
+			narrow(m->proc[k], m->proc[k], n, 1);
+			rc = col_uint(c, g, process_ints[k], m->proc[k], n, 1);
+		} else
+			rc = col_uint(c, g, process_ints[k], m->proc[k], n, 8);
+		if (rc == 0 && k == P_PPID)
+			rc = col_int64(c, g, "parent", parent, n);
+	}
+	for (size_t k = 0; rc == 0 && k < NPROC_STRS; k++)
+		if (m->pstr[k])
+			rc = write_strs(g, process_strs[k], m->pstr[k], n);
+	free(parent);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_tables(struct columns *c, hid_t file, struct merged *m)
+{
+	hid_t g = H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && write_strs(g, "name", m->rname.v, m->rname.n) == 0 &&
+				 write_strs(g, "module", m->rmodule.v, m->rmodule.n) == 0 &&
+				 col_uint(c, g, "offset", m->roffset.v, m->roffset.n, 8) == 0 &&
+				 write_strs(g, "file", m->rfile.v, m->rfile.n) == 0 &&
+				 col_narrow(c, g, "line", m->rline.v, 8, m->rline.n) == 0 &&
+				 write_strs(g, "kind", m->rkind.v, m->rkind.n) == 0
+			 ? 0
+			 : -1;
+
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	g = rc == 0 ? H5Gcreate2(file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+	for (size_t k = 0; g >= 0 && rc == 0 && k < NPAIR; k++)
+		if (m->pair[k])
+			rc = k <= Q_REGION ? col_narrow(c, g, pair_cols[k], m->pair[k], 8, m->pairs)
+					   : col_uint(c, g, pair_cols[k], m->pair[k], m->pairs, 8);
+	if (g < 0 || H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* An MPI job's ranks that left no profile (killed with their scope-run),
+ * listed as "2,5" in /metadata missing_ranks; "" when none. */
+static void missing_ranks(hid_t g, struct job *j)
+{
+	char *seen = calloc((size_t)j->ranks, 1), list[4096] = "";
+	size_t len = 0;
+
+	if (!seen)
+		return;
+	for (uint64_t i = 0; i < j->m->procs; i++) {
+		int64_t r = (int64_t)j->m->proc[P_RANK][i];
+		if (r >= 0 && r < j->ranks)
+			seen[r] = 1;
+	}
+	for (int r = 0; r < j->ranks && len + 12 < sizeof list; r++)
+		if (!seen[r])
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
+						len ? "," : "", r);
+	attr_i64(g, "mpi_ranks", j->ranks);
+	attr_str(g, "missing_ranks", list);
+	free(seen);
+}
+
+static void replace_i64(hid_t g, const char *name, int64_t v)
+{
+	if (H5Aexists(g, name) > 0)
+		H5Adelete(g, name);
+	attr_i64(g, name, v);
+}
+
+/* /metadata is the run's first process's (copied with it), with the run's
+ * losses summed. */
+static int finish_metadata(hid_t out, struct job *j)
+{
+	uint64_t lost = 0;
+	hid_t g = H5Gopen2(out, "metadata", H5P_DEFAULT);
+
+	if (g < 0)
+		return -1;
+	for (uint64_t i = 0; i < j->m->procs; i++)
+		lost += j->m->proc[P_LOST][i];
+	replace_i64(g, "lost_records", (int64_t)lost);
+	replace_i64(g, "processes", (int64_t)j->m->procs);
+	if (j->ranks > 0) {
+		if (H5Aexists(g, "mpi_ranks") > 0)
+			H5Adelete(g, "mpi_ranks");
+		if (H5Aexists(g, "missing_ranks") > 0)
+			H5Adelete(g, "missing_ranks");
+		missing_ranks(g, j);
+	}
+	return H5Gclose(g);
+}
+
+static int write_merged(const char *path, void *ctx)
+{
+	struct job *j = ctx;
+	struct columns c;
+	char producer[64];
+	hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = -1;
+
+	if (file < 0)
+		return -1;
+	snprintf(producer, sizeof producer, "scope %s", SCOPE_VERSION);
+	if (columns_init(&c, j->st) != 0 || attr_i64(file, "schema", 3) != 0 ||
+	    attr_str(file, "producer", producer) != 0 || attr_str(file, "time_unit", "ns") != 0 ||
+	    events_begin(&c, file, j->m) != 0)
+		goto out;
+	for (size_t i = 0; i < j->n; i++)
+		if (add_input(&c, j->m, &j->inputs[i], file, i == 0) != 0) {
+			j->fault = &j->inputs[i];
+			goto out;
+		}
+	if (j->m->events == j->m->nevents && events_end(&c, j->m, 1) == 0 &&
+	    finish_metadata(file, j) == 0 && write_processes(&c, file, j->m) == 0 &&
+	    write_tables(&c, file, j->m) == 0)
+		rc = 0;
+out:
+	events_end(&c, j->m, 0);
+	columns_fini(&c);
+	if (H5Fclose(file) < 0)
+		rc = -1;
+	return rc;
+}
+
 /* The MPI job's size its first profile recorded, 0 when none. */
 static int job_size(struct input *in)
 {
 	int64_t v = 0;
 	hid_t a;
-	if (H5Aexists_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT) <= 0)
+	if (open_input(in) != 0)
 		return 0;
-	a = H5Aopen_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT, H5P_DEFAULT);
-	if (a >= 0) {
+	if (H5Aexists_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT) > 0 &&
+	    (a = H5Aopen_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT, H5P_DEFAULT)) >=
+		    0) {
 		if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0)
 			v = 0;
 		H5Aclose(a);
 	}
+	close_input(in);
 	return (int)v;
 }
 
@@ -698,6 +1083,9 @@ static void remove_ranks_folder(const char *output)
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", ranks, e->d_name);
+		/* The marker of a rank that began to merge and was killed. */
+		if (strcmp(e->d_name, "merging") == 0)
+			unlink(sub);
 		remove_unfinished(sub);
 		rmdir(sub);
 	}
@@ -820,7 +1208,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct storage st;
 	struct merged m = {0};
-	struct input *in;
+	struct input *in = NULL;
 	char **paths, why[512];
 	size_t n;
 	int owned, rc = 1;
@@ -836,39 +1224,44 @@ int main(int argc, char **argv)
 		fprintf(stderr, "scope-merge: no profiles to merge for %s\n", o.output);
 		return 1;
 	}
-	in = calloc(n, sizeof *in);
-	for (size_t i = 0; in && i < n; i++) {
-		if (open_input(&in[i], paths[i]) != 0) {
+	if (!(in = calloc(n, sizeof *in))) {
+		fputs("scope-merge: out of memory\n", stderr);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		in[i].path = paths[i];
+		if (scan_input(&m, &in[i]) != 0) {
 			fprintf(stderr, "scope-merge: %s: %s\n", paths[i], in[i].err);
 			goto out;
 		}
-		in[i].start = first_start(&in[i]);
 	}
 	qsort(in, n, sizeof *in, by_start);
-	for (size_t i = 0; i < n; i++)
-		if (add_input(&m, &in[i]) != 0) {
-			fprintf(stderr, "scope-merge: %s: %s\n", in[i].path,
-				in[i].err[0] ? in[i].err : "out of memory");
-			goto out;
-		}
+	if (allocate(&m) != 0) {
+		fputs("scope-merge: out of memory\n", stderr);
+		goto out;
+	}
 	{
-		struct job j = {&m, in, n, &st, o.ranks ? o.ranks : job_size(&in[0])};
+		struct job j = {&m, in, n, &st, o.ranks ? o.ranks : job_size(&in[0]), NULL};
 		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
-			fprintf(stderr, "scope-merge: cannot write %s: %s; the inputs are kept\n",
-				o.output, why);
+			if (j.fault)
+				fprintf(stderr, "scope-merge: %s: %s; nothing was written\n",
+					j.fault->path,
+					j.fault->err[0] ? j.fault->err : "out of memory");
+			else
+				fprintf(stderr,
+					"scope-merge: cannot write %s: %s; the inputs are kept\n",
+					o.output, why);
 			goto out;
 		}
 	}
 	rc = 0;
 out:
-	for (size_t i = 0; in && i < n; i++) {
-		if (in[i].file > 0)
-			H5Fclose(in[i].file);
+	for (size_t i = 0; in && i < n; i++)
 		if (rc == 0 && owned && !o.keep && strcmp(in[i].path, o.output) != 0)
 			unlink(in[i].path);
-	}
 	if (rc == 0 && owned && !o.keep && !o.parts && !o.ninputs)
 		remove_ranks_folder(o.output);
+	merged_free(&m);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
