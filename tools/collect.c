@@ -2,6 +2,7 @@
 /* After the run: recover killed processes' arenas, merge the parts into the output. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "job.h"
 
 #include <scope/arena.h>
 
@@ -77,19 +78,6 @@ void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *al
 	getrusage(RUSAGE_CHILDREN, all);
 }
 
-int run_tool(const char *path, char *const argv[])
-{
-	pid_t pid;
-	int st;
-
-	if (posix_spawn(&pid, path, NULL, NULL, argv, environ) != 0)
-		return -1;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
 /* Whether an arena is from a process that never stopped: one that stopped
  * had its writer run, which wrote the profile or said why it could not. */
 static int unwritten(const char *arena, pid_t *pid)
@@ -139,27 +127,6 @@ static void recover(struct run_dirs *d, pid_t child, int status)
 		run_tool(writer, argv);
 	}
 	closedir(dir);
-}
-
-int count_h5(const char *dir, const char *prefix, char *first, size_t cap)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t plen = strlen(prefix);
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		size_t l = strlen(e->d_name);
-		if (l <= 3 || strcmp(e->d_name + l - 3, ".h5") != 0 ||
-		    strncmp(e->d_name, prefix, plen) != 0)
-			continue;
-		if (n++ == 0 && first)
-			snprintf(first, cap, "%s/%s", dir, e->d_name);
-	}
-	closedir(d);
-	return n;
 }
 
 int run_collect(struct run_dirs *d, const char *output, pid_t child, int status)

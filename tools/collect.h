@@ -28,11 +28,4 @@ void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *al
  * printing what is kept where. */
 int run_collect(struct run_dirs *d, const char *output, pid_t child, int status);
 
-/* Runs a program and waits for it; returns 0 when it exited with 0. */
-int run_tool(const char *path, char *const argv[]);
-
-/* The .h5 files in dir whose names start with prefix; *first gets the
- * path of one of them (first may be NULL). */
-int count_h5(const char *dir, const char *prefix, char *first, size_t cap);
-
 #endif

@@ -380,8 +380,11 @@ int main(int argc, char **argv)
 	run_collect(&dirs, output, pid, status);
 	if (!in_job || job.rank == 0)
 		print_summary(&o, output, now() - start, &all);
-	if (in_job)
-		job_finish(&job, job_output, dir);
+	if (in_job) {
+		char merge[PATH_MAX + 32];
+		snprintf(merge, sizeof merge, "%s/scope-merge", dir);
+		job_finish(&job, job_output, merge, "scope-run");
+	}
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		fprintf(stderr, "scope-run: %s was killed by signal %d (%s)%s\n", o.argv[0], sig,

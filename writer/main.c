@@ -4,6 +4,7 @@
 #include "columns.h"
 #include "profile_out.h"
 #include "publish.h"
+#include "ranks.h"
 
 #include <getopt.h>
 #include <hdf5.h>
@@ -52,10 +53,12 @@ static char *command_line(const struct arena *a)
  * Where this process's profile goes: -o when given; the run's output for
  * its first process; for any other, a part named by pid and start time
  * (unique on the host), in the parts folder scope-run made, else beside
- * the output ("app.h5" -> "app.1234-1700000000123456789.part.h5").
+ * the output ("app.h5" -> "app.1234-1700000000123456789.part.h5"). The
+ * first process of one MPI rank writes OUTPUT.ranks/rank-N.h5; the last
+ * rank to finish merges them into the output.
  */
 static int resolve_output(char *out, size_t cap, const char *given,
-			  const struct scope_arena_header *h)
+			  const struct scope_arena_header *h, struct job *job)
 {
 	char base[SCOPE_PATH_BYTES];
 	size_t len;
@@ -78,7 +81,12 @@ static int resolve_output(char *out, size_t cap, const char *given,
 	}
 	snprintf(base, sizeof base, "%.*s", SCOPE_PATH_BYTES, h->output);
 	if (h->role != SCOPE_ROLE_PART) {
-		snprintf(out, cap, "%s", base);
+		/* One rank of a job under a plain LD_PRELOAD: the ranks meet
+		 * beside the output, as scope-run's do. */
+		int in_job = job_init(job, base, h->rank, h->ranks, "scope-writer");
+		if (in_job < 0)
+			return -1;
+		snprintf(out, cap, "%s", in_job ? job->rank_file : base);
 		return 0;
 	}
 	len = strlen(base);
@@ -116,7 +124,7 @@ static const char *spill_dir(char *out, size_t cap, const char *arena)
 	return out;
 }
 
-struct job {
+struct write_job {
 	const struct run_info *run;
 	struct profile *p;
 	const struct storage *st;
@@ -124,10 +132,25 @@ struct job {
 
 static int write_profile(const char *tmp, void *ctx)
 {
-	struct job *j = ctx;
+	struct write_job *j = ctx;
 	int rc = profile_write(tmp, j->run, j->p, j->st);
 	phase("close");
 	return rc;
+}
+
+/* The last rank of a job to publish merges every rank's profile, with the
+ * scope-merge installed beside this program. */
+static void finish_job(const struct job *job, const struct scope_arena_header *h)
+{
+	char self[PATH_MAX], merge[PATH_MAX + 16], output[SCOPE_PATH_BYTES + 1];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	snprintf(merge, sizeof merge, "%s/scope-merge", dirname(self));
+	snprintf(output, sizeof output, "%.*s", SCOPE_PATH_BYTES, h->output);
+	job_finish(job, output, merge, "scope-writer");
 }
 
 struct options {
@@ -188,6 +211,7 @@ int main(int argc, char **argv)
 	struct run_info run = {0};
 	struct module *mods = NULL;
 	char output[4096], spill[4096], host[256] = "";
+	struct job job = {0};
 	int rc = 1;
 
 	phase("start");
@@ -221,7 +245,7 @@ int main(int argc, char **argv)
 		arena_close(&a);
 		return 1;
 	}
-	if (resolve_output(output, sizeof output, o.output, a.hdr) != 0) {
+	if (resolve_output(output, sizeof output, o.output, a.hdr, &job) != 0) {
 		arena_close(&a);
 		return 2;
 	}
@@ -258,11 +282,13 @@ int main(int argc, char **argv)
 		run.end_ns = p.end_ns;
 		arena_release_records(&a);
 		phase("collect");
-		struct job job = {&run, &p, &st};
+		struct write_job wj = {&run, &p, &st};
 		char why[512];
-		if (publish_atomic(output, write_profile, &job, -1, NULL, why, sizeof why) == 0) {
+		if (publish_atomic(output, write_profile, &wj, -1, NULL, why, sizeof why) == 0) {
 			phase("publish");
 			rc = 0;
+			if (job.size > 1)
+				finish_job(&job, a.hdr);
 			if (!o.keep)
 				unlink(o.arena);
 			else

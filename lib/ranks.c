@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/* One profile per MPI job: each rank's profile waits beside the output, the last one merges. */
+#define _GNU_SOURCE
+#include "ranks.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+int job_init(struct job *j, const char *output, int rank, int size, const char *who)
+{
+	memset(j, 0, sizeof *j);
+	j->rank = rank;
+	j->size = size;
+	if (rank < 0 || size < 2)
+		return 0;
+	if (snprintf(j->dir, sizeof j->dir, "%s.ranks", output) >= (int)sizeof j->dir ||
+	    snprintf(j->rank_file, sizeof j->rank_file, "%.*s/rank-%06d.h5", PATH_MAX - 32, j->dir,
+		     rank) >= (int)sizeof j->rank_file) {
+		fprintf(stderr, "%s: %s: path too long\n", who, output);
+		return -1;
+	}
+	if (mkdir(j->dir, 0777) != 0 && errno != EEXIST) {
+		fprintf(stderr, "%s: cannot make %s for the job's ranks: %s\n", who, j->dir,
+			strerror(errno));
+		return -1;
+	}
+	return 1;
+}
+
+int run_tool(const char *path, char *const argv[])
+{
+	pid_t pid;
+	int st;
+
+	if (posix_spawn(&pid, path, NULL, NULL, argv, environ) != 0)
+		return -1;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+int count_h5(const char *dir, const char *prefix, char *first, size_t cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t plen = strlen(prefix);
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+		if (l <= 3 || strcmp(e->d_name + l - 3, ".h5") != 0 ||
+		    strncmp(e->d_name, prefix, plen) != 0)
+			continue;
+		if (n++ == 0 && first)
+			snprintf(first, cap, "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+int job_finish(const struct job *j, const char *output, const char *merge, const char *who)
+{
+	char lock[PATH_MAX + 16], size[16];
+	char *argv[] = {(char *)merge, "--parts", (char *)j->dir, "--ranks",
+			size,	       "-o",	  (char *)output, NULL};
+	int fd;
+
+	if (count_h5(j->dir, "rank-", NULL, 0) < j->size)
+		return 0; /* a rank still running will merge */
+	snprintf(lock, sizeof lock, "%s/merging", j->dir);
+	fd = open(lock, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return 0; /* another rank found them all at the same moment */
+	close(fd);
+	snprintf(size, sizeof size, "%d", j->size);
+	if (run_tool(merge, argv) != 0) {
+		fprintf(stderr,
+			"%s: the ranks' profiles are kept in %s (merge them with: "
+			"scope-merge --parts %s -o %s)\n",
+			who, j->dir, j->dir, output);
+		unlink(lock);
+		return -1;
+	}
+	unlink(lock);
+	rmdir(j->dir);
+	return 0;
+}
