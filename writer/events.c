@@ -35,22 +35,30 @@ void events_free(struct events *e)
 	memset(e, 0, sizeof *e);
 }
 
-/* Bottom-up merges of the ascending runs of start, into the order idx. */
-static void merge_runs(const uint64_t *start, uint32_t *idx, uint32_t *tmp, uint64_t n)
+/* Calls that start at the same tick on two threads go in lane order, so
+ * the order is one whatever the order the calls were read in. */
+static inline int before_or_same(const uint64_t *start, const uint32_t *thread, uint32_t a,
+				 uint32_t b)
 {
+	return start[a] < start[b] || (start[a] == start[b] && thread[a] <= thread[b]);
+}
+
+/* Bottom-up merges of the ascending runs, into the order idx. */
+static void merge_runs(const uint64_t *start, const uint32_t *thread, uint32_t *idx, uint32_t *tmp,
+		       uint64_t n)
+{
+#define LE(x, y) before_or_same(start, thread, idx[x], idx[y])
 	for (;;) {
 		uint64_t i = 0, merges = 0;
 		while (i < n) {
 			uint64_t a = i, b = i + 1, c, x, y, k;
-			while (b < n && start[idx[b - 1]] <= start[idx[b]])
+			while (b < n && LE(b - 1, b))
 				b++;
 			c = b + (b < n);
-			while (c < n && start[idx[c - 1]] <= start[idx[c]])
+			while (c < n && LE(c - 1, c))
 				c++;
 			for (x = a, y = b, k = a; x < b || y < c;)
-				tmp[k++] = (y >= c || (x < b && start[idx[x]] <= start[idx[y]]))
-						   ? idx[x++]
-						   : idx[y++];
+				tmp[k++] = (y >= c || (x < b && LE(x, y))) ? idx[x++] : idx[y++];
 			memcpy(idx + a, tmp + a, (c - a) * sizeof *idx);
 			merges++;
 			i = c;
@@ -58,15 +66,17 @@ static void merge_runs(const uint64_t *start, uint32_t *idx, uint32_t *tmp, uint
 		if (merges <= 1)
 			return;
 	}
+#undef LE
 }
 
 int events_sort(struct events *ev, uint64_t first, uint64_t n)
 {
 	uint64_t *start = ev->start + first, sorted = 1;
+	uint32_t *thread = ev->thread + first;
 	uint32_t *idx, *tmp;
 	void *col;
 
-	while (sorted < n && start[sorted - 1] <= start[sorted])
+	while (sorted < n && before_or_same(start, thread, (uint32_t)sorted - 1, (uint32_t)sorted))
 		sorted++;
 	if (sorted >= n)
 		return 0;
@@ -81,7 +91,7 @@ int events_sort(struct events *ev, uint64_t first, uint64_t n)
 	}
 	for (uint64_t i = 0; i < n; i++)
 		idx[i] = (uint32_t)i;
-	merge_runs(start, idx, tmp, n);
+	merge_runs(start, thread, idx, tmp, n);
 #define PERMUTE(arr, type)                                                                         \
 	do {                                                                                       \
 		type *dst = (type *)col, *src = (arr) + first;                                     \

@@ -74,7 +74,7 @@ struct events {
 int events_alloc(struct events *e, uint64_t n, int bytes);
 void events_free(struct events *e);
 
-/* Puts calls [first, first + n) in start order; they come as sorted runs
+/* Puts calls [first, first + n) in start order (then lane order); they come as sorted runs
  * (one per thread lane), so sorted input costs one scan. */
 int events_sort(struct events *e, uint64_t first, uint64_t n);
 
