@@ -1111,7 +1111,7 @@ def case_spill_sigprof(t):
 
 def case_spill_disk_full(t):
     """The spill's folder fills up: one line naming it, no output, the arena kept and writable later."""
-    n = 200_000  # 4.8 MB of records; the spill needs 6.4 MB more
+    n = 200_000  # 4.8 MB of records; the tmpfs is filled after the run, leaving the spill no room
     with small_tmpfs(t, "small", "9m") as small:
         env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), "SCOPE_TMPDIR": small},
                     preload=t.preload)

@@ -10,19 +10,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/*
+ * A record is a call, or the bytes the call at row slot moved, packed in
+ * LEB128 varints (about 10 bytes instead of 32: the spill is written once
+ * and read once, so its size is its cost):
+ *
+ *   head    kind (bit 0), then flags
+ *   slot    row within its window
+ *   call:   thread, depth, start as a zigzag gap to the block's previous
+ *           call (calls come in start order, so the gap is small), duration
+ *   bytes:  sent, received
+ */
 enum { REC_CALL, REC_BYTES };
-
-/* A call, or the bytes the call at row slot moved (a and b: sent, received). */
-struct rec {
-	uint32_t slot; /* row within its window */
-	uint32_t thread;
-	uint64_t a, b; /* start and duration */
-	uint16_t depth;
-	uint8_t flags;
-	uint8_t kind;
-	uint32_t pad;
-};
-_Static_assert(sizeof(struct rec) == 32, "spilled records are 32 bytes");
+#define REC_MAX 64 /* bytes a record takes at most */
 
 /*
  * Each window's records leave memory in blocks appended to the file. A
@@ -32,13 +32,14 @@ _Static_assert(sizeof(struct rec) == 32, "spilled records are 32 bytes");
  */
 struct block_head {
 	uint64_t prev; /* offset + 1 of the window's previous block; 0: none */
-	uint64_t count;
+	uint64_t bytes;
 };
 
 struct bucket {
-	struct rec *buf;
-	uint32_t n;
-	uint64_t last; /* offset + 1 of its last block; 0: none */
+	unsigned char *buf;
+	uint32_t used;
+	uint64_t prev_start; /* of the block's last call */
+	uint64_t last;	     /* offset + 1 of its last block; 0: none */
 	uint64_t calls;
 };
 
@@ -46,16 +47,39 @@ struct spill {
 	int fd;
 	int bytes;
 	uint64_t n, window, nwin;
+	int shift;    /* log2(window) when it is a power of two (the default), else -1 */
 	uint64_t end; /* where the next block goes */
-	uint32_t cap; /* records a bucket holds before it is written */
+	uint32_t cap; /* bytes a bucket holds before it is written */
 	struct bucket *b;
-	struct rec *rbuf;
+	unsigned char *rbuf;
+	uint32_t rcap;
 	char dir[512];
 };
 
 /* Buffers of all windows together; each gets a share. */
 #define BUFFER_BYTES (16u << 20)
-#define READ_RECS    4096u
+
+static inline unsigned char *put(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+static inline const unsigned char *get(const unsigned char *p, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (int sh = 0;; sh += 7) {
+		x |= (uint64_t)(*p & 0x7f) << sh;
+		if (!(*p++ & 0x80))
+			break;
+	}
+	*v = x;
+	return p;
+}
 
 static int fail(const struct spill *s, const char *what, int err)
 {
@@ -91,12 +115,16 @@ struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes
 	s->window = window;
 	s->nwin = (n + window - 1) / window;
 	s->bytes = bytes;
-	share = BUFFER_BYTES / (s->nwin ? s->nwin : 1) / sizeof(struct rec);
-	s->cap = share < 256 ? 256 : share > 4096 ? 4096 : (uint32_t)share;
+	s->shift = -1;
+	if ((window & (window - 1)) == 0)
+		s->shift = __builtin_ctzll(window);
+	share = BUFFER_BYTES / (s->nwin ? s->nwin : 1);
+	s->cap = share < 8192 ? 8192 : share > 131072 ? 131072 : (uint32_t)share;
+	s->rcap = s->cap;
 	s->b = calloc(s->nwin + 1, sizeof *s->b);
-	s->rbuf = malloc(READ_RECS * sizeof *s->rbuf);
+	s->rbuf = malloc(s->rcap);
 	for (uint64_t i = 0; s->b && i < s->nwin; i++)
-		if (!(s->b[i].buf = malloc(s->cap * sizeof(struct rec))))
+		if (!(s->b[i].buf = malloc(s->cap)))
 			break;
 	if (!s->b || !s->rbuf || (s->nwin && !s->b[s->nwin - 1].buf)) {
 		writer_fail("out of memory for the spill buffers");
@@ -155,48 +183,79 @@ static int read_all(int fd, void *p, size_t len, uint64_t off)
 
 static int flush_bucket(struct spill *s, struct bucket *b)
 {
-	struct block_head h = {b->last, b->n};
+	struct block_head h = {b->last, b->used};
 	int err;
 
-	if (!b->n)
+	if (!b->used)
 		return 0;
 	err = write_all(s->fd, &h, sizeof h, s->end);
 	if (!err)
-		err = write_all(s->fd, b->buf, b->n * sizeof *b->buf, s->end + sizeof h);
+		err = write_all(s->fd, b->buf, b->used, s->end + sizeof h);
 	if (err)
 		return fail(s, "write", err);
 	b->last = s->end + 1;
-	s->end += sizeof h + b->n * sizeof *b->buf;
-	b->n = 0;
+	s->end += sizeof h + b->used;
+	b->used = 0;
+	b->prev_start = 0;
 	return 0;
 }
 
-static int push(struct spill *s, uint64_t at, const struct rec *r)
+/* The window of row at; a shift, not a division, on the hot loop. */
+static inline uint64_t window_of(const struct spill *s, uint64_t at)
 {
-	struct bucket *b = &s->b[at / s->window];
+	return s->shift >= 0 ? at >> s->shift : at / s->window;
+}
 
-	b->buf[b->n] = *r;
-	b->buf[b->n].slot = (uint32_t)(at % s->window);
-	return ++b->n == s->cap ? flush_bucket(s, b) : 0;
+/* The bucket of row at, with room for one more record. */
+static struct bucket *bucket_for(struct spill *s, uint64_t at, uint64_t *slot)
+{
+	uint64_t w = window_of(s, at);
+	struct bucket *b = &s->b[w];
+
+	*slot = at - w * s->window;
+	if (b->used + REC_MAX > s->cap && flush_bucket(s, b) != 0)
+		return NULL;
+	return b;
 }
 
 int spill_call(struct spill *s, const struct spilled_call *c)
 {
-	struct rec r = {.thread = c->thread,
-			.a = c->start,
-			.b = c->duration,
-			.depth = c->depth,
-			.flags = c->flags,
-			.kind = REC_CALL};
+	uint64_t slot;
+	struct bucket *b = bucket_for(s, c->at, &slot);
+	unsigned char *p;
+	int64_t gap;
 
-	s->b[c->at / s->window].calls++;
-	return push(s, c->at, &r);
+	if (!b)
+		return -1;
+	gap = (int64_t)(c->start - b->prev_start);
+	p = b->buf + b->used;
+	*p++ = (unsigned char)(REC_CALL | c->flags << 1);
+	p = put(p, slot);
+	p = put(p, c->thread);
+	p = put(p, c->depth);
+	p = put(p, (uint64_t)(gap << 1) ^ (uint64_t)(gap >> 63));
+	p = put(p, c->duration);
+	b->used = (uint32_t)(p - b->buf);
+	b->prev_start = c->start;
+	b->calls++;
+	return 0;
 }
 
 int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received)
 {
-	struct rec r = {.a = sent, .b = received, .kind = REC_BYTES};
-	return push(s, at, &r);
+	uint64_t slot;
+	struct bucket *b = bucket_for(s, at, &slot);
+	unsigned char *p;
+
+	if (!b)
+		return -1;
+	p = b->buf + b->used;
+	*p++ = REC_BYTES;
+	p = put(p, slot);
+	p = put(p, sent);
+	p = put(p, received);
+	b->used = (uint32_t)(p - b->buf);
+	return 0;
 }
 
 int spill_flush(struct spill *s)
@@ -217,20 +276,33 @@ uint64_t spill_window_rows(const struct spill *s)
 	return s->window;
 }
 
-static void place(struct events *ev, const struct rec *r)
+/* Places the records of one block. */
+static void place(struct events *ev, const unsigned char *p, const unsigned char *end)
 {
-	if (r->kind == REC_BYTES) {
-		if (ev->sent) {
-			ev->sent[r->slot] += r->a;
-			ev->received[r->slot] += r->b;
+	uint64_t start = 0;
+
+	while (p < end) {
+		unsigned head = *p++;
+		uint64_t slot, a, b, thread, depth;
+		p = get(p, &slot);
+		if ((head & 1) == REC_BYTES) {
+			p = get(get(p, &a), &b);
+			if (ev->sent && slot < ev->n) {
+				ev->sent[slot] += a;
+				ev->received[slot] += b;
+			}
+			continue;
 		}
-		return;
+		p = get(get(get(get(p, &thread), &depth), &a), &b);
+		start += (a >> 1) ^ (0 - (a & 1));
+		if (slot >= ev->n)
+			continue;
+		ev->start[slot] = start;
+		ev->duration[slot] = b;
+		ev->thread[slot] = (uint32_t)thread;
+		ev->depth[slot] = (uint16_t)depth;
+		ev->flags[slot] = (uint8_t)(head >> 1);
 	}
-	ev->start[r->slot] = r->a;
-	ev->duration[r->slot] = r->b;
-	ev->thread[r->slot] = r->thread;
-	ev->depth[r->slot] = r->depth;
-	ev->flags[r->slot] = r->flags;
 }
 
 /* Places every record of window w; returns 0 or an errno value. */
@@ -239,19 +311,14 @@ static int load(struct spill *s, uint64_t w, struct events *ev)
 	struct block_head h;
 
 	for (uint64_t off = s->b[w].last; off; off = h.prev) {
-		uint64_t at = off - 1 + sizeof h;
 		int err = read_all(s->fd, &h, sizeof h, off - 1);
-		while (!err && h.count > 0) {
-			uint64_t k = h.count < READ_RECS ? h.count : READ_RECS;
-			err = read_all(s->fd, s->rbuf, k * sizeof *s->rbuf, at);
-			for (uint64_t i = 0; !err && i < k; i++)
-				if (s->rbuf[i].slot < ev->n)
-					place(ev, &s->rbuf[i]);
-			at += k * sizeof *s->rbuf;
-			h.count -= k;
-		}
+		if (!err && h.bytes > s->rcap)
+			err = EIO;
+		if (!err)
+			err = read_all(s->fd, s->rbuf, h.bytes, off - 1 + sizeof h);
 		if (err)
 			return err;
+		place(ev, s->rbuf, s->rbuf + h.bytes);
 	}
 	return 0;
 }
