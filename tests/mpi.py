@@ -21,8 +21,21 @@ from check import SKIP, Failure, Skipped, expect, expect_eq  # noqa: E402
 RANKS = 4
 
 
+# The launcher: Open MPI's mpirun (default), or MPICH's Hydra with --mpi mpich.
+LAUNCHER = {"openmpi": ["mpirun", "--allow-run-as-root", "--oversubscribe"],
+            "mpich": ["mpirun.mpich"]}
+FLAVOUR = "openmpi"
+
+
+def pass_env(name, value=None):
+    """The launcher's arguments that pass one variable to every rank."""
+    if FLAVOUR == "mpich":
+        return ["-genv", name, value if value is not None else os.environ.get(name, "")]
+    return ["-x", name if value is None else f"{name}={value}"]
+
+
 def mpirun(t, *args, env=None):
-    argv = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(RANKS), *args]
+    argv = [*LAUNCHER[FLAVOUR], "-np", str(RANKS), *args]
     return t.run(argv, env=env or t.env())
 
 
@@ -218,8 +231,8 @@ def case_preload(t):
     t.need_scope()
     os.makedirs(t.path("job.parts"))
     preload = ":".join(lib for lib in (t.asan, t.preload) if lib)
-    r = mpirun(t, "-x", f"LD_PRELOAD={preload}", "-x", f"SCOPE_PARTS={t.path('job.parts')}",
-               "-x", "SCOPE_TMPDIR", t.prog)
+    r = mpirun(t, *pass_env("LD_PRELOAD", preload), *pass_env("SCOPE_PARTS", t.path("job.parts")),
+               *pass_env("SCOPE_TMPDIR", t.tmp), t.prog)
     r.expect_rc(0)
     expect_eq(len(os.listdir(t.path("job.parts"))), RANKS, "parts written")
     merge = os.path.join(os.path.dirname(t.scope_run), "scope-merge")
@@ -238,8 +251,8 @@ def case_plain(t):
     t.need_prog()
     t.need_scope()
     preload = ":".join(lib for lib in (t.asan, t.preload) if lib)
-    r = mpirun(t, "-x", f"LD_PRELOAD={preload}", "-x", f"SCOPE_OUTPUT={t.path('job.h5')}",
-               "-x", "SCOPE_TMPDIR", t.prog)
+    r = mpirun(t, *pass_env("LD_PRELOAD", preload), *pass_env("SCOPE_OUTPUT", t.path("job.h5")),
+               *pass_env("SCOPE_TMPDIR", t.tmp), t.prog)
     r.expect_rc(0)
     expect(not os.path.exists(t.path("job.h5.ranks")), "the ranks' folder is left behind")
     expect(os.path.exists(t.path("job.h5")), "no job profile")
@@ -259,9 +272,12 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     for opt in ("--prog", "--bin", "--lib", "--src", "--workdir", "--sanitized"):
         ap.add_argument(opt)
+    ap.add_argument("--mpi", choices=sorted(LAUNCHER), default="openmpi", help="the MPI the program was built with")
     a = ap.parse_args()
-    if not shutil.which("mpirun"):
-        print(f"SKIP {a.case}: no mpirun (Debian: openmpi-bin)")
+    global FLAVOUR
+    FLAVOUR = a.mpi
+    if not shutil.which(LAUNCHER[FLAVOUR][0]):
+        print(f"SKIP {a.case}: no {LAUNCHER[FLAVOUR][0]} (Debian: openmpi-bin, or mpich)")
         return SKIP
     return check.run_case(CASES, a.case, lambda: check.Test(a))
 
