@@ -233,7 +233,7 @@ int spill_call(struct spill *s, const struct spilled_call *c)
 	p = put(p, slot);
 	p = put(p, c->thread);
 	p = put(p, c->depth);
-	p = put(p, (uint64_t)(gap << 1) ^ (uint64_t)(gap >> 63));
+	p = put(p, (uint64_t)gap << 1 ^ (gap < 0 ? UINT64_MAX : 0)); /* zigzag */
 	p = put(p, c->duration);
 	b->used = (uint32_t)(p - b->buf);
 	b->prev_start = c->start;
