@@ -1109,24 +1109,43 @@ def case_spill_sigprof(t):
     spill_case(t, "sigprof")
 
 
-def case_spill_disk_full(t):
-    """The spill's folder fills up: one line naming it, no output, the arena kept and writable later."""
-    n = 200_000  # 4.8 MB of records; the tmpfs is filled after the run, leaving the spill no room
+def full_arena_folder(t, small, n):
+    """Runs the program with its arena kept in SMALL, then fills SMALL; returns the arena."""
+    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), "SCOPE_TMPDIR": small},
+                preload=t.preload)
+    t.run([t.prog, "plain", t.path("own.txt"), n], env=env).expect_rc(0)
+    found = arenas(small)
+    expect(len(found) == 1, f"expected one kept arena in {small}, found {found}")
+    fill(small)
+    return found[0]
+
+
+def case_spill_fallback(t):
+    """The arena's folder is full: the spill goes beside the output, and the profile is whole."""
+    n = 200_000
     with small_tmpfs(t, "small", "9m") as small:
-        env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), "SCOPE_TMPDIR": small},
-                    preload=t.preload)
-        t.run([t.prog, "plain", t.path("own.txt"), n], env=env).expect_rc(0)
-        found = arenas(small)
-        expect(len(found) == 1, f"expected one kept arena in {small}, found {found}")
-        fill(small)
-        r = write_arena(t, found[0], "out.h5", SPILL, rc=1)
-        expect(not os.path.exists(t.path("out.h5")), "a profile was published though the spill failed")
+        arena = full_arena_folder(t, small, n)
+        write_arena(t, arena, "out.h5", SPILL)
+    expect_counts(t.load("out.h5"), {"work": n, "main": 1})
+
+
+def case_spill_disk_full(t):
+    """Every folder the spill may use is full: one line naming the cause, no output, the arena kept
+    and writable later."""
+    n = 200_000
+    with small_tmpfs(t, "small", "9m") as small:
+        arena = full_arena_folder(t, small, n)
+        out = os.path.join(small, "out.h5")
+        r = t.run([t.writer, "--keep", "--chunk-size", "512", "-o", out, arena],
+                  env=t.env({**SPILL, "TMPDIR": small}))
+        r.expect_rc(1)
+        expect(not os.path.exists(out), "a profile was published though the spill failed")
         lines = r.err_lines()
         expect(len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n  " + "\n  ".join(lines))
-        expect(re.search(r"space", lines[0], re.I) and small in lines[0] and found[0] in lines[0],
+        expect(re.search(r"space", lines[0], re.I) and small in lines[0] and arena in lines[0],
                f"the line does not name the full folder and the kept arena: {lines[0]!r}")
         copy = t.path("copy.arena")
-        t.run(["cp", "--sparse=always", found[0], copy]).expect_rc(0)
+        t.run(["cp", "--sparse=always", arena, copy]).expect_rc(0)
     write_arena(t, copy, "later.h5", SPILL)
     expect_counts(t.load("later.h5"), {"work": n, "main": 1})
 

@@ -449,7 +449,7 @@ static void place_regions(struct reader *rd)
 }
 
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
-	    size_t nmods, uint64_t window, const char *spill_dir, struct profile *p)
+	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
 {
 	struct reader rd = {.a = a,
 			    .clock = c,
@@ -479,7 +479,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		writer_fail("out of memory while grouping the calls");
 		goto out;
 	}
-	if (!rd.rid && stream_group(&rd, p, window, spill_dir) != 0)
+	if (!rd.rid && stream_group(&rd, p, window, spill_dirs) != 0)
 		goto out;
 	p->regions = rd.regions;
 	p->nregions = rd.map.n;

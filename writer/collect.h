@@ -82,7 +82,8 @@ static inline uint32_t rec_depth(const struct scope_rec *r)
 	return (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff;
 }
 
-/* Groups the calls through a spill in dir; fills p's spill and maxima. */
-int stream_group(struct reader *rd, struct profile *p, uint64_t window, const char *dir);
+/* Groups the calls through a spill in the first of dirs (NULL-ended) that
+ * takes it; fills p's spill and maxima. */
+int stream_group(struct reader *rd, struct profile *p, uint64_t window, const char *const *dirs);
 
 #endif

@@ -109,19 +109,40 @@ static uint64_t window(const struct storage *st)
 	return w < chunk ? chunk : w / chunk * chunk;
 }
 
-/* Calls that do not fit in memory wait beside the arena: the run chose
- * that place for its records. */
-static const char *spill_dir(char *out, size_t cap, const char *arena)
+/* The folder of path, into out. */
+static const char *folder_of(char *out, size_t cap, const char *path)
 {
-	const char *slash = strrchr(arena, '/');
+	const char *slash = strrchr(path, '/');
 
 	if (!slash)
 		snprintf(out, cap, ".");
-	else if (slash == arena)
+	else if (slash == path)
 		snprintf(out, cap, "/");
 	else
-		snprintf(out, cap, "%.*s", (int)(slash - arena), arena);
+		snprintf(out, cap, "%.*s", (int)(slash - path), path);
 	return out;
+}
+
+/* Where calls that do not fit in memory wait: beside the arena (the run
+ * chose that place for its records), else beside the output, else in
+ * TMPDIR. */
+static void spill_dirs(char dirs[3][4096], const char *list[4], const char *arena,
+		       const char *output)
+{
+	const char *tmp = getenv("TMPDIR");
+	size_t n = 0;
+
+	folder_of(dirs[0], sizeof dirs[0], arena);
+	folder_of(dirs[1], sizeof dirs[1], output);
+	snprintf(dirs[2], sizeof dirs[2], "%s", tmp && *tmp ? tmp : "");
+	for (int i = 0; i < 3; i++) {
+		int seen = !dirs[i][0];
+		for (size_t k = 0; k < n && !seen; k++)
+			seen = strcmp(list[k], dirs[i]) == 0;
+		if (!seen)
+			list[n++] = dirs[i];
+	}
+	list[n] = NULL;
 }
 
 struct write_job {
@@ -210,7 +231,8 @@ int main(int argc, char **argv)
 	struct storage st;
 	struct run_info run = {0};
 	struct module *mods = NULL;
-	char output[4096], spill[4096], host[256] = "";
+	char output[4096], spill[3][4096], host[256] = "";
+	const char *spill_list[4];
 	struct job job = {0};
 	int rc = 1;
 
@@ -270,8 +292,9 @@ int main(int argc, char **argv)
 	run.symbolize = o.symbolize;
 	run.command_line = command_line(&a);
 	phase("setup");
-	if (run.command_line && collect(&a, &clock, mods, run.nmods, window(&st),
-					spill_dir(spill, sizeof spill, o.arena), &p) != 0) {
+	spill_dirs(spill, spill_list, o.arena, output);
+	if (run.command_line &&
+	    collect(&a, &clock, mods, run.nmods, window(&st), spill_list, &p) != 0) {
 		fprintf(stderr,
 			"scope-writer: %s; the recorded data is kept in %s (write it with: "
 			"scope-writer%s -o FILE %s)\n",

@@ -199,17 +199,21 @@ static int merge_lanes(struct streamer *s)
 	return 0;
 }
 
-int stream_group(struct reader *rd, struct profile *p, uint64_t window, const char *dir)
+/* Groups the calls through a spill in dir. Returns 0, -1 when the spill
+ * could not be written there, -2 without memory. */
+static int stream_into(struct reader *rd, struct profile *p, uint64_t window, const char *dir)
 {
 	struct streamer s = {.rd = rd, .max = &p->max};
-	int rc = -1;
+	int rc = -2;
 
+	memset(&p->max, 0, sizeof p->max);
 	s.seen = calloc(rd->map.n + 1, sizeof *s.seen);
 	s.last = calloc(rd->map.n + 1, sizeof *s.last);
 	if (!s.seen || !s.last) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;
 	}
+	rc = -1;
 	if (!(s.spill = spill_open(dir, rd->n, window, rd->bytes)))
 		goto out;
 	if (start_cursors(&s) != 0 || merge_lanes(&s) != 0 || spill_flush(s.spill) != 0) {
@@ -231,4 +235,14 @@ out:
 	free(s.last);
 	spill_close(s.spill);
 	return rc;
+}
+
+int stream_group(struct reader *rd, struct profile *p, uint64_t window, const char *const *dirs)
+{
+	int rc = -1;
+
+	/* A full or read-only folder: the next one may have room. */
+	for (; *dirs && rc == -1; dirs++)
+		rc = stream_into(rd, p, window, *dirs);
+	return rc == 0 ? 0 : -1;
 }

@@ -112,11 +112,12 @@ struct profile {
  * Returns 0, or -1 after printing why. mods tells which code was unloaded
  * during the run, so calls at one address can belong to two libraries.
  * Up to window calls are grouped in memory; a process with more spills
- * them to a temporary file in spill_dir and is written window by window,
+ * them to a temporary file in the first of spill_dirs (NULL-ended) with
+ * room for it, and is written window by window,
  * so the writer's memory does not grow with the number of calls.
  */
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
-	    size_t nmods, uint64_t window, const char *spill_dir, struct profile *p);
+	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p);
 void profile_free(struct profile *p);
 
 /* Notes why the writer cannot go on (printf-style); the first reason
