@@ -2,14 +2,13 @@
 /* scope-merge: combines the profiles of a run's processes into one file. */
 #define _GNU_SOURCE
 #include "columns.h"
+#include "merge_parts.h"
 #include "profile_out.h"
 #include "publish.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <hdf5.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1008,112 +1007,6 @@ static int by_start(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static int push_path(char ***v, size_t *n, size_t *cap, char *path)
-{
-	if (!path)
-		return -1;
-	if (*n == *cap) {
-		char **grown = realloc(*v, (*cap = *cap ? 2 * *cap : 16) * sizeof *grown);
-		if (!grown) {
-			free(path);
-			return -1;
-		}
-		*v = grown;
-	}
-	(*v)[(*n)++] = path;
-	return 0;
-}
-
-/* The files in dir named STEM.*.part.h5, or, without a stem, *.h5. */
-static int list_parts(const char *dir, const char *stem, char ***v, size_t *n, size_t *cap)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	size_t len = stem ? strlen(stem) : 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)) != NULL) {
-		size_t l = strlen(e->d_name);
-		int rank_file = stem && strcmp(stem, "rank") == 0;
-		const char *tail = stem && !rank_file ? ".part.h5" : ".h5";
-		char sep = rank_file ? '-' : '.';
-		char *path;
-		if (l <= strlen(tail) || strcmp(e->d_name + l - strlen(tail), tail) != 0 ||
-		    (stem && (strncmp(e->d_name, stem, len) != 0 || e->d_name[len] != sep)))
-			continue;
-		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0 ||
-		    push_path(v, n, cap, path) != 0) {
-			closedir(d);
-			return -1;
-		}
-	}
-	closedir(d);
-	return 0;
-}
-
-/* Temporary files a killed writer left half-written: nothing to merge. */
-static void remove_unfinished(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[8400];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL)
-		if (strstr(e->d_name, ".tmp-") && snprintf(path, sizeof path, "%.4000s/%.255s", dir,
-							   e->d_name) < (int)sizeof path)
-			unlink(path);
-	closedir(d);
-}
-
-/* OUTPUT.ranks once merged: empty but for the empty folders of ranks whose
- * scope-run was killed while it gathered. */
-static void remove_ranks_folder(const char *output)
-{
-	char ranks[4200], sub[8400];
-	DIR *d;
-	struct dirent *e;
-
-	snprintf(ranks, sizeof ranks, "%s.ranks", output);
-	if (!(d = opendir(ranks)))
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof sub, "%s/%s", ranks, e->d_name);
-		/* The marker of a rank that began to merge and was killed. */
-		if (strcmp(e->d_name, "merging") == 0)
-			unlink(sub);
-		remove_unfinished(sub);
-		rmdir(sub);
-	}
-	closedir(d);
-	if (rmdir(ranks) != 0)
-		fprintf(stderr, "scope-merge: %s still holds files it did not merge\n", ranks);
-}
-
-/* The complete parts in OUTPUT.ranks/.rank-*.parts-* folders. */
-static int list_gathering(const char *ranks, char ***v, size_t *n, size_t *cap)
-{
-	DIR *d = opendir(ranks);
-	struct dirent *e;
-	char sub[8400];
-	int rc = 0;
-
-	if (!d)
-		return 0;
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, ".rank-", 6) != 0 || !strstr(e->d_name, ".parts-"))
-			continue;
-		snprintf(sub, sizeof sub, "%s/%s", ranks, e->d_name);
-		rc = list_parts(sub, NULL, v, n, cap);
-	}
-	closedir(d);
-	return rc;
-}
-
 struct options {
 	const char *output, *parts, *compression, *chunk;
 	int keep, ranks;
@@ -1163,46 +1056,6 @@ static void parse(int argc, char **argv, struct options *o)
 	}
 }
 
-/* The inputs: those named; those in the parts folder; or the output and
- * the parts its run left beside it. *owned tells whether they are parts
- * to remove once merged. */
-static int gather(const struct options *o, char ***v, size_t *n, int *owned)
-{
-	size_t cap = 0;
-	*v = NULL;
-	*n = 0;
-	*owned = 0;
-	if (o->ninputs) {
-		for (int i = 0; i < o->ninputs; i++)
-			if (push_path(v, n, &cap, strdup(o->inputs[i])) != 0)
-				return -1;
-		return 0;
-	}
-	*owned = 1;
-	if (o->parts)
-		return list_parts(o->parts, NULL, v, n, &cap);
-	{
-		char dir[4096], base[4096], *stem;
-		size_t len;
-		snprintf(dir, sizeof dir, "%s", o->output);
-		snprintf(base, sizeof base, "%s", o->output);
-		stem = basename(base);
-		len = strlen(stem);
-		if (len > 3 && strcmp(stem + len - 3, ".h5") == 0)
-			stem[len - 3] = '\0';
-		char ranks[4200];
-		if (access(o->output, F_OK) == 0 && push_path(v, n, &cap, strdup(o->output)) != 0)
-			return -1;
-		/* an MPI job some of whose ranks never merged: their folder, and
-		 * the parts of ranks whose scope-run was killed while it gathered */
-		snprintf(ranks, sizeof ranks, "%s.ranks", o->output);
-		if (access(ranks, F_OK) == 0 && (list_parts(ranks, "rank", v, n, &cap) != 0 ||
-						 list_gathering(ranks, v, n, &cap) != 0))
-			return -1;
-		return list_parts(dirname(dir), stem, v, n, &cap);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -1220,7 +1073,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	if (gather(&o, &paths, &n, &owned) != 0 || n == 0) {
+	if (parts_gather(o.output, o.parts, o.inputs, o.ninputs, &paths, &n, &owned) != 0 ||
+	    n == 0) {
 		fprintf(stderr, "scope-merge: no profiles to merge for %s\n", o.output);
 		return 1;
 	}
@@ -1260,7 +1114,7 @@ out:
 		if (rc == 0 && owned && !o.keep && strcmp(in[i].path, o.output) != 0)
 			unlink(in[i].path);
 	if (rc == 0 && owned && !o.keep && !o.parts && !o.ninputs)
-		remove_ranks_folder(o.output);
+		parts_remove_ranks_folder(o.output);
 	merged_free(&m);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
