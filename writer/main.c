@@ -222,19 +222,111 @@ static int parse(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* Whether this arena should be written as asked; returns -1 to go on, else
+ * the exit status, after one line saying why not. */
+static int refuse(struct options *o, const struct arena *a, struct storage *st)
+{
+	if (!o->compression)
+		o->compression = a->hdr->compression[0] ? a->hdr->compression : "auto";
+	if (storage_parse(st, o->compression) != 0 || storage_parse_chunk(st, o->chunk) != 0) {
+		fprintf(stderr,
+			"scope-writer: bad storage setting '%s'%s%s: use auto, none, gzip or "
+			"gzip:1..9, and a chunk size of 1 to 67108864 elements\n",
+			o->compression, o->chunk ? ", chunk size " : "", o->chunk ? o->chunk : "");
+		return 2;
+	}
+	if (o->recover && a->hdr->published && !o->output) {
+		fprintf(stderr, "scope-writer: %s was written already; give -o to write it again\n",
+			o->arena);
+		return 0;
+	}
+	if (a->hdr->state != SCOPE_ARENA_STOPPED && !o->recover) {
+		fprintf(stderr,
+			"scope-writer: %s is from a run that did not stop (still running, or "
+			"killed); use --recover to write what it recorded\n",
+			o->arena);
+		return 1;
+	}
+	return -1;
+}
+
+/* What the profile's metadata and /processes say about the run. */
+static void describe_run(struct run_info *run, const struct options *o, const struct arena *a,
+			 const struct tick_clock *clock, const char *host)
+{
+	run->arena = a;
+	run->arena_path = o->arena;
+	run->hdr = a->hdr;
+	run->exit_kind = a->hdr->exit_kind;
+	run->exit_code = a->hdr->exit_code;
+	if (o->exit_signal > 0 && a->hdr->state != SCOPE_ARENA_STOPPED) {
+		run->exit_kind = SCOPE_EXIT_SIGNAL;
+		run->exit_code = o->exit_signal;
+	}
+	run->recover = o->recover;
+	run->host = host;
+	run->clock = clock;
+	run->clock_hz = clock->hz;
+	run->compression = o->compression;
+	run->symbolize = o->symbolize;
+	run->command_line = command_line(a);
+}
+
+static void say_kept(const char *cause, const char *output, const struct options *o)
+{
+	fprintf(stderr,
+		"scope-writer: %s%s%s%s; the recorded data is kept in %s (write it with: "
+		"scope-writer%s -o FILE %s)\n",
+		output ? "cannot write " : "", output ? output : "", output ? ": " : "", cause,
+		o->arena, o->recover ? " --recover" : "", o->arena);
+}
+
+/* Groups the calls, writes and publishes the profile; returns 0 or 1. */
+static int write_run(struct run_info *run, const struct options *o, struct arena *a,
+		     const struct storage *st, const char *output, const struct job *job)
+{
+	char spill[3][4096], why[512];
+	const char *spill_list[4];
+	struct profile p;
+	struct write_job wj = {run, &p, st};
+	int rc = 1;
+
+	spill_dirs(spill, spill_list, o->arena, output);
+	if (collect(a, run->clock, run->mods, run->nmods, window(st), spill_list, &p) != 0) {
+		say_kept(writer_failure() ? writer_failure() : "out of memory", NULL, o);
+		return 1;
+	}
+	run->lost = p.lost;
+	run->end_ns = p.end_ns;
+	arena_release_records(a);
+	phase("collect");
+	if (publish_atomic(output, write_profile, &wj, -1, NULL, why, sizeof why) == 0) {
+		phase("publish");
+		rc = 0;
+		if (job->size > 1)
+			finish_job(job, a->hdr);
+		if (!o->keep)
+			unlink(o->arena);
+		else
+			arena_mark_published(a);
+	} else {
+		say_kept(writer_failure() ? writer_failure() : why, output, o);
+	}
+	profile_free(&p);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
 	struct arena a;
 	struct tick_clock clock;
-	struct profile p;
 	struct storage st;
 	struct run_info run = {0};
 	struct module *mods = NULL;
-	char output[4096], spill[3][4096], host[256] = "";
-	const char *spill_list[4];
+	char output[4096], host[256] = "";
 	struct job job = {0};
-	int rc = 1;
+	int rc;
 
 	phase("start");
 	if (parse(argc, argv, &o) != 0)
@@ -242,30 +334,9 @@ int main(int argc, char **argv)
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if (arena_open(&a, o.arena) != 0)
 		return 1;
-	if (!o.compression)
-		o.compression = a.hdr->compression[0] ? a.hdr->compression : "auto";
-	if (storage_parse(&st, o.compression) != 0 || storage_parse_chunk(&st, o.chunk) != 0) {
-		fprintf(stderr,
-			"scope-writer: bad storage setting '%s'%s%s: use auto, none, gzip or "
-			"gzip:1..9, "
-			"and a chunk size of 1 to 67108864 elements\n",
-			o.compression, o.chunk ? ", chunk size " : "", o.chunk ? o.chunk : "");
+	if ((rc = refuse(&o, &a, &st)) >= 0) {
 		arena_close(&a);
-		return 2;
-	}
-	if (o.recover && a.hdr->published && !o.output) {
-		fprintf(stderr, "scope-writer: %s was written already; give -o to write it again\n",
-			o.arena);
-		arena_close(&a);
-		return 0;
-	}
-	if (a.hdr->state != SCOPE_ARENA_STOPPED && !o.recover) {
-		fprintf(stderr,
-			"scope-writer: %s is from a run that did not stop (still running, or "
-			"killed); use --recover to write what it recorded\n",
-			o.arena);
-		arena_close(&a);
-		return 1;
+		return rc;
 	}
 	if (resolve_output(output, sizeof output, o.output, a.hdr, &job) != 0) {
 		arena_close(&a);
@@ -274,58 +345,10 @@ int main(int argc, char **argv)
 	tick_clock_init(&clock, &a);
 	run.nmods = modules_parse(&a, &mods);
 	run.mods = mods;
-	run.arena = &a;
-	run.arena_path = o.arena;
-	run.exit_kind = a.hdr->exit_kind;
-	run.exit_code = a.hdr->exit_code;
-	if (o.exit_signal > 0 && a.hdr->state != SCOPE_ARENA_STOPPED) {
-		run.exit_kind = SCOPE_EXIT_SIGNAL;
-		run.exit_code = o.exit_signal;
-	}
-	run.recover = o.recover;
 	gethostname(host, sizeof host - 1);
-	run.host = host;
-	run.hdr = a.hdr;
-	run.clock = &clock;
-	run.clock_hz = clock.hz;
-	run.compression = o.compression;
-	run.symbolize = o.symbolize;
-	run.command_line = command_line(&a);
+	describe_run(&run, &o, &a, &clock, host);
 	phase("setup");
-	spill_dirs(spill, spill_list, o.arena, output);
-	if (run.command_line &&
-	    collect(&a, &clock, mods, run.nmods, window(&st), spill_list, &p) != 0) {
-		fprintf(stderr,
-			"scope-writer: %s; the recorded data is kept in %s (write it with: "
-			"scope-writer%s -o FILE %s)\n",
-			writer_failure() ? writer_failure() : "out of memory", o.arena,
-			o.recover ? " --recover" : "", o.arena);
-	} else if (run.command_line) {
-		run.lost = p.lost;
-		run.end_ns = p.end_ns;
-		arena_release_records(&a);
-		phase("collect");
-		struct write_job wj = {&run, &p, &st};
-		char why[512];
-		if (publish_atomic(output, write_profile, &wj, -1, NULL, why, sizeof why) == 0) {
-			phase("publish");
-			rc = 0;
-			if (job.size > 1)
-				finish_job(&job, a.hdr);
-			if (!o.keep)
-				unlink(o.arena);
-			else
-				arena_mark_published(&a);
-		} else {
-			fprintf(stderr,
-				"scope-writer: cannot write %s: %s; the recorded data is kept in "
-				"%s "
-				"(write it with: scope-writer%s -o FILE %s)\n",
-				output, writer_failure() ? writer_failure() : why, o.arena,
-				o.recover ? " --recover" : "", o.arena);
-		}
-		profile_free(&p);
-	}
+	rc = run.command_line ? write_run(&run, &o, &a, &st, output, &job) : 1;
 	free((char *)run.command_line);
 	modules_free(mods, run.nmods);
 	arena_close(&a);
