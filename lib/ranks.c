@@ -70,6 +70,43 @@ int count_h5(const char *dir, const char *prefix, char *first, size_t cap)
 	return n;
 }
 
+/*
+ * How many ranks have published their profile, this one included: each
+ * links a name of its own to the job's counter file, and the counter's
+ * link count says how many did. link() is atomic on every filesystem, NFS
+ * included, and its reply carries the count fresh from the server, where a
+ * directory listing may be minutes old on a client; it is also one call
+ * where a listing reads every rank's entry. Without hard links, a listing.
+ */
+static int arrivals(const struct job *j)
+{
+	char counter[PATH_MAX + 16], mine[PATH_MAX + 32];
+	struct stat st;
+	int fd;
+
+	snprintf(counter, sizeof counter, "%s/arrivals", j->dir);
+	snprintf(mine, sizeof mine, "%s/arrived-%06d", j->dir, j->rank);
+	fd = open(counter, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		close(fd);
+	if (fd < 0 || (link(counter, mine) != 0 && errno != EEXIST) || stat(counter, &st) != 0)
+		return count_h5(j->dir, "rank-", NULL, 0);
+	return (int)st.st_nlink - 1;
+}
+
+/* Removes the counter and its links once the job is merged. */
+static void forget_arrivals(const struct job *j)
+{
+	char path[PATH_MAX + 32];
+
+	for (int r = 0; r < j->size; r++) {
+		snprintf(path, sizeof path, "%s/arrived-%06d", j->dir, r);
+		unlink(path);
+	}
+	snprintf(path, sizeof path, "%s/arrivals", j->dir);
+	unlink(path);
+}
+
 int job_finish(const struct job *j, const char *output, const char *merge, const char *who)
 {
 	char lock[PATH_MAX + 16], size[16];
@@ -77,7 +114,7 @@ int job_finish(const struct job *j, const char *output, const char *merge, const
 			size,	       "-o",	  (char *)output, NULL};
 	int fd;
 
-	if (count_h5(j->dir, "rank-", NULL, 0) < j->size)
+	if (arrivals(j) < j->size)
 		return 0; /* a rank still running will merge */
 	snprintf(lock, sizeof lock, "%s/merging", j->dir);
 	fd = open(lock, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
@@ -93,6 +130,7 @@ int job_finish(const struct job *j, const char *output, const char *merge, const
 		unlink(lock);
 		return -1;
 	}
+	forget_arrivals(j);
 	unlink(lock);
 	rmdir(j->dir);
 	return 0;
