@@ -3,11 +3,15 @@
 #define _GNU_SOURCE
 #include "ranks.h"
 
+#include <scope/launcher.h>
+
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,11 +19,34 @@
 
 extern char **environ;
 
+/* The launcher's name for this job, reduced to characters safe in a file
+ * name: ranks of an earlier job with the same output count apart. */
+static void job_id(char *out, size_t cap)
+{
+	static const char *const vars[] = {SCOPE_JOB_VARS};
+	const char *v = NULL, *step = getenv("SLURM_STEP_ID");
+	size_t i;
+
+	for (i = 0; i < sizeof vars / sizeof *vars && !(v && *v); i++)
+		v = getenv(vars[i]);
+	out[0] = '\0';
+	if (!v || !*v)
+		return;
+	if (strcmp(vars[i - 1], "SLURM_JOB_ID") == 0 && step && *step)
+		snprintf(out, cap, "%s.%s", v, step);
+	else
+		snprintf(out, cap, "%s", v);
+	for (char *c = out; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-')
+			*c = '_';
+}
+
 int job_init(struct job *j, const char *output, int rank, int size, const char *who)
 {
 	memset(j, 0, sizeof *j);
 	j->rank = rank;
 	j->size = size;
+	job_id(j->id, sizeof j->id);
 	if (rank < 0 || size < 2)
 		return 0;
 	if (snprintf(j->dir, sizeof j->dir, "%s.ranks", output) >= (int)sizeof j->dir ||
@@ -80,12 +107,13 @@ int count_h5(const char *dir, const char *prefix, char *first, size_t cap)
  */
 static int arrivals(const struct job *j)
 {
-	char counter[PATH_MAX + 16], mine[PATH_MAX + 32];
+	char counter[PATH_MAX + 96], mine[PATH_MAX + 128];
 	struct stat st;
 	int fd;
 
-	snprintf(counter, sizeof counter, "%s/arrivals", j->dir);
-	snprintf(mine, sizeof mine, "%s/arrived-%06d", j->dir, j->rank);
+	snprintf(counter, sizeof counter, "%s/arrivals%s%s", j->dir, j->id[0] ? "-" : "", j->id);
+	snprintf(mine, sizeof mine, "%s/arrived-%s%s%06d", j->dir, j->id, j->id[0] ? "-" : "",
+		 j->rank);
 	fd = open(counter, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
 	if (fd >= 0)
 		close(fd);
@@ -94,17 +122,21 @@ static int arrivals(const struct job *j)
 	return (int)st.st_nlink - 1;
 }
 
-/* Removes the counter and its links once the job is merged. */
+/* Once the job is merged: its counter and links, and those an earlier job
+ * with the same output left (a rank of it died), all stale now. */
 static void forget_arrivals(const struct job *j)
 {
-	char path[PATH_MAX + 32];
+	DIR *d = opendir(j->dir);
+	struct dirent *e;
+	char path[PATH_MAX + 300];
 
-	for (int r = 0; r < j->size; r++) {
-		snprintf(path, sizeof path, "%s/arrived-%06d", j->dir, r);
-		unlink(path);
-	}
-	snprintf(path, sizeof path, "%s/arrivals", j->dir);
-	unlink(path);
+	while (d && (e = readdir(d)) != NULL)
+		if ((strncmp(e->d_name, "arrivals", 8) == 0 ||
+		     strncmp(e->d_name, "arrived-", 8) == 0) &&
+		    snprintf(path, sizeof path, "%s/%s", j->dir, e->d_name) < (int)sizeof path)
+			unlink(path);
+	if (d)
+		closedir(d);
 }
 
 int job_finish(const struct job *j, const char *output, const char *merge, const char *who)

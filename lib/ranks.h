@@ -10,6 +10,7 @@ struct job {
 	int rank, size;
 	char dir[PATH_MAX];	  /* OUTPUT.ranks */
 	char rank_file[PATH_MAX]; /* this rank's profile in it */
+	char id[64];		  /* the launcher's name for the job, "" when it gives none */
 };
 
 /* Whether rank of a job of size ranks is one of several; fills j and makes

@@ -11,7 +11,7 @@ if(SCOPE_TEST_MPICC AND SCOPE_TEST_MPIRUN)
     ${SCOPE_TEST_MPICC} -O2 -g)
   add_custom_target(scope_test_mpi ALL
     DEPENDS ${prog_bin}/mpi-ring ${prog_bin}/mpi-calls ${prog_bin}/mpi-sendloop)
-  foreach(case ring nompi kill calls singleton preload plain)
+  foreach(case ring nompi kill calls singleton preload plain rerun)
     set(prog ${prog_bin}/mpi-ring)
     if(case STREQUAL "nompi")
       set(prog ${prog_bin}/fib-gcc-O2)

@@ -160,6 +160,32 @@ def case_kill(t):
         expect_eq(int(f["processes/exit_signal"][row]), 9, "rank 2's exit signal")
 
 
+def case_rerun(t):
+    """A job run again into the output of one whose ranks did not all finish: the earlier
+    job's rank files and arrival count in job.h5.ranks do not start the merge early, and
+    job.h5 holds the new job's four ranks only."""
+    t.need_prog()
+    t.need_scope()
+    env = {k: v for k, v in t.env().items() if not k.startswith(("OMPI_", "PMIX_", "PMI_", "SLURM_"))}
+    t.run([t.scope_run, "-q", "-o", t.path("stale.h5"), "--", t.prog], env=env).expect_rc(0)
+    stale = {int(p) for p in h5py.File(t.path("stale.h5"), "r")["processes/pid"][:]}
+    folder = t.path("job.h5.ranks")
+    os.makedirs(folder)
+    counter = os.path.join(folder, "arrivals-1234")
+    open(counter, "w").close()
+    for rank in range(RANKS - 1):
+        shutil.copyfile(t.path("stale.h5"), os.path.join(folder, f"rank-{rank:06d}.h5"))
+        os.link(counter, os.path.join(folder, f"arrived-1234-{rank:06d}"))
+    r, f = job(t)
+    r.expect_rc(0)
+    pids = {int(p) for p in f["processes/pid"][:]}
+    expect_eq(sorted(int(x) for x in f["processes/rank"][:]), list(range(RANKS)), "ranks in /processes")
+    expect(not pids & stale, f"processes of the earlier job were merged: {sorted(pids & stale)}")
+    said = {int(m[1]): int(m[2]) for m in re.finditer(rb"rank (\d+) calls step=10 work=(\d+)", r.stdout)}
+    for rank, calls in per_rank_calls(f).items():
+        check_mpi_regions(rank, calls, ring_regions(said[rank]))
+
+
 def calls_regions(r, n):
     """What calls.c does on rank R of N, call by call: (sent, received) bytes of each MPI call in
     the order made, by the rules of docs/SCHEMA.md ("MPI calls"). ints are 4 bytes, doubles 8."""

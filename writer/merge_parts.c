@@ -87,7 +87,7 @@ void parts_remove_ranks_folder(const char *output)
 		snprintf(sub, sizeof sub, "%s/%s", ranks, e->d_name);
 		/* The marker of a rank that began to merge and was killed, and
 		 * the ranks' arrival count (lib/ranks.c). */
-		if (strcmp(e->d_name, "merging") == 0 || strcmp(e->d_name, "arrivals") == 0 ||
+		if (strcmp(e->d_name, "merging") == 0 || strncmp(e->d_name, "arrivals", 8) == 0 ||
 		    strncmp(e->d_name, "arrived-", 8) == 0)
 			unlink(sub);
 		remove_unfinished(sub);
