@@ -54,7 +54,7 @@ if(fuzz_why STREQUAL "")
     COMMAND ${fuzz_cc} -fsanitize=fuzzer,address -c -o ${fuzz_bin}/reader.o ${PROJECT_SOURCE_DIR}/lib/reader.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/harness.o ${fuzz_src}/fuzz_reader.c
     COMMAND ${SCOPE_TEST_CLANG} -fsanitize=fuzzer,address -o ${fuzz_bin}/fuzz_reader
-      ${fuzz_bin}/harness.o ${fuzz_bin}/reader.o ${HDF5_C_LIBRARIES}
+      ${fuzz_bin}/harness.o ${fuzz_bin}/reader.o ${SCOPE_HDF5_SHARED_LIBRARIES}
     DEPENDS ${fuzz_src}/fuzz_reader.c ${PROJECT_SOURCE_DIR}/lib/reader.c ${PROJECT_SOURCE_DIR}/lib/reader.h
     COMMENT "Building the libFuzzer harness fuzz_reader with clang"
     VERBATIM)
@@ -63,7 +63,7 @@ if(fuzz_why STREQUAL "")
   # The pre-check: with ASan (its interceptors catch libhdf5's bad copies),
   # without coverage.
   add_custom_command(OUTPUT ${fuzz_bin}/h5walk
-    COMMAND ${fuzz_cc} -fsanitize=address -o ${fuzz_bin}/h5walk ${fuzz_src}/h5walk.c ${HDF5_C_LIBRARIES}
+    COMMAND ${fuzz_cc} -fsanitize=address -o ${fuzz_bin}/h5walk ${fuzz_src}/h5walk.c ${SCOPE_HDF5_SHARED_LIBRARIES}
     DEPENDS ${fuzz_src}/h5walk.c
     COMMENT "Building the fuzzer's pre-check h5walk with clang"
     VERBATIM)
