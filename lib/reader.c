@@ -2,6 +2,7 @@
 /* Opens a schema-3 profile, validates its tables and decodes its events in slices. */
 #define _GNU_SOURCE
 #include "reader.h"
+#include "transfer.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -226,6 +227,15 @@ static int plausible(struct rd_profile *p, hid_t d, const char *path, uint64_t r
 	return 0;
 }
 
+/* Reads all n values of d as mt; returns 1 when they were read. */
+static int read_all(hid_t d, hid_t mt, uint64_t n, void *v)
+{
+	hid_t x = transfer_for(n);
+	int ok = H5Dread(d, mt, H5S_ALL, H5S_ALL, x, v) >= 0;
+	transfer_done(x);
+	return ok;
+}
+
 static int read_numbers(struct rd_profile *p, hid_t d, const char *path, struct table *t,
 			const struct column_spec *c)
 {
@@ -234,7 +244,7 @@ static int read_numbers(struct rd_profile *p, hid_t d, const char *path, struct 
 
 	if (!v)
 		return fail(p, "out of memory reading %s", path);
-	if (t->n && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
+	if (t->n && !read_all(d, mt, t->n, v)) {
 		free(v);
 		return fail(p, "%s cannot be read", path);
 	}
@@ -254,7 +264,7 @@ static int read_strings(struct rd_profile *p, hid_t d, const char *path, struct 
 	if (ft < 0 || mt < 0 || space < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 ||
 	    H5Tset_cset(mt, H5Tget_cset(ft)) < 0 || !v)
 		rc = fail(p, "%s cannot be read", path);
-	else if (t->n && !(have = H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0))
+	else if (t->n && !(have = read_all(d, mt, t->n, v)))
 		rc = fail(p, "%s cannot be read", path);
 	for (size_t i = 0; have && i < t->n; i++) {
 		char *s = strdup(v[i] ? v[i] : "");

@@ -52,10 +52,12 @@ if(fuzz_why STREQUAL "")
   endif()
   add_custom_command(OUTPUT ${fuzz_bin}/fuzz_reader
     COMMAND ${fuzz_cc} -fsanitize=fuzzer,address -c -o ${fuzz_bin}/reader.o ${PROJECT_SOURCE_DIR}/lib/reader.c
+    COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/transfer.o ${PROJECT_SOURCE_DIR}/lib/transfer.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/harness.o ${fuzz_src}/fuzz_reader.c
     COMMAND ${SCOPE_TEST_CLANG} -fsanitize=fuzzer,address -o ${fuzz_bin}/fuzz_reader
-      ${fuzz_bin}/harness.o ${fuzz_bin}/reader.o ${SCOPE_HDF5_SHARED_LIBRARIES}
+      ${fuzz_bin}/harness.o ${fuzz_bin}/reader.o ${fuzz_bin}/transfer.o ${SCOPE_HDF5_SHARED_LIBRARIES}
     DEPENDS ${fuzz_src}/fuzz_reader.c ${PROJECT_SOURCE_DIR}/lib/reader.c ${PROJECT_SOURCE_DIR}/lib/reader.h
+      ${PROJECT_SOURCE_DIR}/lib/transfer.c ${PROJECT_SOURCE_DIR}/lib/transfer.h
     COMMENT "Building the libFuzzer harness fuzz_reader with clang"
     VERBATIM)
   add_custom_target(scope_fuzz_reader ALL DEPENDS ${fuzz_bin}/fuzz_reader)

@@ -2,6 +2,7 @@
 /* Column storage: compact or contiguous when small, else shuffled and deflated on every core. */
 #define _GNU_SOURCE
 #include "columns.h"
+#include "transfer.h"
 
 #include <libdeflate.h>
 #include <pthread.h>
@@ -311,15 +312,16 @@ static hid_t str_type(void)
 int col_str(hid_t loc, const char *name, const char *const *data, uint64_t n)
 {
 	hsize_t dims = n;
-	hid_t t = str_type(), space = H5Screate_simple(1, &dims, NULL), d;
+	hid_t t = str_type(), space = H5Screate_simple(1, &dims, NULL), d, x = transfer_for(n);
 	int rc = -1;
 
 	d = H5Dcreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (d >= 0) {
-		rc = n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 ? 0 : -1;
+		rc = n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, x, data) >= 0 ? 0 : -1;
 		if (H5Dclose(d) < 0)
 			rc = -1;
 	}
+	transfer_done(x);
 	H5Sclose(space);
 	H5Tclose(t);
 	return rc;
