@@ -137,10 +137,9 @@ static uint64_t region_key(const struct reader *rd, const struct scope_rec *r, i
 }
 
 uint32_t reader_region(struct reader *rd, const struct scope_rec *r, uint64_t *last_key,
-		       uint32_t *last_rid)
+		       uint32_t *last_rid, int *module)
 {
-	int module;
-	uint64_t key = region_key(rd, r, &module);
+	uint64_t key = region_key(rd, r, module);
 
 	/* Calls of one function come in runs (a loop, a recursion): the last
 	 * key is asked again first. */
@@ -166,22 +165,16 @@ static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen
 	uint64_t start, dur;
 	uint32_t depth = rec_depth(r), n_before = rd->map.n;
 	int module;
-	uint64_t key = region_key(rd, r, &module);
-	uint32_t rid;
+	uint32_t rid = reader_region(rd, r, &rd->last_key, &rd->last_rid, &module);
 	struct region *g;
 
-	if (key == rd->last_key) {
-		rid = rd->last_rid;
-	} else {
-		rid = map_get(&rd->map, key);
-		if (rid == UINT32_MAX || (rd->map.n != n_before &&
-					  add_region(rd, rid, r->fn & SCOPE_REC_ADDR_MASK) != 0))
+	if (rid == UINT32_MAX)
+		return -1;
+	if (rd->map.n != n_before) {
+		if (add_region(rd, rid, r->fn & SCOPE_REC_ADDR_MASK) != 0)
 			return -1;
-		rd->last_key = key;
-		rd->last_rid = rid;
-	}
-	if (rd->map.n != n_before)
 		rd->regions[rid].module = module;
+	}
 	reader_times(rd, r, gen - 1, &start, &dur);
 	if (rd->rid && rd->n < rd->rid_cap)
 		rd->rid[rd->n] = rid;

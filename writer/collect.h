@@ -69,9 +69,11 @@ struct reader {
 	uint64_t *split_count;	/* their calls before split */
 };
 
-/* The region id of the call r, which the first pass has seen. */
+/* The region id of the call r, a new one when the map has not seen it
+ * (UINT32_MAX without memory); *module is the unloaded module it was in,
+ * or -1. Asks the map only when r's key is not *last_key's. */
 uint32_t reader_region(struct reader *rd, const struct scope_rec *r, uint64_t *last_key,
-		       uint32_t *last_rid);
+		       uint32_t *last_rid, int *module);
 
 /* The call's start and duration in ns; returns its flags. */
 uint8_t reader_times(const struct reader *rd, const struct scope_rec *r, uint32_t lane,

@@ -124,13 +124,16 @@ static int emit(struct streamer *s, struct cursor *c)
 {
 	struct reader *rd = s->rd;
 	const struct scope_rec *r = c->r;
-	uint32_t rid = reader_region(rd, r, &c->last_key, &c->last_rid);
-	const struct region *g = &rd->regions[rid];
+	uint32_t known = rd->map.n, rid;
+	int module;
+	const struct region *g;
 	struct spilled_call call = {.thread = c->lane, .depth = (uint16_t)rec_depth(r)};
 	uint64_t gap;
 
-	if (rid >= rd->map.n || s->seen[rid] >= g->count)
+	rid = reader_region(rd, r, &c->last_key, &c->last_rid, &module);
+	if (rid >= known || s->seen[rid] >= rd->regions[rid].count)
 		return 0; /* not seen by the first pass: cannot happen on a stopped arena */
+	g = &rd->regions[rid];
 	call.flags = reader_times(rd, r, c->lane, &call.start, &call.duration);
 	call.at = g->first + s->seen[rid];
 	gap = s->seen[rid]++ ? call.start - s->last[rid] : call.start;
