@@ -151,32 +151,19 @@ void spill_close(struct spill *s)
 	free(s);
 }
 
-static int write_all(int fd, const void *p, size_t len, uint64_t off)
+/* Writes (or reads) all len bytes at off; returns 0 or an errno value. */
+static int move_all(int fd, void *p, size_t len, uint64_t off, int writing)
 {
 	while (len > 0) {
-		ssize_t w = pwrite(fd, p, len, (off_t)off);
-		if (w < 0 && errno == EINTR)
+		ssize_t k =
+			writing ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			return w < 0 ? errno : ENOSPC;
-		p = (const char *)p + w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t len, uint64_t off)
-{
-	while (len > 0) {
-		ssize_t r = pread(fd, p, len, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? errno : EIO;
-		p = (char *)p + r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
+		if (k <= 0)
+			return k < 0 ? errno : writing ? ENOSPC : EIO;
+		p = (char *)p + k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
 	}
 	return 0;
 }
@@ -188,9 +175,9 @@ static int flush_bucket(struct spill *s, struct bucket *b)
 
 	if (!b->used)
 		return 0;
-	err = write_all(s->fd, &h, sizeof h, s->end);
+	err = move_all(s->fd, &h, sizeof h, s->end, 1);
 	if (!err)
-		err = write_all(s->fd, b->buf, b->used, s->end + sizeof h);
+		err = move_all(s->fd, b->buf, b->used, s->end + sizeof h, 1);
 	if (err)
 		return fail(s, "write", err);
 	b->last = s->end + 1;
@@ -311,11 +298,11 @@ static int load(struct spill *s, uint64_t w, struct events *ev)
 	struct block_head h;
 
 	for (uint64_t off = s->b[w].last; off; off = h.prev) {
-		int err = read_all(s->fd, &h, sizeof h, off - 1);
+		int err = move_all(s->fd, &h, sizeof h, off - 1, 0);
 		if (!err && h.bytes > s->rcap)
 			err = EIO;
 		if (!err)
-			err = read_all(s->fd, s->rbuf, h.bytes, off - 1 + sizeof h);
+			err = move_all(s->fd, s->rbuf, h.bytes, off - 1 + sizeof h, 0);
 		if (err)
 			return err;
 		place(ev, s->rbuf, s->rbuf + h.bytes);
