@@ -122,18 +122,16 @@ static int arrivals(const struct job *j)
 	return (int)st.st_nlink - 1;
 }
 
-/* Once the job is merged: its counter and links, and those an earlier job
- * with the same output left (a rank of it died), all stale now. */
-static void forget_arrivals(const struct job *j)
+void job_forget(const char *dir)
 {
-	DIR *d = opendir(j->dir);
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	char path[PATH_MAX + 300];
 
 	while (d && (e = readdir(d)) != NULL)
-		if ((strncmp(e->d_name, "arrivals", 8) == 0 ||
+		if ((strcmp(e->d_name, "merging") == 0 || strncmp(e->d_name, "arrivals", 8) == 0 ||
 		     strncmp(e->d_name, "arrived-", 8) == 0) &&
-		    snprintf(path, sizeof path, "%s/%s", j->dir, e->d_name) < (int)sizeof path)
+		    snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
 			unlink(path);
 	if (d)
 		closedir(d);
@@ -162,8 +160,7 @@ int job_finish(const struct job *j, const char *output, const char *merge, const
 		unlink(lock);
 		return -1;
 	}
-	forget_arrivals(j);
-	unlink(lock);
+	job_forget(j->dir);
 	rmdir(j->dir);
 	return 0;
 }

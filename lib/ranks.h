@@ -26,6 +26,11 @@ int job_init(struct job *j, const char *output, int rank, int size, const char *
  */
 int job_finish(const struct job *j, const char *output, const char *merge, const char *who);
 
+/* Removes what the ranks kept in dir to agree who merges (the arrival
+ * counters of this job and of earlier ones, the merging lock), once the
+ * job is merged and all of it is stale. */
+void job_forget(const char *dir);
+
 /* Runs a program and waits for it; returns 0 when it exited with 0. */
 int run_tool(const char *path, char *const argv[]);
 

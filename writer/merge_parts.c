@@ -2,6 +2,7 @@
 /* Which profiles scope-merge combines: named, in a parts folder, or left beside the output. */
 #define _GNU_SOURCE
 #include "merge_parts.h"
+#include "ranks.h"
 
 #include <dirent.h>
 #include <libgen.h>
@@ -79,17 +80,13 @@ void parts_remove_ranks_folder(const char *output)
 	struct dirent *e;
 
 	snprintf(ranks, sizeof ranks, "%s.ranks", output);
+	job_forget(ranks); /* also the lock of a rank killed while it merged */
 	if (!(d = opendir(ranks)))
 		return;
 	while ((e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", ranks, e->d_name);
-		/* The marker of a rank that began to merge and was killed, and
-		 * the ranks' arrival count (lib/ranks.c). */
-		if (strcmp(e->d_name, "merging") == 0 || strncmp(e->d_name, "arrivals", 8) == 0 ||
-		    strncmp(e->d_name, "arrived-", 8) == 0)
-			unlink(sub);
 		remove_unfinished(sub);
 		rmdir(sub);
 	}
