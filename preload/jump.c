@@ -63,37 +63,36 @@ static SCOPE_NOINST void leave_below(uintptr_t target)
 	}
 }
 
-static SCOPE_NOINST __attribute__((noreturn)) void jump(jump_fn fn, struct __jmp_buf_tag *env,
+/* *fn is read after the look-up: a jump made before scope_init (from
+ * another library's constructor) finds it too. */
+static SCOPE_NOINST __attribute__((noreturn)) void jump(jump_fn *fn, struct __jmp_buf_tag *env,
 							int val)
 {
+	scope_jump_resolve();
 	leave_below(jump_target(env));
-	if (fn)
-		fn(env, val);
+	if (*fn)
+		(*fn)(env, val);
 	abort(); /* no longjmp to call: nothing sane is left to do */
 }
 
 SCOPE_EXPORT void longjmp(jmp_buf env, int val)
 {
-	scope_jump_resolve();
-	jump(real_longjmp, env, val);
+	jump(&real_longjmp, env, val);
 }
 
 SCOPE_EXPORT void _longjmp(jmp_buf env, int val)
 {
-	scope_jump_resolve();
-	jump(real__longjmp, env, val);
+	jump(&real__longjmp, env, val);
 }
 
 SCOPE_EXPORT void siglongjmp(sigjmp_buf env, int val)
 {
-	scope_jump_resolve();
-	jump(real_siglongjmp, env, val);
+	jump(&real_siglongjmp, env, val);
 }
 
 SCOPE_EXPORT void __longjmp_chk(jmp_buf env, int val)
 {
-	scope_jump_resolve();
-	jump(real_longjmp_chk, env, val);
+	jump(&real_longjmp_chk, env, val);
 }
 
 /* A C++ catch: the frames the exception unwound are left. gcc calls their
