@@ -844,7 +844,12 @@ def case_cli_version(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+def cases_of(namespace):
+    """A driver's cases, by name: its case_foo_bar functions as foo-bar."""
+    return {name[len("case_"):].replace("_", "-"): fn for name, fn in namespace.items() if name.startswith("case_")}
+
+
+CASES = cases_of(globals())
 
 
 def run_case(cases, name, make):

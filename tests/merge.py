@@ -224,7 +224,7 @@ def case_badcolumn(t):
     expect_eq([f for f in os.listdir(t.work) if ".tmp-" in f], [], "temporary files left behind")
 
 
-CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+CASES = check.cases_of(globals())
 
 
 def main():

@@ -290,7 +290,7 @@ def case_plain(t):
         check_mpi_regions(rank, calls, ring_regions(said[rank]))
 
 
-CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
+CASES = check.cases_of(globals())
 
 
 def main():

@@ -1119,7 +1119,7 @@ def interleaved(src, dst, regions, per):
 
 # ---------------------------------------------------------------------------
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+CASES = check.cases_of(globals())
 
 
 def main():

@@ -1175,7 +1175,7 @@ def case_writer_memory(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+CASES = check.cases_of(globals())
 
 
 def main():

@@ -500,7 +500,7 @@ def case_cli(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+CASES = check.cases_of(globals())
 
 
 def main():

@@ -108,7 +108,7 @@ def case_threads(t):
     expect_eq(os.listdir(t.tmp), [], "arena files left after a good run")
 
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
+CASES = check.cases_of(globals())
 
 
 def main():
