@@ -182,7 +182,6 @@ static const struct column diff_cols[] = {
 	{"status", "status", CELL_STR, 6, 0, 0},
 	{"region", "region", CELL_STR, 0, 0, 1},
 };
-#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
 static int64_t delta(uint64_t a, uint64_t b)
 {

@@ -208,7 +208,6 @@ static const struct column process_cols[] = {
 	{"lost", "lost", CELL_U64, 6, 0, 0},
 	{"executable", "executable", CELL_STR, 0, 0, 0},
 };
-#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
 
 /*
  * Bytes sent and received, for profiles whose /pairs have them (processes

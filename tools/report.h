@@ -104,6 +104,9 @@ union cell {
 	double f;
 };
 
+/* Columns in a static table of them. */
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+
 struct table {
 	FILE *out;
 	enum format format;
