@@ -52,7 +52,7 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->page_bytes = PAGE;
 	h->chunk_bytes = cfg->chunk_bytes;
 	h->lane_capacity = cfg->lane_capacity;
-	h->cmdline_off = 2 * PAGE;
+	h->cmdline_off = SCOPE_ARENA_HEADER_BYTES;
 	h->modules_off = h->cmdline_off + CMDLINE_CAP;
 	h->modules_cap = MODULES_CAP;
 	h->lanes_off = h->modules_off + MODULES_CAP;
@@ -61,36 +61,63 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->chunk_capacity = (cfg->arena_max_bytes - h->chunks_off) / cfg->chunk_bytes;
 }
 
+#define ARENA_MIN (UINT64_C(64) << 20)
+
+/*
+ * Sizes the file and maps it. Where the address space will not take the
+ * size asked for (valgrind's, or a ulimit -v), a smaller arena is better
+ * than none: the size is halved down to ARENA_MIN. Returns 0 or -errno.
+ */
+static SCOPE_NOINST int size_and_map(struct scope_process *p, struct scope_arena_header *h)
+{
+	for (;;) {
+		uint64_t total = h->chunks_off + h->chunk_capacity * h->chunk_bytes;
+		int err;
+
+		p->map_bytes = total;
+		if (ftruncate(p->fd, (off_t)total) != 0)
+			return -errno;
+		p->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+		if (p->base != MAP_FAILED)
+			return 0;
+		err = -errno;
+		if ((err != -ENOMEM && err != -EINVAL) || p->cfg.arena_max_bytes / 2 < ARENA_MIN)
+			return err;
+		p->cfg.arena_max_bytes /= 2;
+		layout(h, &p->cfg);
+	}
+}
+
 int scope_arena_create(struct scope_process *p)
 {
 	struct scope_arena_header h = {0};
-	uint64_t total;
 	int err;
 
-	if (p->cfg.arena_max_bytes < (64u << 20))
-		p->cfg.arena_max_bytes = 64u << 20;
+	if (p->cfg.arena_max_bytes < ARENA_MIN)
+		p->cfg.arena_max_bytes = ARENA_MIN;
 	layout(&h, &p->cfg);
-	total = h.chunks_off + h.chunk_capacity * h.chunk_bytes;
 	err = open_arena_file(p);
-	if (err)
+	if (err) {
+		scope_log("cannot create the recording arena in %s: %s; this process is not "
+			  "profiled (set SCOPE_TMPDIR to a writable folder)",
+			  p->cfg.tmpdir, strerror(-err));
 		return err;
-	if (ftruncate(p->fd, (off_t)total) != 0 || (err = back(p->fd, 0, h.chunks_off)) != 0) {
-		err = err ? err : -errno;
-		goto fail;
 	}
-	p->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
-	if (p->base == MAP_FAILED) {
-		err = -errno;
+	if ((err = size_and_map(p, &h)) != 0 || (err = back(p->fd, 0, h.chunks_off)) != 0)
 		goto fail;
-	}
 	h.fallocated = h.chunks_off;
 	memcpy(p->base, &h, sizeof h);
 	p->hdr = (struct scope_arena_header *)p->base;
-	p->map_bytes = total;
 	p->recs_per_chunk =
 		(h.chunk_bytes - sizeof(struct scope_chunk_head)) / sizeof(struct scope_rec);
 	return 0;
 fail:
+	scope_log("cannot make a recording arena of %llu bytes in %s: %s; this process is not "
+		  "profiled (a smaller SCOPE_ARENA_MAX, or another SCOPE_TMPDIR)",
+		  (unsigned long long)p->map_bytes, p->cfg.tmpdir, strerror(-err));
+	if (p->base && p->base != MAP_FAILED)
+		munmap(p->base, p->map_bytes);
+	p->base = NULL;
 	scope_fd_close(p->fd);
 	unlink(p->arena_path);
 	p->fd = -1;

@@ -2,6 +2,7 @@
 /* Reads the SCOPE_* environment variables once, at start-up. */
 #define _GNU_SOURCE
 #include "state.h"
+#include "storage.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -47,42 +48,72 @@ const char *scope_getenv(const char *name)
 	return environ ? getenv(name) : early_getenv(name);
 }
 
-static SCOPE_NOINST void copy(char *dst, size_t cap, const char *src)
+/* Returns -1 when src does not fit: no path the system accepts is that
+ * long, so the setting cannot be honoured as given. */
+static SCOPE_NOINST int copy(char *dst, size_t cap, const char *src)
 {
-	if (src && strlen(src) < cap)
-		strcpy(dst, src);
+	if (!src)
+		return 0;
+	if (strlen(src) >= cap)
+		return -1;
+	strcpy(dst, src);
+	return 0;
 }
 
-/* "64K", "16M", "2G" or plain bytes; 0 when unreadable. */
+/* A path setting, or one line saying why this process is not profiled. */
+static SCOPE_NOINST int copy_path(char *dst, const char *var, const char *value)
+{
+	if (copy(dst, SCOPE_PATH_BYTES, value) == 0)
+		return 0;
+	scope_log("%s is longer than any path can be (%zu bytes); this process is not profiled",
+		  var, strlen(value));
+	return -1;
+}
+
+/* "64K", "16M", "2G" or plain bytes; 0 when unreadable (a sign, a
+ * fraction, an unknown unit, or more than 2^63). */
 static SCOPE_NOINST uint64_t parse_size(const char *s)
 {
 	char *end;
 	unsigned long long v;
+	unsigned shift = 0;
 
-	if (!s || !*s)
+	if (!s || *s < '0' || *s > '9')
 		return 0;
 	v = strtoull(s, &end, 10);
 	switch (*end) {
 	case 'k':
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
+	case 'K': shift = 10; break;
 	case 'm':
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
+	case 'M': shift = 20; break;
 	case 'g':
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
+	case 'G': shift = 30; break;
 	default: break;
 	}
+	end += shift != 0;
 	if (*end == 'i' || *end == 'B')
 		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-	return *end ? 0 : v;
+	if (*end || v > (UINT64_C(1) << 63) >> shift)
+		return 0;
+	return (uint64_t)v << shift;
+}
+
+/* A size setting: the default when unset, and when unreadable or out of
+ * [lo, hi] one line saying the default is used instead. */
+static SCOPE_NOINST uint64_t size_setting(const char *var, uint64_t lo, uint64_t hi, uint64_t dflt)
+{
+	const char *s = scope_getenv(var);
+	uint64_t v;
+
+	if (!s || !*s)
+		return dflt;
+	v = parse_size(s);
+	if (v >= lo && v <= hi)
+		return v;
+	scope_log("%s='%s' is not a size from %llu to %llu bytes (say 64K, 16M or 2G); using "
+		  "%llu",
+		  var, s, (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)dflt);
+	return dflt;
 }
 
 /* This library's own path, and the writer installed beside it:
@@ -107,13 +138,13 @@ static SCOPE_NOINST void locate(struct scope_config *cfg)
 
 /* Relative paths are taken from the folder the process started in, and
  * kept absolute: a daemon changes to / before it writes. */
-static SCOPE_NOINST void absolute(char *path, size_t cap)
+static SCOPE_NOINST int absolute(char *path, const char *var)
 {
 	char cwd[SCOPE_PATH_BYTES], joined[2 * SCOPE_PATH_BYTES + 2];
 	if (!path[0] || path[0] == '/' || !getcwd(cwd, sizeof cwd))
-		return;
+		return 0;
 	snprintf(joined, sizeof joined, "%s/%s", cwd, path);
-	copy(path, cap, joined);
+	return copy_path(path, var, joined);
 }
 
 /* scope-<program>-<YYYYmmdd-HHMMSS>-<host>-<pid>.h5 in the current folder:
@@ -137,6 +168,28 @@ static SCOPE_NOINST void default_output(char *out, size_t cap)
 	snprintf(out, cap, "scope-%s-%s-%s-%d.h5", base, when, host, (int)getpid());
 }
 
+/* Whether another process of the run wrote, or will write, the output: a
+ * profiled process set SCOPE_ROOT to its pid for those it starts. The
+ * same pid is the run's first process itself, in a program it exec'd: its
+ * last image writes the output. Anything else there is a mistake, said
+ * once and ignored. */
+static SCOPE_NOINST int started_by_root(void)
+{
+	const char *v = scope_getenv("SCOPE_ROOT");
+	char *end;
+	long pid;
+
+	if (!v)
+		return 0;
+	pid = *v >= '1' && *v <= '9' ? strtol(v, &end, 10) : 0;
+	if (pid > 0 && !*end)
+		return pid != (long)getpid();
+	scope_log("SCOPE_ROOT='%s' is not a process id (the library sets it for the processes a "
+		  "profiled one starts); ignored: this process writes the output",
+		  v);
+	return 0;
+}
+
 /*
  * The run's first process writes the output; every later one -- a child, or
  * a program exec'd by any of them -- writes a part, in SCOPE_PARTS when
@@ -144,27 +197,28 @@ static SCOPE_NOINST void default_output(char *out, size_t cap)
  * process marks the environment it hands down with SCOPE_ROOT and the
  * output's absolute name.
  */
-static SCOPE_NOINST void choose_role(struct scope_config *cfg)
+static SCOPE_NOINST int choose_role(struct scope_config *cfg)
 {
 	char pid[32];
 
-	cfg->role = cfg->parts[0] || scope_getenv("SCOPE_ROOT") ? SCOPE_ROLE_PART : SCOPE_ROLE_ROOT;
+	cfg->role = cfg->parts[0] || started_by_root() ? SCOPE_ROLE_PART : SCOPE_ROLE_ROOT;
 	if (!cfg->output[0])
 		default_output(cfg->output, sizeof cfg->output);
-	absolute(cfg->output, sizeof cfg->output);
-	absolute(cfg->parts, sizeof cfg->parts);
-	absolute(cfg->tmpdir, sizeof cfg->tmpdir);
+	if (absolute(cfg->output, "SCOPE_OUTPUT") != 0 ||
+	    absolute(cfg->parts, "SCOPE_PARTS") != 0 || absolute(cfg->tmpdir, "SCOPE_TMPDIR") != 0)
+		return -1;
 	if (cfg->role != SCOPE_ROLE_ROOT)
-		return;
+		return 0;
 	if (!environ) {
 		cfg->export_later = 1; /* libc sets environ up after this */
-		return;
+		return 0;
 	}
 	snprintf(pid, sizeof pid, "%d", (int)getpid());
 	setenv("SCOPE_ROOT", pid, 1);
 	setenv("SCOPE_OUTPUT", cfg->output, 1);
 	if (scope_getenv("SCOPE_TMPDIR"))
 		setenv("SCOPE_TMPDIR", cfg->tmpdir, 1);
+	return 0;
 }
 
 /* What choose_role could not put into the environment yet. */
@@ -173,35 +227,61 @@ void scope_config_export(struct scope_config *cfg)
 	if (!cfg->export_later || !environ)
 		return;
 	cfg->export_later = 0;
-	choose_role(cfg);
+	(void)choose_role(cfg); /* the paths were checked the first time */
 }
 
-void scope_config_read(struct scope_config *cfg)
+/* A switch: set, and neither empty nor 0. */
+static SCOPE_NOINST int flag(const char *var)
+{
+	const char *v = scope_getenv(var);
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* The storage settings the writer will take, checked now: a mistake gets
+ * one line at start-up and the default, not a profile lost at exit. */
+static SCOPE_NOINST void storage_settings(struct scope_config *cfg)
+{
+	const char *v = scope_getenv("SCOPE_COMPRESSION");
+	struct storage st;
+
+	if (v && *v && storage_parse(&st, v) != 0)
+		scope_log("SCOPE_COMPRESSION='%s' is not auto, none, gzip or gzip:1..9; using auto",
+			  v);
+	else
+		copy(cfg->compression, sizeof cfg->compression, v);
+	v = scope_getenv("SCOPE_CHUNK_SIZE");
+	cfg->chunk_size_bad = storage_parse_chunk(&st, v) != 0;
+	if (cfg->chunk_size_bad)
+		scope_log("SCOPE_CHUNK_SIZE='%s' is not 1 to %u elements; using the default", v,
+			  STORAGE_MAX_CHUNK);
+}
+
+int scope_config_read(struct scope_config *cfg)
 {
 	const char *tmp = scope_getenv("SCOPE_TMPDIR");
-	uint64_t v;
 
 	memset(cfg, 0, sizeof *cfg);
 	if (!tmp || !*tmp)
 		tmp = scope_getenv("TMPDIR");
-	copy(cfg->tmpdir, sizeof cfg->tmpdir, tmp && *tmp ? tmp : "/tmp");
-	copy(cfg->output, sizeof cfg->output, scope_getenv("SCOPE_OUTPUT"));
-	copy(cfg->compression, sizeof cfg->compression, scope_getenv("SCOPE_COMPRESSION"));
-	copy(cfg->writer, sizeof cfg->writer, scope_getenv("SCOPE_WRITER"));
-	copy(cfg->parts, sizeof cfg->parts, scope_getenv("SCOPE_PARTS"));
+	if (copy_path(cfg->tmpdir, "SCOPE_TMPDIR", tmp && *tmp ? tmp : "/tmp") != 0 ||
+	    copy_path(cfg->output, "SCOPE_OUTPUT", scope_getenv("SCOPE_OUTPUT")) != 0 ||
+	    copy_path(cfg->writer, "SCOPE_WRITER", scope_getenv("SCOPE_WRITER")) != 0 ||
+	    copy_path(cfg->parts, "SCOPE_PARTS", scope_getenv("SCOPE_PARTS")) != 0)
+		return -1;
+	storage_settings(cfg);
 	locate(cfg);
-	choose_role(cfg);
+	if (choose_role(cfg) != 0)
+		return -1;
 
-	v = parse_size(scope_getenv("SCOPE_BUFFER_SIZE"));
-	cfg->chunk_bytes = v >= 4096 && v <= (64u << 20) ? (uint32_t)v : DEFAULT_CHUNK_BYTES;
+	cfg->chunk_bytes =
+		(uint32_t)size_setting("SCOPE_BUFFER_SIZE", 4096, 64u << 20, DEFAULT_CHUNK_BYTES);
 	cfg->lane_capacity = DEFAULT_LANES;
-	v = parse_size(scope_getenv("SCOPE_ARENA_MAX"));
-	cfg->arena_max_bytes = v ? v : DEFAULT_ARENA_MAX;
+	cfg->arena_max_bytes =
+		size_setting("SCOPE_ARENA_MAX", 1, UINT64_C(1) << 50, DEFAULT_ARENA_MAX);
 
 	tmp = scope_getenv("SCOPE_CLOCK");
 	cfg->force_monotonic = tmp && strcmp(tmp, "monotonic") == 0;
-	tmp = scope_getenv("SCOPE_KEEP_ARENA");
-	cfg->keep_arena = tmp && *tmp && strcmp(tmp, "0") != 0;
-	tmp = scope_getenv("SCOPE_DEBUG");
-	cfg->debug = tmp && *tmp && strcmp(tmp, "0") != 0;
+	cfg->keep_arena = flag("SCOPE_KEEP_ARENA");
+	cfg->debug = flag("SCOPE_DEBUG");
+	return 0;
 }

@@ -7,24 +7,35 @@
 #include <errno.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 extern char **environ;
 
-static char *writer_argv[4];
+static char *writer_argv[6];
+static char writer_fd[16];
 
-/* The writer gets the program's environment without LD_PRELOAD, so it is
- * not profiled itself. Built at start-up: the exit path allocates nothing. */
+/* The writer gets the program's environment without LD_PRELOAD, and with
+ * SCOPE_OFF, so that nothing records it, however the library is loaded.
+ * Built at start-up: the exit path allocates nothing. */
 static char **writer_envp;
+
+static SCOPE_NOINST int for_writer(const struct scope_config *cfg, const char *entry)
+{
+	return strncmp(entry, "LD_PRELOAD=", 11) != 0 && strncmp(entry, "SCOPE_OFF=", 10) != 0 &&
+	       !(cfg->chunk_size_bad && strncmp(entry, "SCOPE_CHUNK_SIZE=", 17) == 0);
+}
 
 int scope_finish_prepare(struct scope_process *p)
 {
+	static char off[] = "SCOPE_OFF=1";
 	size_t n = 0, k = 0;
 
 	if (!p->cfg.writer[0] || access(p->cfg.writer, X_OK) != 0) {
@@ -36,14 +47,20 @@ int scope_finish_prepare(struct scope_process *p)
 	while (environ && environ[n])
 		n++;
 	free(writer_envp);
-	writer_envp = calloc(n + 1, sizeof *writer_envp);
+	writer_envp = calloc(n + 2, sizeof *writer_envp);
 	if (!writer_envp)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+		if (for_writer(&p->cfg, environ[i]))
 			writer_envp[k++] = environ[i];
+	writer_envp[k] = off;
+	/* The arena is handed over open: a process that gave up its user id
+	 * since it made the file can no longer open it by name. */
+	snprintf(writer_fd, sizeof writer_fd, "%d", p->fd);
 	writer_argv[0] = p->cfg.writer;
-	writer_argv[1] = p->arena_path;
+	writer_argv[1] = "--arena-fd";
+	writer_argv[2] = writer_fd;
+	writer_argv[3] = p->arena_path;
 	return 0;
 fail:
 	scope_set_stopped(1);
@@ -79,30 +96,75 @@ static SCOPE_NOINST void record_stop(struct scope_process *p, int kind, int code
 	}
 }
 
-/* Runs the writer and waits for it. SIGCHLD is put to its default while
+/* The loader needs a few descriptors to start the writer: a program that
+ * lowered its limit to what it uses gets the limit raised while the writer
+ * starts, and back afterwards. */
+static SCOPE_NOINST int descriptors_for_writer(struct rlimit *old)
+{
+	struct rlimit more;
+
+	if (getrlimit(RLIMIT_NOFILE, old) != 0 || old->rlim_cur >= 64 ||
+	    old->rlim_max <= old->rlim_cur)
+		return 0;
+	more = *old;
+	more.rlim_cur = old->rlim_max < 64 ? old->rlim_max : 64;
+	return setrlimit(RLIMIT_NOFILE, &more) == 0;
+}
+
+/* Runs the writer and waits for it; returns its wait status, or -1 with
+ * errno when it could not be started. SIGCHLD is put to its default while
  * waiting, so a program that ignores it or reaps children in a handler
  * cannot take the writer's status away. */
 static SCOPE_NOINST int run_writer(struct scope_process *p)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+	struct rlimit limit;
+	int raised = descriptors_for_writer(&limit);
 	pid_t pid;
-	int status = 0, rc;
+	int status = -1, rc;
 
 	sigaction(SIGCHLD, &dfl, &old);
-	rc = scope_spawn(&pid, p->cfg.writer, writer_argv, writer_envp);
+	rc = scope_spawn(&pid, p->cfg.writer, writer_argv, writer_envp, p->fd);
 	if (rc == 0) {
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
 	sigaction(SIGCHLD, &old, NULL);
-	if (rc != 0) {
-		scope_log("cannot start %s: %s", p->cfg.writer, strerror(rc));
-		return -1;
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status) == 0 ? 0 : 1; /* the writer said why */
-	scope_log("%s was killed by signal %d", p->cfg.writer, WTERMSIG(status));
-	return -1;
+	if (raised)
+		setrlimit(RLIMIT_NOFILE, &limit);
+	errno = rc;
+	return rc == 0 ? status : -1;
+}
+
+/* Whether the writer published the arena: it removes the file, or marks
+ * it when asked to keep it. */
+static SCOPE_NOINST int published(const struct scope_process *p)
+{
+	struct stat st;
+	return __atomic_load_n(&p->hdr->published, __ATOMIC_ACQUIRE) ||
+	       (fstat(p->fd, &st) == 0 && st.st_nlink == 0);
+}
+
+/* One line when the profile was not written and nothing has said why: the
+ * writer could not start, died, or ended without writing (a wrong
+ * SCOPE_WRITER). A writer that failed on its own has said it already. */
+static SCOPE_NOINST void write_profile(struct scope_process *p)
+{
+	char what[96];
+	int status = run_writer(p);
+
+	if (status < 0)
+		snprintf(what, sizeof what, "could not be started: %s", strerror(errno));
+	else if (published(p) || p->hdr->reported)
+		return;
+	else if (WIFSIGNALED(status))
+		snprintf(what, sizeof what, "was killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(what, sizeof what, "exited with status %d without writing the profile",
+			 WEXITSTATUS(status));
+	scope_log("%s %s; what was recorded is kept in %s (write it with: scope-writer --recover "
+		  "%s)",
+		  p->cfg.writer, what, p->arena_path, p->arena_path);
 }
 
 void scope_finish(int kind, int code)
@@ -115,12 +177,14 @@ void scope_finish(int kind, int code)
 	scope_busy_begin(&scope_tls);
 	scope_thread_stop_self();
 	record_stop(p, kind, code);
+	/* An image that execs another is a part: the process's last image
+	 * writes the output, so a launcher (a shell script, valgrind) does
+	 * not take the place of the program it runs. */
+	if (kind == SCOPE_EXIT_EXEC)
+		p->hdr->role = SCOPE_ROLE_PART;
 	scope_thread_finish();
 	scope_modules_capture(p);
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_STOPPED, __ATOMIC_RELEASE);
-	if (run_writer(p) < 0)
-		scope_log("the profile was not written; what was recorded is kept in %s "
-			  "(write it with: scope-writer --recover %s)",
-			  p->arena_path, p->arena_path);
+	write_profile(p);
 	scope_busy_end(&scope_tls);
 }

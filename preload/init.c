@@ -6,9 +6,11 @@
 
 #include <scope/launcher.h>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,7 +70,8 @@ static SCOPE_NOINST void describe_process(struct scope_process *p)
 	ssize_t n;
 
 	h->pid = (int32_t)getpid();
-	h->ppid = (int32_t)getppid();
+	h->ppid = (int32_t)(p->parent_pid ? p->parent_pid : getppid());
+	p->parent_pid = 0;
 	h->role = (uint32_t)p->cfg.role;
 	launcher_rank(&h->rank, &h->ranks);
 	n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
@@ -91,14 +94,8 @@ static SCOPE_NOINST void describe_process(struct scope_process *p)
 int scope_start_recording(void)
 {
 	struct scope_process *p = &scope_proc;
-	int err = scope_arena_create(p);
-
-	if (err) {
-		scope_log("cannot create the recording arena in %s: %s; this process is not "
-			  "profiled (set SCOPE_TMPDIR to a writable folder)",
-			  p->cfg.tmpdir, strerror(-err));
-		return -1;
-	}
+	if (scope_arena_create(p) != 0)
+		return -1; /* it said why */
 	describe_process(p);
 	p->hdr->overhead_ticks = scope_measure_overhead();
 	if (scope_finish_prepare(p) != 0)
@@ -112,6 +109,27 @@ int scope_start_recording(void)
 	return 0;
 }
 
+/*
+ * Processes the library leaves alone, however it was loaded (LD_PRELOAD,
+ * or /etc/ld.so.preload for a whole machine): a program in secure mode
+ * (setuid or setgid), where nothing from the environment may choose a
+ * program or a path; scope's own programs, which export scope_own_program;
+ * and what the library starts itself (the writer, and anything it runs),
+ * marked with SCOPE_OFF. Otherwise each writer would record itself and
+ * start another at its exit.
+ */
+static SCOPE_NOINST int stays_out(void)
+{
+	const char *off;
+
+	if (getauxval(AT_SECURE))
+		return 1;
+	if (dlsym(RTLD_DEFAULT, "scope_own_program"))
+		return 1;
+	off = scope_getenv("SCOPE_OFF");
+	return off && *off && strcmp(off, "0") != 0;
+}
+
 /* Runs once per program image: as its constructor, or earlier, from the
  * first hook that runs (a .preinit_array function, another library's
  * constructor). */
@@ -123,16 +141,20 @@ void scope_init(void)
 		return;
 	p->initialized = 1;
 	scope_busy_begin(&scope_tls);
-	scope_config_read(&p->cfg);
+	/* The wrappers need their originals whether this process records or not. */
+	scope_pthread_init();
+	scope_fds_resolve();
+	scope_jump_resolve();
+	scope_modules_resolve();
+	if (stays_out() || scope_config_read(&p->cfg) != 0) {
+		scope_busy_end(&scope_tls);
+		return;
+	}
 	clock_source = scope_clock_init();
 	if (p->cfg.force_monotonic) {
 		scope_clock_is_tsc = 0;
 		clock_source = SCOPE_CLOCK_MONOTONIC;
 	}
-	scope_pthread_init();
-	scope_fds_resolve();
-	scope_jump_resolve();
-	scope_modules_resolve();
 	scope_env_capture(&p->cfg);
 	if (scope_start_recording() == 0) {
 		on_exit(on_exit_status, NULL);

@@ -51,6 +51,25 @@ static SCOPE_NOINST void build_id(const struct dl_phdr_info *info, char *out, si
 	}
 }
 
+/* The path as one line of the modules area: a newline or a backslash in
+ * it (both allowed in file names) is written as \n or \\. Returns -1
+ * when it does not fit. */
+static SCOPE_NOINST int escape(char *out, size_t cap, const char *path)
+{
+	size_t n = 0;
+
+	for (; *path; path++) {
+		int special = *path == '\n' || *path == '\\';
+		if (n + 2 >= cap)
+			return -1;
+		if (special)
+			out[n++] = '\\';
+		out[n++] = *path == '\n' ? 'n' : *path;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 struct capture {
 	struct scope_process *p;
 	uintptr_t only;	 /* with unload: the load bias of the one object wanted */
@@ -61,7 +80,7 @@ static SCOPE_NOINST int one_module(struct dl_phdr_info *info, size_t size, void 
 {
 	struct capture *c = arg;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	char path[PATH_MAX], id[130], line[PATH_MAX + 200];
+	char path[PATH_MAX], id[130], line[2 * PATH_MAX + 200], escaped[2 * PATH_MAX];
 	const char *name = info->dlpi_name;
 	int n;
 	(void)size;
@@ -92,9 +111,11 @@ static SCOPE_NOINST int one_module(struct dl_phdr_info *info, size_t size, void 
 		name = path;
 	}
 	build_id(info, id, sizeof id);
+	if (escape(escaped, sizeof escaped, name) != 0)
+		return 0;
 	n = snprintf(line, sizeof line, "%lx %lx %lx %s %llx %s\n", (unsigned long)info->dlpi_addr,
 		     (unsigned long)(info->dlpi_addr + lo), (unsigned long)(info->dlpi_addr + hi),
-		     id, (unsigned long long)c->unload, name);
+		     id, (unsigned long long)c->unload, escaped);
 	if (n > 0 && (size_t)n < sizeof line)
 		scope_arena_append_module(c->p, line, (size_t)n);
 	return 0;

@@ -44,12 +44,9 @@ static SCOPE_NOINST void resolve(void)
 	__atomic_store_n(&real_execve, (execve_fn)dlsym(RTLD_NEXT, "execve"), __ATOMIC_RELEASE);
 }
 
-/* The child of fork records into an arena of its own, as a new process:
- * the parent's calls still open are not the child's, and their exits in
- * the child touch nothing. */
 /* The calling thread, the only one a new process image or forked child
- * has, starts recording as a new process of the run: fresh thread state,
- * a new arena, a part of its own. */
+ * has, starts recording as a new process of the run: fresh thread state
+ * and a new arena. */
 static SCOPE_NOINST void record_as_new_process(void)
 {
 	struct scope_thread *t = &scope_tls;
@@ -58,32 +55,57 @@ static SCOPE_NOINST void record_as_new_process(void)
 	memset(t, 0, sizeof *t);
 	t->lane = -1;
 	t->busy = (uint8_t)busy;
-	scope_proc.cfg.role = SCOPE_ROLE_PART;
 	scope_busy_begin(t);
 	scope_start_recording();
 	scope_busy_end(t);
 }
 
+/* Lets go of the arena this process image recorded into: written already
+ * (a failed exec), or the parent's (a forked child). Left mapped, it would
+ * stay in memory and in a core dump for the rest of the process. */
+static SCOPE_NOINST void drop_arena(struct scope_process *p)
+{
+	munmap(p->base, p->map_bytes);
+	scope_fd_close(p->fd);
+	p->hdr = NULL;
+	p->base = NULL;
+	p->fd = -1;
+}
+
+/* The child of fork records into an arena of its own, as a new process:
+ * the parent's calls still open are not the child's, and their exits in
+ * the child touch nothing. Its parent is taken from the parent's arena
+ * before anything else: by the time the child asked the kernel, a parent
+ * that exits at once (daemon) would have left it to another. */
 static SCOPE_NOINST void after_fork_child(void)
 {
 	struct scope_process *p = &scope_proc;
 
 	if (!p->hdr || p->stopped)
 		return;
-	munmap(p->base, p->map_bytes);
-	scope_fd_close(p->fd);
-	p->hdr = NULL;
-	p->base = NULL;
-	p->fd = -1;
+	p->parent_pid = p->hdr->pid;
+	p->cfg.role = SCOPE_ROLE_PART;
+	drop_arena(p);
 	record_as_new_process();
 }
 
 /* The writer is started with the original posix_spawn: the wrapper would
  * put the profiler back into its environment. */
-int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[])
+int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[], int keep_fd)
 {
+	int flags, rc;
+
 	resolve();
-	return real_posix_spawn ? real_posix_spawn(pid, path, NULL, NULL, argv, envp) : ENOSYS;
+	if (!real_posix_spawn)
+		return ENOSYS;
+	/* Not a file action: adding one allocates, and this runs from a fatal
+	 * signal's handler too. The descriptor is inheritable only meanwhile. */
+	flags = fcntl(keep_fd, F_GETFD);
+	if (flags < 0 || fcntl(keep_fd, F_SETFD, flags & ~FD_CLOEXEC) != 0)
+		return errno;
+	rc = real_posix_spawn(pid, path, NULL, NULL, argv, envp);
+	fcntl(keep_fd, F_SETFD, flags);
+	return rc;
 }
 
 void scope_process_init(void)
@@ -104,8 +126,10 @@ static SCOPE_NOINST void after_failed_exec(void)
 	struct scope_process *p = &scope_proc;
 	int saved = errno;
 
-	if (p->stopped && p->initialized && p->cfg.writer[0])
+	if (p->stopped && p->hdr && p->cfg.writer[0]) {
+		drop_arena(p);
 		record_as_new_process();
+	}
 	errno = saved;
 }
 

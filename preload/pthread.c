@@ -19,20 +19,27 @@ struct start {
 	int32_t parent;
 };
 
-static SCOPE_NOINST void on_thread_exit(void *unused)
+/* The key's value when the thread has no signal stack of ours. */
+static char no_stack;
+
+static SCOPE_NOINST void on_thread_exit(void *stack)
 {
-	(void)unused;
 	scope_thread_finish();
+	if (stack != &no_stack)
+		scope_signals_thread_end(stack);
 }
 
 static SCOPE_NOINST void *trampoline(void *v)
 {
 	struct start s = *(struct start *)v;
+	void *stack;
+
 	free(v);
 	scope_thread_register(s.parent);
+	stack = scope_signals_thread_begin();
 	/* A value for the key makes on_thread_exit run however the thread
 	 * ends: return, pthread_exit or cancellation. */
-	pthread_setspecific(finish_key, (void *)1);
+	pthread_setspecific(finish_key, stack ? stack : &no_stack);
 	return s.fn(s.arg);
 }
 

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define UNW_LOCAL_ONLY
@@ -110,6 +111,54 @@ static SCOPE_NOINST void on_fatal(int sig, siginfo_t *info, void *ctx)
 		raise(sig);
 }
 
+/*
+ * A stack for the handler, where the program has none of its own: a thread
+ * that overflowed its stack can run no handler on it, and would die with
+ * its calls unsaved. The main thread's is static; another thread's is
+ * mapped when it starts (untouched pages cost nothing) and unmapped when
+ * it ends.
+ */
+#define ALT_STACK_BYTES (128u << 10)
+
+static char main_alt_stack[ALT_STACK_BYTES];
+static int armed; /* the fatal signals are held: threads want a stack too */
+
+static SCOPE_NOINST int alt_stack_on(void *sp)
+{
+	stack_t cur, st = {.ss_sp = sp, .ss_size = ALT_STACK_BYTES};
+
+	if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
+		return 0;
+	return sigaltstack(&st, NULL) == 0;
+}
+
+void *scope_signals_thread_begin(void)
+{
+	void *sp;
+
+	if (!__atomic_load_n(&armed, __ATOMIC_RELAXED))
+		return NULL;
+	sp = mmap(NULL, ALT_STACK_BYTES, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+
+	if (sp == MAP_FAILED)
+		return NULL;
+	if (alt_stack_on(sp))
+		return sp;
+	munmap(sp, ALT_STACK_BYTES);
+	return NULL;
+}
+
+void scope_signals_thread_end(void *sp)
+{
+	stack_t off = {.ss_flags = SS_DISABLE};
+
+	if (!sp)
+		return;
+	sigaltstack(&off, NULL);
+	munmap(sp, ALT_STACK_BYTES);
+}
+
 static SCOPE_NOINST void hold(int sig)
 {
 	struct sigaction sa;
@@ -133,6 +182,8 @@ void scope_signals_init(void)
 	if (resolve() != 0)
 		return;
 	load_unwinder();
+	alt_stack_on(main_alt_stack);
+	__atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < sizeof crash_signals / sizeof *crash_signals; i++)
 		hold(crash_signals[i]);
 	for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++) {
@@ -156,7 +207,7 @@ SCOPE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 	if (resolve() != 0)
 		return -1;
 	if (sig <= 0 || sig >= NSIG || (!is_crash(sig) && !is_stop(sig)) ||
-	    !scope_proc.initialized ||
+	    !__atomic_load_n(&armed, __ATOMIC_RELAXED) ||
 	    (!held[sig] && !(act && is_stop(sig) && act->sa_handler == SIG_DFL)))
 		return real_sigaction(sig, act, old);
 	if (!held[sig]) {

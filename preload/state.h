@@ -56,6 +56,7 @@ struct scope_config {
 	int force_monotonic;
 	int keep_arena;
 	int debug;
+	int chunk_size_bad; /* SCOPE_CHUNK_SIZE is unusable: not given to the writer */
 };
 
 /* The process-wide state. */
@@ -69,6 +70,7 @@ struct scope_process {
 	uint32_t recs_per_chunk;
 	int stopped; /* set and read with scope_stopped/scope_set_stopped */
 	int initialized;
+	pid_t parent_pid; /* a forked child's parent, taken before it can exit */
 };
 
 extern struct scope_process scope_proc SCOPE_HIDDEN;
@@ -86,12 +88,13 @@ static inline void scope_set_stopped(int stopped)
 	__atomic_store_n(&scope_proc.stopped, stopped, __ATOMIC_RELAXED);
 }
 
-/* config.c */
-void scope_config_read(struct scope_config *cfg) SCOPE_HIDDEN;
+/* config.c: returns 0, or -1 after one line saying why this process is
+ * not profiled. */
+int scope_config_read(struct scope_config *cfg) SCOPE_HIDDEN;
 void scope_config_export(struct scope_config *cfg) SCOPE_HIDDEN;
 const char *scope_getenv(const char *name) SCOPE_HIDDEN;
 
-/* arena.c: returns 0 or -errno. */
+/* arena.c: returns 0 or -errno (scope_arena_create has said why). */
 int scope_arena_create(struct scope_process *p) SCOPE_HIDDEN;
 struct scope_chunk_head *scope_arena_chunk(struct scope_process *p) SCOPE_HIDDEN;
 int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
@@ -140,7 +143,9 @@ void scope_env_free(char **env) SCOPE_HIDDEN;
 
 /* process.c: fork, exec, spawn and _exit. */
 void scope_process_init(void) SCOPE_HIDDEN;
-int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[]) SCOPE_HIDDEN;
+/* Starts the writer with keep_fd open in it; returns 0 or an errno. */
+int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+		int keep_fd) SCOPE_HIDDEN;
 
 /* finish.c */
 void scope_finish(int kind, int code) SCOPE_HIDDEN;
@@ -148,6 +153,10 @@ int scope_finish_prepare(struct scope_process *p) SCOPE_HIDDEN;
 
 /* signals.c */
 void scope_signals_init(void) SCOPE_HIDDEN;
+/* A stack for the fatal-signal handler on a new thread, and its end;
+ * begin returns what end takes (NULL when the thread has its own). */
+void *scope_signals_thread_begin(void) SCOPE_HIDDEN;
+void scope_signals_thread_end(void *stack) SCOPE_HIDDEN;
 
 /* pthread.c */
 int scope_pthread_init(void) SCOPE_HIDDEN;

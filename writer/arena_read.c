@@ -47,14 +47,16 @@ static uint64_t mapped_size(int fd, uint64_t file_size)
 	return h.chunks_off + used * h.chunk_bytes;
 }
 
-int arena_open(struct arena *a, const char *path)
+int arena_open(struct arena *a, const char *path, int fd)
 {
 	struct stat st;
 	const struct scope_arena_header *h;
 
 	memset(a, 0, sizeof *a);
-	a->fd = open(path, O_RDWR | O_CLOEXEC);
-	if (a->fd < 0 && (errno == EACCES || errno == EROFS))
+	a->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && a->fd >= 0)
+		close(fd);
+	if (fd < 0 && a->fd < 0 && (errno == EACCES || errno == EROFS))
 		a->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (a->fd < 0) {
 		fprintf(stderr, "scope-writer: cannot open %s: %s\n", path, strerror(errno));
@@ -125,6 +127,21 @@ static int by_lo(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
+/* A module line's path back as the file is named (see the arena's
+ * modules area: \n and \\ stand for a newline and a backslash). */
+static void unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (*s == '\\' && (s[1] == 'n' || s[1] == '\\'))
+			*out++ = *++s == 'n' ? '\n' : '\\';
+		else
+			*out++ = *s;
+	}
+	*out = '\0';
+}
+
 static int is_known(const struct module *m, size_t n, uint64_t bias, uint64_t lo, uint64_t hi,
 		    uint64_t unload, const char *path)
 {
@@ -145,7 +162,7 @@ size_t modules_parse(const struct arena *a, struct module **out)
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		char line[SCOPE_PATH_BYTES + 256], id[130];
+		char line[2 * SCOPE_PATH_BYTES + 256], id[130];
 		unsigned long bias, lo, hi;
 		unsigned long long unload;
 		int off = 0;
@@ -158,6 +175,7 @@ size_t modules_parse(const struct arena *a, struct module **out)
 			    5 ||
 		    !off)
 			continue;
+		unescape(line + off);
 		if (is_known(m, n, bias, lo, hi, unload, line + off))
 			continue; /* captured at start-up and again at exit */
 		if (n == cap) {
@@ -233,6 +251,14 @@ void arena_mark_published(const struct arena *a)
 	if (pwrite(a->fd, &one, sizeof one, offsetof(struct scope_arena_header, published)) !=
 	    (ssize_t)sizeof one)
 		return; /* read-only: a later recovery writes it once more, no harm */
+}
+
+void arena_mark_reported(const struct arena *a)
+{
+	uint32_t one = 1;
+	if (pwrite(a->fd, &one, sizeof one, offsetof(struct scope_arena_header, reported)) !=
+	    (ssize_t)sizeof one)
+		return; /* read-only: the library says its own line too */
 }
 
 void tick_clock_init(struct tick_clock *c, const struct arena *a)

@@ -57,44 +57,53 @@ static char *command_line(const struct arena *a)
  * first process of one MPI rank writes OUTPUT.ranks/rank-N.h5; the last
  * rank to finish merges them into the output.
  */
+static int output_path(char *out, size_t cap, const char *path, const char *suffix, int pid,
+		       unsigned long long start)
+{
+	int n = pid ? snprintf(out, cap, "%s%d-%llu%s", path, pid, start, suffix)
+		    : snprintf(out, cap, "%s%s", path, suffix);
+	if (n >= 0 && (size_t)n < cap)
+		return 0;
+	fprintf(stderr,
+		"scope-writer: the profile's name would be longer than a path can be: %.64s...\n",
+		path);
+	return -1;
+}
+
 static int resolve_output(char *out, size_t cap, const char *given,
 			  const struct scope_arena_header *h, struct job *job)
 {
-	char base[SCOPE_PATH_BYTES];
+	char base[SCOPE_PATH_BYTES + 1];
 	size_t len;
 
 	if (given && *given) {
 		if (given[0] == '/' || !h->cwd[0])
-			snprintf(out, cap, "%s", given);
-		else
-			snprintf(out, cap, "%s/%s", h->cwd, given);
-		return 0;
+			return output_path(out, cap, given, "", 0, 0);
+		snprintf(base, sizeof base, "%.*s/", SCOPE_PATH_BYTES - 1, h->cwd);
+		return output_path(out, cap, base, given, 0, 0);
 	}
 	if (h->role == SCOPE_ROLE_PART && h->parts[0]) {
-		snprintf(out, cap, "%.*s/%d-%llu.h5", SCOPE_PATH_BYTES, h->parts, (int)h->pid,
-			 (unsigned long long)h->start_unix_ns);
-		return 0;
+		snprintf(base, sizeof base, "%.*s/", SCOPE_PATH_BYTES - 1, h->parts);
+		return output_path(out, cap, base, ".h5", (int)h->pid, h->start_unix_ns);
 	}
 	if (!h->output[0]) {
 		fputs("scope-writer: the arena names no output file: give one with -o\n", stderr);
 		return -1;
 	}
-	snprintf(base, sizeof base, "%.*s", SCOPE_PATH_BYTES, h->output);
+	snprintf(base, sizeof base, "%.*s", SCOPE_PATH_BYTES - 1, h->output);
 	if (h->role != SCOPE_ROLE_PART) {
 		/* One rank of a job under a plain LD_PRELOAD: the ranks meet
 		 * beside the output, as scope-run's do. */
 		int in_job = job_init(job, base, h->rank, h->ranks, "scope-writer");
 		if (in_job < 0)
 			return -1;
-		snprintf(out, cap, "%s", in_job ? job->rank_file : base);
-		return 0;
+		return output_path(out, cap, in_job ? job->rank_file : base, "", 0, 0);
 	}
 	len = strlen(base);
 	if (len > 3 && strcmp(base + len - 3, ".h5") == 0)
 		base[len - 3] = '\0';
-	snprintf(out, cap, "%s.%d-%llu.part.h5", base, (int)h->pid,
-		 (unsigned long long)h->start_unix_ns);
-	return 0;
+	strcat(base, ".");
+	return output_path(out, cap, base, ".part.h5", (int)h->pid, h->start_unix_ns);
 }
 
 /* Calls grouped in memory at once: SCOPE_WRITER_WINDOW, else 2^20 (about
@@ -176,18 +185,19 @@ static void finish_job(const struct job *job, const struct scope_arena_header *h
 
 struct options {
 	const char *output, *compression, *chunk, *arena;
-	int recover, keep, symbolize, exit_signal;
+	int recover, keep, symbolize, exit_signal, arena_fd;
 };
 
 static int parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM, EXITSIG };
+	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM, EXITSIG, ARENAFD };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
 					      {"recover", no_argument, 0, RECOVER},
 					      {"keep", no_argument, 0, KEEP},
 					      {"exit-signal", required_argument, 0, EXITSIG},
+					      {"arena-fd", required_argument, 0, ARENAFD},
 					      {"no-symbolize", no_argument, 0, NOSYM},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
@@ -196,6 +206,7 @@ static int parse(int argc, char **argv, struct options *o)
 	int c;
 
 	memset(o, 0, sizeof *o);
+	o->arena_fd = -1;
 	o->symbolize = !(sym && strcmp(sym, "0") == 0);
 	o->keep = keep && *keep && strcmp(keep, "0") != 0;
 	o->chunk = getenv("SCOPE_CHUNK_SIZE");
@@ -208,6 +219,7 @@ static int parse(int argc, char **argv, struct options *o)
 		case KEEP: o->keep = 1; break;
 		case NOSYM: o->symbolize = 0; break;
 		case EXITSIG: o->exit_signal = atoi(optarg); break;
+		case ARENAFD: o->arena_fd = atoi(optarg); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
 		default: fputs("scope-writer: see scope-writer --help\n", stderr); return -1;
@@ -332,15 +344,13 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &o) != 0)
 		return 2;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	if (arena_open(&a, o.arena) != 0)
+	if (arena_open(&a, o.arena, o.arena_fd) != 0)
 		return 1;
-	if ((rc = refuse(&o, &a, &st)) >= 0) {
-		arena_close(&a);
-		return rc;
-	}
+	if ((rc = refuse(&o, &a, &st)) >= 0)
+		goto done;
 	if (resolve_output(output, sizeof output, o.output, a.hdr, &job) != 0) {
-		arena_close(&a);
-		return 2;
+		rc = 2;
+		goto done;
 	}
 	tick_clock_init(&clock, &a);
 	run.nmods = modules_parse(&a, &mods);
@@ -348,9 +358,18 @@ int main(int argc, char **argv)
 	gethostname(host, sizeof host - 1);
 	describe_run(&run, &o, &a, &clock, host);
 	phase("setup");
-	rc = run.command_line ? write_run(&run, &o, &a, &st, output, &job) : 1;
+	rc = 1;
+	if (!run.command_line)
+		say_kept("out of memory", NULL, &o);
+	else
+		rc = write_run(&run, &o, &a, &st, output, &job);
 	free((char *)run.command_line);
 	modules_free(mods, run.nmods);
+done:
+	/* Every failure above printed its line: the library that started
+	 * this writer need not print another. */
+	if (rc != 0)
+		arena_mark_reported(&a);
 	arena_close(&a);
 	return rc;
 }

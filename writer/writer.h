@@ -21,11 +21,16 @@ struct arena {
 };
 
 /* Returns 0, or -1 after printing one line that names the problem. */
-int arena_open(struct arena *a, const char *path);
+/* Opens path, or with fd >= 0 the arena already open there (the
+ * descriptor is taken over); returns 0, or -1 after one line. */
+int arena_open(struct arena *a, const char *path, int fd);
 void arena_close(struct arena *a);
 
 /* Notes in a kept arena that its profile was written. */
 void arena_mark_published(const struct arena *a);
+
+/* Notes that this writer has said why it did not publish. */
+void arena_mark_reported(const struct arena *a);
 
 /* Drops the records' pages from this process once they have been read. */
 void arena_release_records(const struct arena *a);

@@ -8,10 +8,12 @@
 /*
  * Layout of the file, every offset a multiple of the page size:
  *
- *   header   struct scope_arena_header, two pages
+ *   header   struct scope_arena_header, SCOPE_ARENA_HEADER_BYTES
  *   cmdline  the process's NUL-separated argv, as /proc/self/cmdline has it
  *   modules  text lines appended by the library, one per mapped object:
- *            "<bias> <lo> <hi> <build-id|-> <path>\n" (addresses in hex)
+ *            "<bias> <lo> <hi> <build-id|-> <unload> <path>\n" (hex; unload
+ *            is the tick the object was closed at, 0 if never); a newline
+ *            or backslash in the path is written as \n or \\
  *   lanes    struct scope_lane[lane_capacity]
  *   chunks   chunk_bytes each: struct scope_chunk_head, then records
  *
@@ -19,7 +21,7 @@
  */
 
 #define SCOPE_ARENA_MAGIC   "SCOPEAR1"
-#define SCOPE_ARENA_VERSION 1
+#define SCOPE_ARENA_VERSION 2
 
 /*
  * One call. The library writes it at entry and completes it at exit, so a
@@ -114,7 +116,8 @@ enum scope_lost_cause {
 	SCOPE_LOST_CAUSES
 };
 
-#define SCOPE_PATH_BYTES   1024
+/* Any path the system accepts (PATH_MAX) fits. */
+#define SCOPE_PATH_BYTES   4096
 #define SCOPE_CRASH_FRAMES 64
 
 struct scope_arena_header {
@@ -168,7 +171,7 @@ struct scope_arena_header {
 	uint32_t crash_signal;
 	int32_t crash_lane;
 	uint32_t crash_frames;
-	uint32_t reserved2;
+	uint32_t reported; /* nonzero once a writer said why it could not publish */
 	uint64_t crash_stack[SCOPE_CRASH_FRAMES];
 
 	uint32_t role; /* enum scope_role */
@@ -182,6 +185,8 @@ struct scope_arena_header {
 	char parts[SCOPE_PATH_BYTES]; /* folder for parts, "" = beside the output */
 	char compression[64];
 };
-_Static_assert(sizeof(struct scope_arena_header) <= 8192, "the header fits two pages");
+#define SCOPE_ARENA_HEADER_BYTES (5u * 4096u)
+_Static_assert(sizeof(struct scope_arena_header) <= SCOPE_ARENA_HEADER_BYTES,
+	       "the header fits its pages");
 
 #endif
