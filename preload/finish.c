@@ -96,19 +96,25 @@ static SCOPE_NOINST void record_stop(struct scope_process *p, int kind, int code
 	}
 }
 
-/* The loader needs a few descriptors to start the writer: a program that
- * lowered its limit to what it uses gets the limit raised while the writer
- * starts, and back afterwards. */
+/* Descriptors the writer needs: its libraries, the output, a spill file. */
+#define WRITER_FDS 32
+
+/* A program that lowered its descriptor limit to what it uses gets it
+ * raised while the writer starts, and back afterwards. Returns 1 when
+ * raised, 0 when it is enough as it is, -1 when the writer cannot start. */
 static SCOPE_NOINST int descriptors_for_writer(struct rlimit *old)
 {
 	struct rlimit more;
 
-	if (getrlimit(RLIMIT_NOFILE, old) != 0 || old->rlim_cur >= 64 ||
-	    old->rlim_max <= old->rlim_cur)
+	if (getrlimit(RLIMIT_NOFILE, old) != 0 || old->rlim_cur >= WRITER_FDS)
 		return 0;
 	more = *old;
-	more.rlim_cur = old->rlim_max < 64 ? old->rlim_max : 64;
-	return setrlimit(RLIMIT_NOFILE, &more) == 0;
+	more.rlim_cur = old->rlim_max < WRITER_FDS ? old->rlim_max : WRITER_FDS;
+	if (more.rlim_cur < WRITER_FDS || setrlimit(RLIMIT_NOFILE, &more) != 0) {
+		errno = EMFILE;
+		return -1;
+	}
+	return 1;
 }
 
 /* Runs the writer and waits for it; returns its wait status, or -1 with
@@ -123,6 +129,8 @@ static SCOPE_NOINST int run_writer(struct scope_process *p)
 	pid_t pid;
 	int status = -1, rc;
 
+	if (raised < 0)
+		return -1;
 	sigaction(SIGCHLD, &dfl, &old);
 	rc = scope_spawn(&pid, p->cfg.writer, writer_argv, writer_envp, p->fd);
 	if (rc == 0) {
@@ -153,7 +161,10 @@ static SCOPE_NOINST void write_profile(struct scope_process *p)
 	char what[96];
 	int status = run_writer(p);
 
-	if (status < 0)
+	if (status < 0 && errno == EMFILE)
+		snprintf(what, sizeof what,
+			 "cannot start: the program's descriptor limit is under %d", WRITER_FDS);
+	else if (status < 0)
 		snprintf(what, sizeof what, "could not be started: %s", strerror(errno));
 	else if (published(p) || p->hdr->reported)
 		return;

@@ -1,0 +1,401 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Runs one case of scope in unfriendly surroundings and checks what comes out.
+
+Usage: hostile.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR
+                  [--sanitized LIBASAN]
+
+The library preloaded for a whole machine (/etc/ld.so.preload, seen only by
+the test through a private mount namespace), setuid programs, a program that
+gives up root, lowers its descriptor limit, overflows its stack, execs in
+vain or loses its parent; wrong settings, a wrong writer, a long or strange
+path, valgrind. Each either yields the profile, exactly, or one line saying
+what happened and where the data is. One function per case (case_foo_bar is
+CASE "foo-bar"). Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check  # noqa: E402  (the helpers of the main suite)
+import robust  # noqa: E402
+from check import Failure, Skipped, expect, expect_eq  # noqa: E402
+from robust import expect_counts  # noqa: E402
+
+N = 1000  # calls of work() per phase of r_env
+NOBODY = 65534
+
+
+def said_work(r):
+    """The work=N the program printed."""
+    counts = robust.said_calls(r.stdout.decode("utf-8", "replace"))
+    expect("work" in counts, f"the program printed no counts:\n{r.stdout!r}")
+    return counts["work"]
+
+
+def world_writable(t, name):
+    path = t.path(name)
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o1777)
+    return path
+
+
+def need_root():
+    if os.geteuid() != 0:
+        raise Skipped("needs root (to change user, mount, or make a setuid program)")
+
+
+def profiles_in(folder):
+    return sorted(f for f in os.listdir(folder) if f.endswith(".h5"))
+
+
+def one_line(r, *words):
+    """Exactly one line on stderr, holding every one of WORDS; returns it."""
+    lines = r.err_lines()
+    expect(len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n  " + "\n  ".join(lines))
+    for w in words:
+        expect(w in lines[0], f"the line does not name {w!r}: {lines[0]}")
+    return lines[0]
+
+
+def kept_arena(t, line):
+    """The arena a line says the data is kept in, checked to exist and to write
+    the profile it promises with the command the line gives."""
+    m = re.search(r"kept in (/\S+\.arena)\b", line)
+    expect(m, f"the line names no arena: {line}")
+    arena = m.group(1)
+    expect(os.path.isfile(arena), f"{arena} does not exist")
+    hint = re.search(r"write it with: (scope-writer [^)]*)\)", line)
+    expect(hint, f"the line does not say how to write the data later: {line}")
+    words = hint.group(1).split()
+    argv = [t.writer] + words[1:-1] + ["-o", t.path("later.h5"), words[-1]]
+    t.run(argv, env=t.env()).expect_rc(0)
+    return t.load("later.h5")
+
+
+# ---------------------------------------------------------------------------
+# A private /etc with an ld.so.preload, as a site that profiles everything
+
+
+def private_etc(t, libs):
+    """The overlay's folders, and the list of libraries to preload in a file."""
+    up, work = t.path("etc-up"), t.path("etc-work")
+    os.makedirs(up)
+    os.makedirs(work)
+    # written from inside, once the user is the one the case wants: a
+    # program started before then (setpriv) must not load the library
+    with open(os.path.join(up, "ld.so.preload"), "w"):
+        pass
+    os.chmod(os.path.join(up, "ld.so.preload"), 0o666)
+    wanted = t.path("preload-list")
+    with open(wanted, "w") as f:
+        f.write("\n".join(libs) + "\n")
+    return up, work, wanted
+
+
+def run_in(t, etc, argv, env, uid=None, scratch=(), timeout=60):
+    """ARGV with /etc/ld.so.preload naming the libraries of ETC, seen by it
+    alone, as UID if given. It runs as process 1 of a PID namespace of its
+    own, so that everything it starts dies with it when TIMEOUT is over: a
+    chain of writers each starting the next would outlive any other kill.
+    The folders in SCRATCH (where arenas go) are small tmpfs of its own, so
+    that such a chain cannot fill the disk either."""
+    up, work, wanted = etc
+    if not shutil.which("unshare") or not shutil.which("setpriv"):
+        raise Skipped("needs unshare and setpriv (util-linux)")
+    with open(os.path.join(up, "ld.so.preload"), "w"):
+        pass  # empty until the program's own shell fills it
+    user = [] if uid is None else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    small = "".join(f"mount -t tmpfs -o size=32m,mode=1777 tmpfs {d} || exit 98\n" for d in scratch)
+    script = (small +
+              f"mount -t overlay overlay -o lowerdir=/etc,upperdir={up},workdir={work} /etc || exit 98\n"
+              f"exec {' '.join(user)} sh -c 'cat {wanted} > /etc/ld.so.preload && exec \"$@\"' sh \"$@\"")
+    full = ["unshare", "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private",
+            "sh", "-c", script, "sh"] + [str(x) for x in argv]
+    print("$ (private /etc)", " ".join(str(x) for x in argv), flush=True)
+    proc = subprocess.Popen(full, env=env, cwd=t.work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=check.no_core_dump)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise Failure(f"`{' '.join(str(x) for x in argv)}` did not finish in {timeout} s "
+                      "(a process that starts itself again?)")
+    if proc.returncode == 98 or (proc.returncode == 1 and b"unshare failed" in err):
+        raise Skipped("cannot make a private mount and PID namespace with /etc overlaid "
+                      "(needs root and overlayfs)")
+    r = check.Run(full, subprocess.CompletedProcess(full, proc.returncode, out, err))
+    print(f"  exit {r.rc}")
+    if r.stderr:
+        print("  stderr:", r.stderr[-3000:].replace("\n", "\n  | "))
+    return r
+
+
+def preload_libs(t):
+    return [lib for lib in (t.asan, t.preload) if lib]
+
+
+def case_system_preload(t):
+    """/etc/ld.so.preload names the library: the program's profile, and scope's own
+    programs (the writer, scope-report) record nothing and start no writer."""
+    need_root()
+    t.need_prog()
+    etc = private_etc(t, preload_libs(t))
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")})
+    r = run_in(t, etc, [t.prog, "plain", N], env, scratch=[t.tmp])
+    r.expect_rc(0)
+    expect_counts(t.load("out.h5"), {"work": said_work(r), "main": 1})
+    report = os.path.join(os.path.dirname(t.writer), "scope-report")
+    run_in(t, etc, [report, "--top", "1", t.path("out.h5")], t.env(), scratch=[t.tmp]).expect_rc(0)
+    expect_eq(profiles_in(t.work), ["out.h5"], f"profiles in {t.work}")
+
+
+def case_secure_mode(t):
+    """A setuid-root program run by nobody, the library in /etc/ld.so.preload: no
+    SCOPE_* variable is honoured (nothing recorded, the named writer never runs)."""
+    need_root()
+    t.need_prog()
+    arenas, seen = world_writable(t, "arenas"), world_writable(t, "seen")
+    mark = os.path.join(seen, "writer-ran")
+    evil = t.path("evil-writer")
+    with open(evil, "w") as f:
+        f.write(f"#!/bin/sh\nid -u > {mark}\n")
+    os.chmod(evil, 0o755)
+    suid = t.path("suid")
+    os.makedirs(suid)
+    prog = os.path.join(suid, os.path.basename(t.prog))
+    shutil.copy(t.prog, prog)
+    os.chmod(prog, 0o4755)
+    etc = private_etc(t, preload_libs(t))
+    env = t.env({"SCOPE_WRITER": evil, "SCOPE_OUTPUT": os.path.join(seen, "out.h5"), "SCOPE_TMPDIR": arenas})
+    r = run_in(t, etc, [prog, "plain", N], env, uid=NOBODY, scratch=[arenas])
+    r.expect_rc(0)
+    expect_eq(said_work(r), N, "calls the program made")
+    if os.path.exists(mark):
+        raise Failure(f"SCOPE_WRITER ran, as uid {open(mark).read().strip()}")
+    expect_eq(os.listdir(seen), [], f"files the setuid program left in {seen}")
+
+
+def case_privilege_drop(t):
+    """A program that gives up root for nobody (as daemons do) keeps its profile."""
+    need_root()
+    t.need_prog()
+    folder = world_writable(t, "open")
+    env = t.env({"SCOPE_OUTPUT": os.path.join(folder, "out.h5")}, preload=t.preload)
+    r = t.run([t.prog, "drop", N], env=env)
+    r.expect_rc(0)
+    expect_counts(t.load("open/out.h5"), {"work": 2 * N, "works": 2, "main": 1})
+    for line in r.err_lines():
+        expect(".arena" in line, f"an unexpected line on stderr: {line}")
+
+
+def case_nofile_soft(t):
+    """A program that lowers its descriptor limit to 3 (not the hard one) keeps its profile."""
+    t.need_prog()
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    r = t.run([t.prog, "nofile", N, 3, 4096], env=env)
+    r.expect_rc(0)
+    expect_eq(r.err_lines(), [], "lines on stderr")
+    expect_counts(t.load("out.h5"), {"work": N, "works": 1, "main": 1})
+
+
+def case_nofile_hard(t):
+    """Hard limit 3: no writer can start; one line says so and where the data is."""
+    t.need_prog()
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    r = t.run([t.prog, "nofile", N, 3, 3], env=env)
+    r.expect_rc(0)
+    expect(not os.path.exists(t.path("out.h5")), "a profile was written")
+    p = kept_arena(t, one_line(r, "descriptor limit"))
+    expect_counts(p, {"work": N, "works": 1, "main": 1})
+
+
+def case_stack_overflow(t):
+    """Unbounded recursion under plain LD_PRELOAD: the profile is saved on the
+    handler's own stack, the calls flagged as never returned, and the program
+    still dies of SIGSEGV."""
+    t.need_prog()
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    r = t.run([t.prog, "overflow", N], env=env)
+    expect_eq(r.rc, -signal.SIGSEGV, "exit status (killed by SIGSEGV)")
+    p = t.load("out.h5")
+    expect_counts(p, {"work": N, "works": 1, "main": 1})
+    dives = p.calls("dive")
+    expect(len(dives["flags"]) > 100, f"only {len(dives['flags'])} calls of dive")
+    expect(all(int(f) & 1 for f in dives["flags"]), "a call of dive is not flagged as never returned")
+    expect_eq(int(p.processes["exit_signal"][0]), signal.SIGSEGV, "/processes/exit_signal")
+
+
+def writer_case(t, writer, *words):
+    """SCOPE_WRITER=WRITER: the profile is not written and one line (holding
+    WORDS) says where the data is; the kept arena writes the profile."""
+    t.need_prog()
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5"), "SCOPE_WRITER": writer}, preload=t.preload)
+    r = t.run([t.prog, "plain", N], env=env)
+    r.expect_rc(0)
+    expect(not os.path.exists(t.path("out.h5")), "a profile was written")
+    expect_counts(kept_arena(t, one_line(r, writer, *words)), {"work": said_work(r), "main": 1})
+
+
+def case_writer_true(t):
+    """A writer that exits 0 without writing anything."""
+    writer_case(t, "/bin/true", "without writing the profile")
+
+
+def case_writer_false(t):
+    """A writer that fails without a word."""
+    writer_case(t, "/bin/false", "status 1")
+
+
+def case_writer_killed(t):
+    """A writer killed by a signal."""
+    killed = t.path("killed-writer")
+    with open(killed, "w") as f:
+        f.write("#!/bin/sh\nkill -9 $$\n")
+    os.chmod(killed, 0o755)
+    writer_case(t, killed, "signal 9")
+
+
+def setting_case(t, var, value, counts=None):
+    """VAR=VALUE under plain LD_PRELOAD: one line naming it, and the profile whole."""
+    t.need_prog()
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5"), var: value}, preload=t.preload)
+    r = t.run([t.prog, "plain", N], env=env)
+    r.expect_rc(0)
+    one_line(r, f"{var}='{value}'")
+    expect_counts(t.load("out.h5"), counts or {"work": said_work(r), "main": 1})
+    return r
+
+
+def case_bad_compression(t):
+    setting_case(t, "SCOPE_COMPRESSION", "zstd:99")
+
+
+def case_bad_chunk_size(t):
+    setting_case(t, "SCOPE_CHUNK_SIZE", "-5")
+
+
+def case_bad_arena_max(t):
+    setting_case(t, "SCOPE_ARENA_MAX", "-1")
+
+
+def case_bad_root(t):
+    """SCOPE_ROOT that no profiled process set: the output, not a part."""
+    setting_case(t, "SCOPE_ROOT", "garbage")
+    expect_eq(profiles_in(t.work), ["out.h5"], f"profiles in {t.work}")
+
+
+def long_folder(t, length):
+    """A folder whose absolute path is LENGTH bytes, made."""
+    path = t.work
+    while len(path) < length - 110:
+        path = os.path.join(path, "d" * 99)
+    path = os.path.join(path, "e" * (length - len(path) - 1))
+    os.makedirs(path)
+    expect_eq(len(path), length, "the folder's path length")
+    return path
+
+
+def case_long_output(t):
+    """An output path of 1205 bytes (shorter than PATH_MAX): the profile is there,
+    through plain LD_PRELOAD and through scope-run."""
+    t.need_prog()
+    folder = long_folder(t, 1200)
+    plain = os.path.join(folder, "a.h5")
+    r = t.run([t.prog, "plain", N], env=t.env({"SCOPE_OUTPUT": plain}, preload=t.preload))
+    r.expect_rc(0)
+    expect_eq(r.err_lines(), [], "lines on stderr")
+    expect(os.path.isfile(plain), f"no profile at the {len(plain)}-byte path")
+    expect_counts(check.Profile(plain), {"work": said_work(r), "main": 1})
+    run = os.path.join(folder, "b.h5")
+    r = t.scope("-q", "-o", run, "--", t.prog, "plain", N)
+    r.expect_rc(0)
+    expect(os.path.isfile(run), f"no profile at the {len(run)}-byte path")
+    expect_counts(check.Profile(run), {"work": said_work(r), "main": 1})
+    expect_eq(profiles_in(t.work), [], f"profiles left in {t.work}")
+
+
+def case_exec_fail(t):
+    """Ten execs that fail: each image's calls are in the profile, and the
+    written arenas are let go (one mapping, one descriptor left)."""
+    t.need_prog()
+    p, r = t.profile("execfail", N, 10)
+    expect(b"arena mappings=1 descriptors=1" in r.stdout,
+           f"arenas held after 10 failed execs: {r.stdout.decode(errors='replace').strip()}")
+    total = sum(p.count("work", row) for row in range(len(p.processes["pid"])))
+    expect_eq(total, 10 * N, "calls of work in all the images")
+    expect_eq(len(p.processes["pid"]), 11, "processes (one image per failed exec, and the last)")
+
+
+def case_orphan_parent(t):
+    """A parent killed by SIGKILL right after fork: the child names it as its
+    parent, every time (the kernel has given the child to another by then)."""
+    t.need_prog()
+    for attempt in range(5):
+        out = f"out{attempt}.h5"
+        r = t.scope("-q", "-o", out, "--", t.prog, "orphan", N)
+        r.expect_rc(128 + signal.SIGKILL)
+        p = t.load(out)
+        robust.check_processes(p)
+        expect_eq(len(p.processes["pid"]), 2, "processes")
+        child = [row for row in range(2) if p.count("work", row) == N]
+        expect_eq(len(child), 1, "processes that made the child's calls")
+        expect_eq(robust.col(p, child[0], "parent"), 1 - child[0], f"parent of the child (attempt {attempt})")
+
+
+def case_newline_path(t):
+    """A program whose path holds a newline: its functions are still named."""
+    t.need_prog()
+    folder = t.path("a\nb")
+    os.makedirs(folder)
+    prog = os.path.join(folder, "prog")
+    shutil.copy(t.prog, prog)
+    r = t.scope("-q", "-o", "out.h5", "--", prog, "plain", N)
+    r.expect_rc(0)
+    expect_counts(t.load("out.h5"), {"work": said_work(r), "works": 1, "main": 1})
+
+
+def case_valgrind(t):
+    """LD_PRELOAD=... valgrind ./app: the profile holds app's calls, not the launcher's."""
+    t.need_prog()
+    if t.asan:
+        raise Skipped("valgrind does not run ASan programs")
+    valgrind = shutil.which("valgrind")
+    if not valgrind:
+        raise Skipped("valgrind is not installed")
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    r = t.run([valgrind, "-q", "--tool=none", t.prog, "plain", N], env=env)
+    r.expect_rc(0)
+    p = t.load("out.h5")
+    expect(p.processes["executable"][0].endswith(os.path.basename(t.prog)),
+           f"process 0 of the output is {p.processes['executable'][0]}")
+    expect_counts(p, {"work": said_work(r), "works": 1, "main": 1})
+
+
+# ---------------------------------------------------------------------------
+
+CASES = check.cases_of(globals())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--prog", help="the test program")
+    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-writer")
+    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
+    ap.add_argument("--src", required=True, help="tests/progs")
+    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
+    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
+    a = ap.parse_args()
+    return check.run_case(CASES, a.case, lambda: check.Test(a))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A program in unfriendly surroundings: it gives up root, lowers its
+ * descriptor limit, overflows its stack, fails to exec again and again, or
+ * loses its parent at once. It prints what it did as "calls work=N main=1"
+ * so the check compares the profile with the program's truth.
+ * Usage: r_env MODE [ARGS...]; modes are listed in main().
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progs.h"
+
+static unsigned long nwork;
+volatile unsigned long env_sink;
+
+NOINLINE void work(void)
+{
+	nwork++;
+	env_sink++;
+}
+
+NOINLINE void works(long n)
+{
+	for (long i = 0; i < n; i++)
+		work();
+}
+
+/* Recurses until the stack is gone: each level holds a page. */
+NOINLINE void dive(unsigned long depth)
+{
+	volatile char page[4096];
+	page[0] = (char)depth;
+	env_sink += (unsigned long)page[0];
+	dive(depth + 1);
+	env_sink += (unsigned long)page[1];
+}
+
+static void report(void)
+{
+	printf("pid=%d calls work=%lu main=1\n", (int)getpid(), nwork);
+	fflush(stdout);
+}
+
+/* Arenas this process still maps or holds open: its own one, and any it
+ * failed to let go of. */
+static void count_arenas(void)
+{
+	char line[4096], path[64], target[4096];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	DIR *fds = opendir("/proc/self/fd");
+	struct dirent *e;
+	int mapped = 0, open_fds = 0;
+
+	while (maps && fgets(line, sizeof line, maps))
+		mapped += strstr(line, ".arena") != NULL;
+	while (fds && (e = readdir(fds)) != NULL) {
+		ssize_t n;
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, target, sizeof target - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			open_fds += strstr(target, ".arena") != NULL;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	if (fds)
+		closedir(fds);
+	printf("arena mappings=%d descriptors=%d\n", mapped, open_fds);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	long n = argc > 2 ? atol(argv[2]) : 1000;
+
+	if (strcmp(mode, "plain") == 0) {
+		works(n);
+	} else if (strcmp(mode, "drop") == 0) {
+		/* drop N: N calls as root, then N more as nobody */
+		works(n);
+		if (setgid(65534) != 0 || setuid(65534) != 0) {
+			perror("r_env: cannot become nobody");
+			return 3;
+		}
+		works(n);
+	} else if (strcmp(mode, "nofile") == 0) {
+		/* nofile N SOFT HARD: a descriptor limit the program sets itself */
+		struct rlimit rl = {(rlim_t)atol(argv[3]), (rlim_t)atol(argv[4])};
+		works(n);
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			perror("r_env: setrlimit");
+			return 3;
+		}
+	} else if (strcmp(mode, "overflow") == 0) {
+		works(n);
+		dive(0);
+	} else if (strcmp(mode, "execfail") == 0) {
+		/* execfail N K: K execs that fail, between calls */
+		char *args[] = {"/nonexistent/program", NULL};
+		for (long k = atol(argv[3]); k > 0; k--) {
+			works(n);
+			execv(args[0], args);
+		}
+		count_arenas();
+	} else if (strcmp(mode, "orphan") == 0) {
+		/* orphan N: the parent dies by SIGKILL at once; the child works */
+		pid_t pid = fork();
+		if (pid < 0)
+			return 3;
+		if (pid > 0)
+			kill(getpid(), SIGKILL);
+		nanosleep(&(struct timespec){0, 50 * 1000000}, NULL);
+		works(n);
+		printf("parent=%d ", (int)getppid());
+	} else {
+		fprintf(stderr,
+			"usage: r_env plain|drop|nofile|overflow|execfail|orphan N [...]\n");
+		return 2;
+	}
+	report();
+	return 0;
+}
