@@ -270,7 +270,7 @@ static void say_kept(const char *cause, const char *output, const struct options
  * the exit status, after one line saying why not. */
 static int refuse(struct options *o, const struct arena *a, struct storage *st)
 {
-	char why[256];
+	char why[256], hint[64];
 	int bad_spec, bad_chunk;
 
 	if (!o->compression)
@@ -284,10 +284,11 @@ static int refuse(struct options *o, const struct arena *a, struct storage *st)
 			 bad_spec ? "compression" : "chunk size",
 			 bad_spec ? o->compression : o->chunk,
 			 bad_spec ? "auto, none, gzip or gzip:1..9" : "1 to 67108864 elements");
-		say_kept_hint(why, NULL, o,
-			      bad_spec && bad_chunk ? " --compression auto --chunk-size 65536"
-			      : bad_spec	    ? " --compression auto"
-						    : " --chunk-size 65536");
+		snprintf(hint, sizeof hint, "%s%s%s",
+			 a->hdr->state != SCOPE_ARENA_STOPPED && !o->recover ? " --recover" : "",
+			 bad_spec ? " --compression auto" : "",
+			 bad_chunk ? " --chunk-size 65536" : "");
+		say_kept_hint(why, NULL, o, hint);
 		return 2;
 	}
 	if (o->recover && a->hdr->published && !o->output) {
