@@ -129,27 +129,118 @@ static void recover(struct run_dirs *d, pid_t child, int status)
 	closedir(dir);
 }
 
+/* The processes of the run whose profile is not among the parts. */
+struct missing {
+	int n;
+	pid_t pid[5]; /* the first ones, named in the message */
+};
+
+/*
+ * Every process of the run recorded into an arena in d->arenas, and its
+ * writer publishes d->parts/PID-START.h5 (see the writer's resolve_output)
+ * before it removes the arena. So an arena left there is a process whose
+ * profile is missing, unless its part is there: a writer that could not
+ * remove the arena (SCOPE_KEEP_ARENA, or a program that gave up the
+ * privileges to) wrote it all the same.
+ */
+static void find_missing(const struct run_dirs *d, struct missing *m)
+{
+	const char *keep = getenv("SCOPE_KEEP_ARENA");
+	DIR *dir = opendir(d->arenas);
+	struct dirent *e;
+
+	memset(m, 0, sizeof *m);
+	while (dir && (e = readdir(dir)) != NULL) {
+		char arena[2 * PATH_MAX], part[2 * PATH_MAX];
+		struct scope_arena_header h;
+		size_t l = strlen(e->d_name);
+		int fd, ok;
+		if (l < 7 || strcmp(e->d_name + l - 6, ".arena") != 0)
+			continue;
+		snprintf(arena, sizeof arena, "%s/%s", d->arenas, e->d_name);
+		fd = open(arena, O_RDONLY | O_CLOEXEC);
+		ok = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		     memcmp(h.magic, SCOPE_ARENA_MAGIC, sizeof h.magic) == 0;
+		if (fd >= 0)
+			close(fd);
+		if (!ok)
+			continue; /* a process that never began to record */
+		snprintf(part, sizeof part, "%s/%d-%llu.h5", d->parts, (int)h.pid,
+			 (unsigned long long)h.start_unix_ns);
+		if (access(part, F_OK) == 0) {
+			if (!(keep && *keep && strcmp(keep, "0") != 0))
+				unlink(arena);
+			continue;
+		}
+		if (m->n < (int)(sizeof m->pid / sizeof *m->pid))
+			m->pid[m->n] = h.pid;
+		m->n++;
+	}
+	if (dir)
+		closedir(dir);
+}
+
+/* One line: the output is not written, which processes are missing, where
+ * their records and the others' profiles are, and how to finish the job. */
+static void say_missing(const struct run_dirs *d, const struct missing *m, int parts,
+			const char *output)
+{
+	char pids[128] = "";
+	size_t len = 0;
+	int shown = m->n < (int)(sizeof m->pid / sizeof *m->pid)
+			    ? m->n
+			    : (int)(sizeof m->pid / sizeof *m->pid);
+
+	for (int i = 0; i < shown; i++)
+		len += (size_t)snprintf(pids + len, sizeof pids - len, "%s%d", i ? ", " : "",
+					(int)m->pid[i]);
+	if (m->n > shown)
+		snprintf(pids + len, sizeof pids - len, " and %d more", m->n - shown);
+	fprintf(stderr,
+		"scope-run: %s was not written: %d of the run's %d processes left no profile "
+		"(pid %s; %s kept in %s); the other profiles are kept in %s (to finish: "
+		"scope-writer --recover -o %s/PID.h5 ARENA for each arena, then scope-merge "
+		"--parts %s -o FILE)\n",
+		output, m->n, m->n + parts, pids, m->n == 1 ? "its arena is" : "their arenas are",
+		d->arenas, d->parts, d->parts, d->parts);
+}
+
 int run_collect(struct run_dirs *d, const char *output, pid_t child, int status)
 {
 	char only[2 * PATH_MAX], merge[PATH_MAX + 32];
 	char *argv[] = {merge, "--parts", d->parts, "-o", (char *)output, NULL};
+	struct missing m;
 	int n, rc = 0;
 
 	recover(d, child, status);
 	n = count_h5(d->parts, "", only, sizeof only);
+	find_missing(d, &m);
+	rmdir(d->arenas);
+	if (m.n > 0) {
+		/* With no part at all, each writer has named the arena it kept. */
+		if (n > 0)
+			say_missing(d, &m, n, output);
+		else
+			rmdir(d->parts);
+		return COLLECT_KEPT;
+	}
+	if (n == 0) {
+		rmdir(d->parts);
+		return COLLECT_NOTHING;
+	}
 	if (n == 1 && rename(only, output) == 0) {
 		rc = 0;
-	} else if (n >= 1) {
+	} else {
 		snprintf(merge, sizeof merge, "%s/scope-merge", d->bindir);
 		rc = run_tool(merge, argv);
 	}
-	rmdir(d->arenas);
-	if (rc == 0)
+	if (rc == 0) {
 		rmdir(d->parts);
-	else
-		fprintf(stderr,
-			"scope-run: the profiles of the run's processes are kept in %s "
-			"(merge them with: scope-merge --parts %s -o FILE)\n",
-			d->parts, d->parts);
-	return n == 0 ? -1 : rc;
+		return COLLECT_PUBLISHED;
+	}
+	fprintf(stderr,
+		"scope-run: the profiles of the run's processes are kept in %s "
+		"(merge them with: scope-merge --parts %s -o FILE)\n",
+		d->parts, d->parts);
+	return COLLECT_KEPT;
 }

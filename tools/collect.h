@@ -23,9 +23,17 @@ int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir);
  * *ru; all descendants' resources to *all. */
 void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *all);
 
+/* What run_collect did with the output. */
+enum collect_result {
+	COLLECT_PUBLISHED, /* written, with every process of the run */
+	COLLECT_NOTHING,   /* untouched: no process recorded (the library said why) */
+	COLLECT_KEPT,	   /* untouched: what was recorded is kept, and a line said where */
+};
+
 /* Writes what killed processes left in their arenas, then merges every
- * part into output and removes the folders. Returns 0, or -1 after
- * printing what is kept where. */
+ * part into output and removes the folders; when a process left no part
+ * (its writer failed), the output is not written at all and the parts
+ * stay. Returns an enum collect_result. */
 int run_collect(struct run_dirs *d, const char *output, pid_t child, int status);
 
 #endif

@@ -33,12 +33,17 @@ static const char usage[] =
 	"gzip:1..9\n"
 	"      --chunk-size N       calls per HDF5 chunk of each column (default 65536)\n"
 	"  -q, --quiet              print no summary\n"
-	"      --top N              rows in the summary (default 10)\n"
+	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
 	"\n"
 	"The exit status is PROGRAM's, or 128+N when a signal N ended it; 2 for a usage error.\n"
+	"When the profile could not be written with every process of the run, nothing is\n"
+	"written to FILE, a line says where the recorded data is kept, and the status is\n"
+	"PROGRAM's if that is not 0, else 1.\n"
 	"SCOPE_* variables set in the environment apply too: see scope(7).\n";
+
+#define MAX_TOP 1000000
 
 struct options {
 	const char *output, *compression, *chunk;
@@ -68,6 +73,7 @@ static void parse(int argc, char **argv, struct options *o)
 					      {0, 0, 0, 0}};
 	struct storage st;
 	char *end;
+	long top;
 	int c;
 
 	memset(o, 0, sizeof *o);
@@ -75,7 +81,11 @@ static void parse(int argc, char **argv, struct options *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:qhV", longs, NULL)) != -1) {
 		switch (c) {
-		case 'o': o->output = optarg; break;
+		case 'o':
+			if (!*optarg)
+				die_usage("%s", "the output file name is empty (give one with -o)");
+			o->output = optarg;
+			break;
 		case COMPRESSION:
 			if (storage_parse(&st, optarg) != 0)
 				die_usage("unknown compression '%s': use auto, none, gzip or "
@@ -91,9 +101,12 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 'q': o->quiet = 1; break;
 		case TOP:
-			o->top = strtoul(optarg, &end, 10);
-			if (*end || !*optarg)
-				die_usage("bad --top '%s': give a number", optarg);
+			errno = 0;
+			top = strtol(optarg, &end, 10);
+			if (*end || !*optarg || errno || top < 0 || top > MAX_TOP)
+				die_usage("bad --top '%s': give a number of rows from 0 to 1000000",
+					  optarg);
+			o->top = (size_t)top;
 			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-run %s\n", SCOPE_VERSION); exit(0);
@@ -163,6 +176,28 @@ static const char *cannot_preload(const char *path)
 	}
 	close(fd);
 	return why;
+}
+
+/* The profile must not take the place of the program it profiles, nor of
+ * a folder. Returns 0, or -1 after one line saying why not. */
+static int check_output(const char *output, const char *program)
+{
+	struct stat out, prog;
+
+	if (stat(output, &out) != 0)
+		return 0;
+	if (S_ISDIR(out.st_mode)) {
+		fprintf(stderr, "scope-run: %s is a directory: give a file name with -o\n", output);
+		return -1;
+	}
+	if (stat(program, &prog) == 0 && out.st_dev == prog.st_dev && out.st_ino == prog.st_ino) {
+		fprintf(stderr,
+			"scope-run: %s is the program to run: writing the profile there would "
+			"replace it (give another file with -o)\n",
+			output);
+		return -1;
+	}
+	return 0;
 }
 
 /* Where this scope-run lives: BINDIR; the library is in BINDIR/../lib. */
@@ -235,20 +270,22 @@ static double seconds(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
-static void print_summary(const struct options *o, const char *output, double wall,
+/* written: whether this run wrote output (else it holds another run's
+ * profile, or nothing, and the library, the writer or collect said why). */
+static void print_summary(const struct options *o, const char *output, int written, double wall,
 			  const struct rusage *ru)
 {
 	struct summary s;
 	char err[512];
 	int have = 0;
 
-	if (access(output, F_OK) != 0) {
-		/* the library or the writer has said why */
+	if (!written) {
+		/* nothing of this run to summarise */
 	} else if (summary_read(output, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
 	} else {
 		have = 1;
-		if (!o->quiet && s.n) {
+		if (!o->quiet && s.n && o->top) {
 			fputc('\n', stderr);
 			summary_print(stderr, &s, o->top);
 			fputc('\n', stderr);
@@ -311,7 +348,7 @@ int main(int argc, char **argv)
 	time_t when = time(NULL);
 	double start;
 	pid_t pid;
-	int status = 0;
+	int status = 0, collected, rc;
 
 	parse(argc, argv, &o);
 	if (find_program(o.argv[0], program, sizeof program) != 0) {
@@ -342,6 +379,8 @@ int main(int argc, char **argv)
 		default_output(name, sizeof name, o.argv[0], getpid(), when);
 		absolute(output, sizeof output, name);
 	}
+	if (check_output(output, program) != 0)
+		return 2;
 	/* One rank of an MPI job: this run's profile is the rank's, and the
 	 * last rank to finish merges them into the output. */
 	in_job = job_detect(&job, output);
@@ -377,9 +416,9 @@ int main(int argc, char **argv)
 		sigaction(SIGHUP, &fwd, NULL);
 	}
 	run_wait_all(pid, &status, &ru, &all);
-	run_collect(&dirs, output, pid, status);
+	collected = run_collect(&dirs, output, pid, status);
 	if (!in_job || job.rank == 0)
-		print_summary(&o, output, now() - start, &all);
+		print_summary(&o, output, collected == COLLECT_PUBLISHED, now() - start, &all);
 	if (in_job) {
 		char merge[PATH_MAX + 32];
 		snprintf(merge, sizeof merge, "%s/scope-merge", dir);
@@ -389,7 +428,10 @@ int main(int argc, char **argv)
 		int sig = WTERMSIG(status);
 		fprintf(stderr, "scope-run: %s was killed by signal %d (%s)%s\n", o.argv[0], sig,
 			strsignal(sig), WCOREDUMP(status) ? ", core dumped" : "");
-		return 128 + sig;
+		rc = 128 + sig;
+	} else {
+		rc = WEXITSTATUS(status);
 	}
-	return WEXITSTATUS(status);
+	/* A run whose profile was not written does not pass for a good one. */
+	return rc == 0 && collected == COLLECT_KEPT ? 1 : rc;
 }

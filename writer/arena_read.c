@@ -47,16 +47,14 @@ static uint64_t mapped_size(int fd, uint64_t file_size)
 	return h.chunks_off + used * h.chunk_bytes;
 }
 
-int arena_open(struct arena *a, const char *path, int fd)
+int arena_open_fd(struct arena *a, const char *path, int fd)
 {
 	struct stat st;
 	const struct scope_arena_header *h;
 
 	memset(a, 0, sizeof *a);
-	a->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : open(path, O_RDWR | O_CLOEXEC);
-	if (fd >= 0 && a->fd >= 0)
-		close(fd);
-	if (fd < 0 && a->fd < 0 && (errno == EACCES || errno == EROFS))
+	a->fd = fd >= 0 ? fd : open(path, O_RDWR | O_CLOEXEC);
+	if (a->fd < 0 && (errno == EACCES || errno == EROFS))
 		a->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (a->fd < 0) {
 		fprintf(stderr, "scope-writer: cannot open %s: %s\n", path, strerror(errno));
@@ -102,6 +100,11 @@ int arena_open(struct arena *a, const char *path, int fd)
 	a->recs_per_chunk = (uint32_t)((h->chunk_bytes - sizeof(struct scope_chunk_head)) /
 				       sizeof(struct scope_rec));
 	return 0;
+}
+
+int arena_open(struct arena *a, const char *path)
+{
+	return arena_open_fd(a, path, -1);
 }
 
 void arena_close(struct arena *a)

@@ -6,9 +6,12 @@
 #include "publish.h"
 #include "ranks.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <hdf5.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,7 @@ static const char usage[] =
 	"      --keep               keep ARENA after writing (default: removed once published)\n"
 	"      --no-symbolize       name regions module+0xOFFSET (scope-symbolize resolves later)\n"
 	"      --exit-signal N      with --recover: the process was killed by signal N\n"
+	"      --arena-fd N         read ARENA through open descriptor N (ARENA: its path)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
 
@@ -185,8 +189,24 @@ static void finish_job(const struct job *job, const struct scope_arena_header *h
 
 struct options {
 	const char *output, *compression, *chunk, *arena;
-	int recover, keep, symbolize, exit_signal, arena_fd;
+	int recover, keep, symbolize, exit_signal;
+	int arena_fd; /* -1: open ARENA by its path */
 };
+
+/* An inherited descriptor: valid, and not passed on to what this program
+ * starts (scope-merge, debuginfod). Returns it, or -1 after one line. */
+static int arena_fd(const char *arg)
+{
+	char *end;
+	long fd = strtol(arg, &end, 10);
+
+	if (!*arg || *end || fd < 0 || fd > INT_MAX || fcntl((int)fd, F_SETFD, FD_CLOEXEC) != 0) {
+		fprintf(stderr, "scope-writer: --arena-fd %s: %s (give an open descriptor)\n", arg,
+			*arg && !*end && fd >= 0 ? strerror(errno) : "not a number");
+		return -1;
+	}
+	return (int)fd;
+}
 
 static int parse(int argc, char **argv, struct options *o)
 {
@@ -197,8 +217,8 @@ static int parse(int argc, char **argv, struct options *o)
 					      {"recover", no_argument, 0, RECOVER},
 					      {"keep", no_argument, 0, KEEP},
 					      {"exit-signal", required_argument, 0, EXITSIG},
-					      {"arena-fd", required_argument, 0, ARENAFD},
 					      {"no-symbolize", no_argument, 0, NOSYM},
+					      {"arena-fd", required_argument, 0, ARENAFD},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -219,7 +239,10 @@ static int parse(int argc, char **argv, struct options *o)
 		case KEEP: o->keep = 1; break;
 		case NOSYM: o->symbolize = 0; break;
 		case EXITSIG: o->exit_signal = atoi(optarg); break;
-		case ARENAFD: o->arena_fd = atoi(optarg); break;
+		case ARENAFD:
+			if ((o->arena_fd = arena_fd(optarg)) < 0)
+				return -1;
+			break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
 		default: fputs("scope-writer: see scope-writer --help\n", stderr); return -1;
@@ -234,17 +257,47 @@ static int parse(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* One line: why the profile was not written, where the records are, and
+ * the command that writes them (with options, when the ones given were
+ * the cause). */
+static void say_kept_hint(const char *cause, const char *output, const struct options *o,
+			  const char *options)
+{
+	fprintf(stderr,
+		"scope-writer: %s%s%s%s; the recorded data is kept in %s (write it with: "
+		"scope-writer%s%s -o FILE %s)\n",
+		output ? "cannot write " : "", output ? output : "", output ? ": " : "", cause,
+		o->arena, o->recover ? " --recover" : "", options, o->arena);
+}
+
+static void say_kept(const char *cause, const char *output, const struct options *o)
+{
+	say_kept_hint(cause, output, o, "");
+}
+
 /* Whether this arena should be written as asked; returns -1 to go on, else
  * the exit status, after one line saying why not. */
 static int refuse(struct options *o, const struct arena *a, struct storage *st)
 {
+	char why[256], hint[64];
+	int bad_spec, bad_chunk;
+
 	if (!o->compression)
 		o->compression = a->hdr->compression[0] ? a->hdr->compression : "auto";
-	if (storage_parse(st, o->compression) != 0 || storage_parse_chunk(st, o->chunk) != 0) {
-		fprintf(stderr,
-			"scope-writer: bad storage setting '%s'%s%s: use auto, none, gzip or "
-			"gzip:1..9, and a chunk size of 1 to 67108864 elements\n",
-			o->compression, o->chunk ? ", chunk size " : "", o->chunk ? o->chunk : "");
+	bad_spec = storage_parse(st, o->compression) != 0;
+	bad_chunk = storage_parse_chunk(st, o->chunk) != 0;
+	if (bad_spec || bad_chunk) {
+		/* SCOPE_COMPRESSION or SCOPE_CHUNK_SIZE as the program saw
+		 * them: the options of the hint take their place. */
+		snprintf(why, sizeof why, "bad %s '%.64s' (use %s)",
+			 bad_spec ? "compression" : "chunk size",
+			 bad_spec ? o->compression : o->chunk,
+			 bad_spec ? "auto, none, gzip or gzip:1..9" : "1 to 67108864 elements");
+		snprintf(hint, sizeof hint, "%s%s%s",
+			 a->hdr->state != SCOPE_ARENA_STOPPED && !o->recover ? " --recover" : "",
+			 bad_spec ? " --compression auto" : "",
+			 bad_chunk ? " --chunk-size 65536" : "");
+		say_kept_hint(why, NULL, o, hint);
 		return 2;
 	}
 	if (o->recover && a->hdr->published && !o->output) {
@@ -284,13 +337,19 @@ static void describe_run(struct run_info *run, const struct options *o, const st
 	run->command_line = command_line(a);
 }
 
-static void say_kept(const char *cause, const char *output, const struct options *o)
+/* A published arena is removed; one that cannot be (a program that gave up
+ * its privileges can read its arena through a descriptor, not remove it)
+ * is marked written, so that recovering it again is refused. */
+static void remove_arena(const struct arena *a, const char *arena, const char *output)
 {
-	fprintf(stderr,
-		"scope-writer: %s%s%s%s; the recorded data is kept in %s (write it with: "
-		"scope-writer%s -o FILE %s)\n",
-		output ? "cannot write " : "", output ? output : "", output ? ": " : "", cause,
-		o->arena, o->recover ? " --recover" : "", o->arena);
+	int err;
+
+	if (unlink(arena) == 0 || errno == ENOENT)
+		return;
+	err = errno;
+	arena_mark_published(a);
+	fprintf(stderr, "scope-writer: wrote %s, but cannot remove %s: %s (remove it yourself)\n",
+		output, arena, strerror(err));
 }
 
 /* Groups the calls, writes and publishes the profile; returns 0 or 1. */
@@ -317,10 +376,10 @@ static int write_run(struct run_info *run, const struct options *o, struct arena
 		rc = 0;
 		if (job->size > 1)
 			finish_job(job, a->hdr);
-		if (!o->keep)
-			unlink(o->arena);
-		else
+		if (o->keep)
 			arena_mark_published(a);
+		else
+			remove_arena(a, o->arena, output);
 	} else {
 		say_kept(writer_failure() ? writer_failure() : why, output, o);
 	}
@@ -340,11 +399,18 @@ int main(int argc, char **argv)
 	struct job job = {0};
 	int rc;
 
+	/* HDF5's exit handler closes what is still open: after a close that
+	 * failed (a full disk) that is the discarded file, and it crashes.
+	 * Everything this program opens it closes itself. */
+	H5dont_atexit();
+	/* Past RLIMIT_FSIZE, write() fails with EFBIG, said like a full disk,
+	 * instead of killing the writer. */
+	signal(SIGXFSZ, SIG_IGN);
 	phase("start");
 	if (parse(argc, argv, &o) != 0)
 		return 2;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	if (arena_open(&a, o.arena, o.arena_fd) != 0)
+	if (arena_open_fd(&a, o.arena, o.arena_fd) != 0)
 		return 1;
 	if ((rc = refuse(&o, &a, &st)) >= 0)
 		goto done;

@@ -21,9 +21,10 @@ struct arena {
 };
 
 /* Returns 0, or -1 after printing one line that names the problem. */
-/* Opens path, or with fd >= 0 the arena already open there (the
- * descriptor is taken over); returns 0, or -1 after one line. */
-int arena_open(struct arena *a, const char *path, int fd);
+int arena_open(struct arena *a, const char *path);
+/* The same through an open descriptor fd (then owned by a), path naming it
+ * in messages: a process that cannot open path itself still reads it. */
+int arena_open_fd(struct arena *a, const char *path, int fd);
 void arena_close(struct arena *a);
 
 /* Notes in a kept arena that its profile was written. */

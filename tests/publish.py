@@ -1,0 +1,394 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""What scope-run and scope-writer publish when part of a run cannot be written, and what they refuse.
+
+Usage: publish.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR [--sanitized LIBASAN]
+
+The program is tests/progs/calls.c ("calls N K": the parent makes N calls
+below main, each of its K forked children c*N). Writers are made to fail
+for real: a full tmpfs, a file-size limit, a writer killed by SIGKILL, a
+bad storage setting. Each case checks the exit status, the lines on
+stderr, that the output is absent or unchanged (bytes and inode), and that
+what was recorded is kept where the lines say and writes a whole profile.
+Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
+"""
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check  # noqa: E402
+import robust  # noqa: E402
+from check import Failure, Skipped, expect, expect_eq  # noqa: E402
+
+N = 30_000  # calls of the parent below main: 300 outer, 29,700 leaf
+
+
+def counts(n, child=False):
+    """What calls.c makes in a process that runs run(n); a forked child never entered main."""
+    return {"main": 0 if child else 1, "run": 1, "outer": n // 100, "leaf": n // 100 * 99}
+
+
+class Publish(robust.Robust):
+    def merge_tool(self):
+        return os.path.join(os.path.dirname(self.scope_run), "scope-merge")
+
+    def script(self, name, body):
+        """An executable shell script WORK/NAME."""
+        path = self.path(name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, 0o755)
+        return path
+
+    def killer(self, spare_first=False):
+        """A SCOPE_WRITER that kills itself with SIGKILL; with spare_first, the first one
+        started runs the real writer (calls.c's child exits, and writes, before its parent)."""
+        body = f'mkdir "{self.path("spared")}" 2>/dev/null && exec "{self.writer}" "$@"\n' if spare_first else ""
+        return self.script("killer.sh", body + "kill -9 $$\n")
+
+    def unpublished_arena(self, n):
+        """An arena of calls N 0 that was stopped but never written (its writer was killed)."""
+        self.need_prog()
+        env = self.env({"SCOPE_WRITER": self.killer(), "SCOPE_OUTPUT": self.path("never.h5")},
+                       preload=self.preload)
+        self.run([self.prog, n, 0], env=env)
+        found = robust.arenas(self.tmp)
+        expect(len(found) == 1, f"expected one arena left in {self.tmp}, found {found}")
+        return found[0]
+
+
+def snapshot(path):
+    """(inode, bytes) of PATH, to tell that nothing replaced or changed it."""
+    with open(path, "rb") as f:
+        return os.stat(path).st_ino, f.read()
+
+
+def one_line(r, pattern, what):
+    """The one line of stderr matching PATTERN."""
+    found = [line for line in r.err_lines() if re.search(pattern, line)]
+    expect(len(found) == 1, f"expected one line on stderr {what}, got {len(found)}:\n{r.stderr}")
+    return found[0]
+
+
+def expect_no_summary(r):
+    expect(not re.search(r"calls of \d+ regions|region \(by self time\)", r.stderr),
+           f"scope-run printed a summary though it wrote no profile:\n{r.stderr}")
+
+
+def kept_parts(line):
+    """The parts folder scope-run's line names, and the .h5 files in it."""
+    m = re.search(r"the other profiles are kept in (\S+) ", line)
+    expect(m, f"the line names no folder of kept profiles: {line!r}")
+    folder = m.group(1)
+    expect(os.path.isdir(folder), f"{folder}, named as the kept profiles' folder, does not exist")
+    return folder, sorted(f for f in os.listdir(folder) if f.endswith(".h5"))
+
+
+def finish_by_hand(t, parts, arena, pid):
+    """Does what the line says to finish the run, in a copy of the parts folder; returns the profile."""
+    folder = t.path("finished")
+    shutil.copytree(parts, folder)
+    t.run([t.writer, "--recover", "-o", os.path.join(folder, f"{pid}.h5"), arena], env=t.env()).expect_rc(0)
+    t.run([t.merge_tool(), "--parts", folder, "-o", t.path("finished.h5")], env=t.env()).expect_rc(0)
+    return t.load("finished.h5")
+
+
+def check_partial_run(t, r, out, before):
+    """A run of calls N 1 whose parent left no profile: nothing at OUT, the child's profile kept,
+    the parent's arena kept, and both together a whole profile."""
+    expect_eq(r.rc, 1, "scope-run's exit status when a process of the run left no profile (the program's is 0)")
+    expect_no_summary(r)
+    if before is None:
+        expect(not os.path.exists(out), f"{out} exists though the run's parent left no profile")
+    else:
+        expect(snapshot(out) == before, f"{out} was replaced or changed though the run's parent left no profile")
+    line = one_line(r, r"^scope-run: .* was not written", "saying the profile was not written")
+    expect(out in line and "1 of the run's 2 processes" in line,
+           f"the line does not name {out} and the one process of two missing: {line!r}")
+    folder, parts = kept_parts(line)
+    expect_eq(len(parts), 1, f"profiles kept in {folder}")
+    child = check.Profile(os.path.join(folder, parts[0]))
+    expect_eq(len(child.processes["pid"]), 1, "processes in the kept profile")
+    robust.expect_counts(child, counts(N, child=True), 0, " (the child's kept profile)")
+    kept = [a for a in re.findall(r"(/\S+\.arena)\b", r.stderr) if os.path.exists(a)]
+    expect(kept, f"no line names the parent's arena, kept:\n{r.stderr}")
+    pid = int(re.search(r"scope-(\d+)-\w+\.arena$", kept[0]).group(1))
+    expect(re.search(rf"\(pid {pid};", line), f"the line does not name the missing process {pid}: {line!r}")
+    expect(int(child.processes["pid"][0]) != pid, "the kept profile is the missing process's")
+    whole = finish_by_hand(t, folder, kept[0], pid)
+    pids = [int(x) for x in whole.processes["pid"]]
+    expect_eq(sorted(pids), sorted([pid, int(child.processes["pid"][0])]), "processes of the run finished by hand")
+    for row in range(2):
+        robust.expect_counts(whole, counts(N, child=pids[row] != pid), row, " (the run finished by hand)")
+
+
+# ---------------------------------------------------------------------------
+# Cases: a process of the run left no profile
+
+
+def case_partial_disk(t):
+    """The output's folder fills up after the child's profile: the parent's writer fails (ENOSPC),
+    cleanly, and nothing is published under the output's name."""
+    t.need_prog()
+    # Uncompressed, both processes' profiles are the same size: the tmpfs
+    # holds one and a half of them.
+    t.scope("-q", "--compression", "none", "-o", "size.h5", "--", t.prog, N).expect_rc(0)
+    size = os.path.getsize(t.path("size.h5")) * 3 // 2 // 4096 * 4096
+    with robust.small_tmpfs(t, "small", str(size)) as small:
+        out = os.path.join(small, "out.h5")
+        r = t.scope("-q", "--compression", "none", "-o", out, "--", t.prog, N, 1)
+        expect(not re.search(r"killed by signal", r.stderr), f"a writer crashed:\n{r.stderr}")
+        writer = one_line(r, r"^scope-writer:", "from the failed writer")
+        expect(re.search(r"No space left", writer), f"the writer's line does not say the disk is full: {writer!r}")
+        expect_eq(len(r.err_lines()), 2, f"lines on stderr:\n{r.stderr}")
+        check_partial_run(t, r, out, None)
+
+
+def case_partial_killed(t):
+    """The parent's writer is killed (SIGKILL) after the child's wrote its profile: the previous
+    profile at -o stays as it was, and scope-run prints no summary of it as this run's."""
+    t.need_prog()
+    t.scope("-q", "-o", "out.h5", "--", t.prog, 1000).expect_rc(0)
+    out = t.path("out.h5")
+    before = snapshot(out)
+    r = t.scope("-o", out, "--", t.prog, N, 1, env={"SCOPE_WRITER": t.killer(spare_first=True)})
+    check_partial_run(t, r, out, before)
+
+
+def case_stale_summary(t):
+    """The only writer is killed: no summary of the earlier profile at -o, which stays as it was,
+    and a non-zero status."""
+    t.need_prog()
+    t.scope("-q", "-o", "out.h5", "--", t.prog, 1000).expect_rc(0)
+    out = t.path("out.h5")
+    before = snapshot(out)
+    r = t.scope("-o", out, "--", t.prog, N, env={"SCOPE_WRITER": t.killer()})
+    r.expect_rc(1)
+    expect_no_summary(r)
+    expect(snapshot(out) == before, f"{out} was replaced or changed")
+    expect([a for a in re.findall(r"(/\S+\.arena)\b", r.stderr) if os.path.exists(a)],
+           f"no line names the arena kept:\n{r.stderr}")
+
+
+# ---------------------------------------------------------------------------
+# Cases: the writer fails cleanly
+
+
+def expect_writer_failed(t, r, out, arena, cause):
+    """One line naming the cause and the kept arena; no file under OUT's name, nor a temporary one."""
+    r.expect_rc(1)
+    lines = r.err_lines()
+    expect(len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{r.stderr}")
+    expect(re.search(cause, lines[0]) and arena in lines[0] and out in lines[0],
+           f"the line does not name {out}, the cause ({cause}) and the kept arena: {lines[0]!r}")
+    folder = os.path.dirname(out)
+    left = [f for f in os.listdir(folder) if f.startswith(os.path.basename(out))]
+    expect_eq(left, [], f"files left in {folder}")
+    expect(os.path.exists(arena), f"{arena} was removed")
+
+
+def case_writer_full(t):
+    """The writer runs out of disk halfway: exit 1 and one line, not a crash in HDF5's exit handler."""
+    arena = t.unpublished_arena(N)
+    with robust.small_tmpfs(t, "small", "128k") as small:
+        out = os.path.join(small, "out.h5")
+        r = t.run([t.writer, "--compression", "none", "-o", out, arena], env=t.env())
+        expect_writer_failed(t, r, out, arena, "No space left")
+    t.run([t.writer, "-o", t.path("later.h5"), arena], env=t.env()).expect_rc(0)
+    robust.expect_counts(t.load("later.h5"), counts(N))
+
+
+def case_writer_fsize(t):
+    """RLIMIT_FSIZE below the profile's size: exit 1 and one line (EFBIG), not killed by SIGXFSZ."""
+    arena = t.unpublished_arena(N)
+    out = t.path("out.h5")
+    argv = [t.writer, "--compression", "none", "-o", out, arena]
+    print("$ (file size limit 64 KiB)", " ".join(argv), flush=True)
+
+    def limit():
+        check.no_core_dump()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+    proc = subprocess.run(argv, env=t.env(), cwd=t.work, stdin=subprocess.DEVNULL, capture_output=True,
+                          timeout=check.RUN_TIMEOUT, preexec_fn=limit)
+    r = check.Run(argv, proc)
+    print(f"  exit {r.rc}\n  stderr: {r.stderr}")
+    expect(r.rc != -25, "scope-writer was killed by SIGXFSZ")
+    expect_writer_failed(t, r, out, arena, "too large")
+    t.run([t.writer, "-o", out, arena], env=t.env()).expect_rc(0)
+    robust.expect_counts(t.load("out.h5"), counts(N))
+
+
+def bad_storage(t, option, value, env=None):
+    """scope-writer given a bad storage setting (OPTION VALUE, or the variable
+    in ENV): it refuses in one line naming the kept arena and a command with
+    OPTION that writes it, which does. (The library checks the variables at
+    start-up, so a profiled run falls back to the default: h-bad-* cases.)"""
+    arena = t.unpublished_arena(3000)
+    argv = [t.writer, "--recover"] + ([] if env else [option, value]) + [arena]
+    r = t.run(argv, env=t.env(env))
+    r.expect_rc(2)
+    lines = r.err_lines()
+    expect(len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{r.stderr}")
+    m = re.search(r"write it with: (scope-writer [^)]*)\)", lines[0])
+    expect(m and f"'{value}'" in lines[0], f"the line does not name '{value}' and how to write the data: {lines[0]!r}")
+    words = m.group(1).split()
+    expect(option in words and os.path.exists(words[-1]) and words[-1] in lines[0],
+           f"the hint {m.group(1)!r} does not give {option} and the kept arena")
+    argv = [t.writer] + [t.path("later.h5") if w == "FILE" else w for w in words[1:]]
+    t.run(argv, env=t.env(env)).expect_rc(0)
+    robust.expect_counts(t.load("later.h5"), counts(3000))
+
+
+def case_bad_compression(t):
+    bad_storage(t, "--compression", "bogus")
+
+
+def case_bad_chunk(t):
+    bad_storage(t, "--chunk-size", "0", env={"SCOPE_CHUNK_SIZE": "0"})
+
+
+def nobody():
+    check.no_core_dump()
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+
+
+def case_arena_fd(t):
+    """A writer that gave up root reads its arena through an inherited descriptor, writes the
+    profile, and says in one line that it cannot remove the arena, which it marks written."""
+    if os.geteuid() != 0:
+        raise Skipped("needs root, to run the writer as nobody")
+    arena = t.unpublished_arena(3000)
+    os.chmod(t.tmp, 0o700)  # nobody can neither open nor remove the arena
+    os.makedirs(t.path("out"))
+    os.chmod(t.path("out"), 0o777)
+    out = t.path("out", "out.h5")
+    fd = os.open(arena, os.O_RDWR)
+    argv = [t.writer, "--arena-fd", str(fd), "-o", out, arena]
+    print("$ (as nobody)", " ".join(argv), flush=True)
+    proc = subprocess.run(argv, env=t.env(), cwd=t.path("out"), stdin=subprocess.DEVNULL, capture_output=True,
+                          timeout=check.RUN_TIMEOUT, preexec_fn=nobody, pass_fds=(fd,))
+    os.close(fd)
+    r = check.Run(argv, proc)
+    print(f"  exit {r.rc}\n  stderr: {r.stderr}")
+    r.expect_rc(0)
+    robust.expect_counts(t.load(out), counts(3000))
+    lines = r.err_lines()
+    expect(len(lines) == 1 and arena in lines[0] and re.search(r"cannot remove.*Permission denied", lines[0]),
+           f"expected one line saying {arena} cannot be removed, got:\n{r.stderr}")
+    again = t.run([t.writer, "--recover", arena], env=t.env())
+    again.expect_rc(0)
+    expect(re.search(r"written already", again.stderr), "the arena was not marked as written")
+
+
+def case_arena_fd_cloexec(t):
+    """The descriptor given with --arena-fd is not passed on to what the writer starts."""
+    if not shutil.which("strace"):
+        raise Skipped("no strace to see the writer's fcntl calls")
+    arena = t.unpublished_arena(300)
+    fd = os.open(arena, os.O_RDWR)  # inheritable: no O_CLOEXEC
+    trace = t.path("trace")
+    argv = ["strace", "-f", "-e", "trace=fcntl", "-o", trace, t.writer, "--keep", "--arena-fd", str(fd),
+            "-o", t.path("out.h5"), arena]
+    print("$", " ".join(argv), flush=True)
+    proc = subprocess.run(argv, env=t.env(), cwd=t.work, stdin=subprocess.DEVNULL, capture_output=True,
+                          timeout=check.RUN_TIMEOUT, pass_fds=(fd,))
+    os.close(fd)
+    expect_eq(proc.returncode, 0, "exit status of the traced writer")
+    with open(trace) as f:
+        text = f.read()
+    expect(re.search(rf"fcntl\({fd}, F_SETFD, FD_CLOEXEC\)\s*= 0", text),
+           f"the writer did not make descriptor {fd} close-on-exec:\n{text[-2000:]}")
+    robust.expect_counts(t.load("out.h5"), counts(300))
+    r = t.run([t.writer, "--arena-fd", "99", "-o", t.path("x.h5"), arena], env=t.env())
+    r.expect_rc(2)
+    expect(len(r.err_lines()) == 1 and "--arena-fd 99" in r.stderr, f"no one line about --arena-fd 99:\n{r.stderr}")
+
+
+# ---------------------------------------------------------------------------
+# Cases: outputs scope-run refuses
+
+
+def expect_refused(r, what):
+    r.expect_rc(2)
+    lines = r.err_lines()
+    expect(len(lines) == 1 and lines[0].startswith("scope-run: "),
+           f"expected one scope-run line for {what}, got:\n{r.stderr}")
+    return lines[0]
+
+
+def case_output_is_program(t):
+    """-o naming the program (or a link to it) or an existing folder: refused, nothing touched."""
+    t.need_prog()
+    app = t.path("app")
+    shutil.copy2(t.prog, app)
+    os.symlink("app", t.path("link.h5"))
+    os.makedirs(t.path("dir"))
+    before = snapshot(app)
+    for target in ("app", "./app", "link.h5", app):
+        line = expect_refused(t.scope("-q", "-o", target, "--", "./app", 300, cwd=t.work), f"-o {target}")
+        expect("program" in line, f"the line does not say the output is the program: {line!r}")
+        expect(snapshot(app) == before, f"the program was changed by scope-run -o {target}")
+    line = expect_refused(t.scope("-q", "-o", "dir", "--", "./app", 300), "-o dir")
+    expect("directory" in line, f"the line does not say the output is a directory: {line!r}")
+    expect_eq(os.listdir(t.path("dir")), [], "files in dir")
+    expect_eq(sorted(os.listdir(t.work)), ["app", "dir", "link.h5", "tmp"], "files in the working folder")
+
+
+def case_cli_output_empty(t):
+    """-o '' is refused: nothing is written into the folder above."""
+    t.need_prog()
+    os.makedirs(t.path("sub"))
+    line = expect_refused(t.scope("-q", "-o", "", "--", t.prog, 300, cwd=t.path("sub")), "-o ''")
+    expect("empty" in line, f"the line does not say the name is empty: {line!r}")
+    expect_eq(sorted(os.listdir(t.work)), ["sub", "tmp"], "files in the working folder")
+    expect_eq(os.listdir(t.path("sub")), [], "files in sub")
+
+
+def case_cli_top(t):
+    """--top takes 0 to 1000000 rows; a negative number or garbage is refused."""
+    t.need_prog()
+    for bad in ("-1", "x", "1000001", "", "3x", "99999999999999999999999"):
+        line = expect_refused(t.scope("--top", bad, "-o", "out.h5", "--", t.prog, 300), f"--top {bad!r}")
+        expect("--top" in line, f"the line does not name --top: {line!r}")
+        expect(not os.path.exists(t.path("out.h5")), f"--top {bad!r} ran the program")
+    r = t.scope("--top", "0", "-o", "out.h5", "--", t.prog, 300)
+    r.expect_rc(0)
+    expect("region (by self time)" not in r.stderr, "--top 0 printed the table")
+    expect(re.search(r"calls of 4 regions", r.stderr), "--top 0 left out the count of calls")
+    r = t.scope("--top", "2", "-o", "out.h5", "--", t.prog, 300)
+    r.expect_rc(0)
+    table = r.stderr.split("region (by self time)", 1)[1].split("\n\n", 1)[0].strip().splitlines()
+    rows = [line for line in table[1:] if not line.startswith("...")]
+    expect_eq(len(rows), 2, f"rows shown with --top 2:\n{r.stderr}")
+
+
+# ---------------------------------------------------------------------------
+
+CASES = check.cases_of(globals())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--prog", help="the test program (calls.c)")
+    ap.add_argument("--bin", required=True, help="directory of scope-run, scope-writer and scope-merge")
+    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
+    ap.add_argument("--src", required=True, help="tests/progs")
+    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
+    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
+    a = ap.parse_args()
+    a.plugins = None
+    return check.run_case(CASES, a.case, lambda: Publish(a))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
