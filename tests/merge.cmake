@@ -2,7 +2,7 @@
 # The cases of merge.py (scope-merge carrying the columns only some profiles
 # have), registered as merge-CASE on the gcc -O2 build of chain.c. Included
 # from tests/CMakeLists.txt, whose variables it uses.
-foreach(case columns nocolumns remerge chunks badcolumn)
+foreach(case columns nocolumns remerge chunks badcolumn selfout notfile damaged)
   add_test(NAME merge-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/merge.py ${case}
       --prog ${prog_bin}/chain-gcc-O2
