@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""scope-merge on profiles with and without the optional columns, checked value by value.
+"""scope-merge on profiles with and without the optional columns, checked value by value, and on bad inputs.
 
 Usage: merge.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR [--sanitized LIBASAN]
 
@@ -8,7 +8,9 @@ The profiles are real ones (the test program run under scope-run); the
 optional columns (/events and /pairs bytes_sent and bytes_received, which
 processes that made MPI calls have, and /processes/host) are added to some
 of them with h5py, so every combination can be merged and the result
-compared with its inputs row by row.
+compared with its inputs row by row. Bad inputs (an output that is an
+input, a FIFO, damaged profiles made with h5py from good ones) must give
+one line and no output.
 """
 
 import argparse
