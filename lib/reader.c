@@ -667,8 +667,7 @@ static int check_pairs(struct rd_profile *p)
 	return 0;
 }
 
-/* Why path cannot be opened as a file, or NULL when it can be tried. */
-static const char *not_a_file(const char *path)
+const char *rd_not_a_file(const char *path)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
@@ -678,6 +677,13 @@ static const char *not_a_file(const char *path)
 	if (!S_ISREG(st.st_mode))
 		return "not a regular file";
 	return NULL;
+}
+
+int rd_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
 
 static int load(struct rd_profile *p, const char *path)
@@ -693,7 +699,7 @@ static int load(struct rd_profile *p, const char *path)
 		0};
 	struct table pairs = {
 		"/pairs", pair_columns, NCOLS(pair_columns), sizeof(struct rd_pair), NULL, 0};
-	const char *why = not_a_file(path);
+	const char *why = rd_not_a_file(path);
 	htri_t is;
 	int rc;
 
@@ -936,24 +942,30 @@ int rd_cursor_next(struct rd_cursor *c, struct rd_event *e)
 	return 1;
 }
 
-int rd_check(const char *path, char *err, size_t errcap)
+int rd_check_events(struct rd_profile *p, unsigned columns)
 {
-	struct rd_profile *p = rd_open(path, err, errcap);
 	struct rd_cursor c;
 	struct rd_event e;
 	int rc = 0;
 
-	if (!p)
-		return -1;
 	for (size_t i = 0; p->has_events && i < p->npairs && rc == 0; i++) {
-		if (rd_cursor_open(p, i, RD_ALL, 0, &c) != 0) {
-			rc = -1;
-			break;
-		}
+		if (rd_cursor_open(p, i, columns, 0, &c) != 0)
+			return -1;
 		while ((rc = rd_cursor_next(&c, &e)) == 1)
 			;
 		rd_cursor_close(&c);
 	}
+	return rc;
+}
+
+int rd_check(const char *path, char *err, size_t errcap)
+{
+	struct rd_profile *p = rd_open(path, err, errcap);
+	int rc;
+
+	if (!p)
+		return -1;
+	rc = rd_check_events(p, RD_ALL);
 	if (rc != 0)
 		snprintf(err, errcap, "%s", p->err);
 	rd_close(p);

@@ -125,9 +125,30 @@ void rd_cursor_close(struct rd_cursor *c);
  * -1 with the reason in p->err. */
 int rd_cache(struct rd_profile *p, size_t readers);
 
+/* The event columns whose values rd_cursor_next checks (thread lanes in
+ * range, starts and ends below 2^64 ns). */
+#define RD_CHECKED (RD_START | RD_DURATION | RD_THREAD)
+
+/* Reads the given columns of every call of p, with the checks of
+ * rd_cursor_next: with RD_CHECKED, every event a reader may meet is known
+ * to be readable. Returns 0, or -1 with the reason in p->err. */
+int rd_check_events(struct rd_profile *p, unsigned columns);
+
 /* Opens the profile at path and reads every column of every call, checking
  * it: the whole of what a reader may meet. For tests and fuzzers. Returns
  * 0, or -1 with the reason in err. */
 int rd_check(const char *path, char *err, size_t errcap);
+
+/* Why path cannot be read as a file without blocking: strerror of stat's
+ * error ("No such file or directory"), "is a directory" or "not a regular
+ * file" (a FIFO, a device); NULL when it is a regular file. rd_open checks
+ * this first; other programs check their inputs with it before they open
+ * them. */
+const char *rd_not_a_file(const char *path);
+
+/* Whether a and b are one file (same device and inode, so also through a
+ * link); 0 when either does not exist. Programs refuse to write their
+ * output over one of their inputs with it. */
+int rd_same_file(const char *a, const char *b);
 
 #endif

@@ -1,18 +1,27 @@
 # SPDX-License-Identifier: MIT
-# The libFuzzer harness of the reader (fuzz/fuzz_reader.c, built with clang
-# -fsanitize=fuzzer,address apart from the project's compiler), its
-# pre-check fuzz/h5walk.c (clang -fsanitize=address), and two tests driven by
-# fuzz/fuzz.py:
+# The libFuzzer harnesses of the reader (fuzz/fuzz_reader.c) and of the
+# writer's arena reading (fuzz/fuzz_arena.c), built with clang
+# -fsanitize=fuzzer,address apart from the project's compiler, the reader's
+# pre-check fuzz/h5walk.c (clang -fsanitize=address), and four tests driven
+# by fuzz/fuzz.py:
 #   fuzz-reader       fuzzes rd_check for SCOPE_FUZZ_SECONDS on a seed corpus of
 #                     real profiles made at test time; fails on a finding in
 #                     the reader, saving the input in fuzz/regressions/
 #   fuzz-regressions  replays fuzz/regressions/ and the seeds, under ASan and
 #                     through scope-report
+#   fuzz-arena        fuzzes the arena reading of scope-writer (arena_open,
+#                     modules_parse, collect, the spill) for
+#                     SCOPE_FUZZ_ARENA_SECONDS on real arenas of the test
+#                     programs, made small; a finding is saved in
+#                     fuzz/regressions/arena/
+#   fuzz-arena-regressions  replays fuzz/regressions/arena/ and the seeds,
+#                     under ASan and through scope-writer --recover
 # Crashes of libhdf5 itself are not the reader's: see fuzz/fuzz_reader.c and
 # fuzz/fuzz.py for how they are told apart, and fuzz/regressions/README.md.
 # Included from tests/CMakeLists.txt, whose variables it uses.
 
 set(SCOPE_FUZZ_SECONDS 60 CACHE STRING "How long the fuzz-reader test fuzzes, seconds")
+set(SCOPE_FUZZ_ARENA_SECONDS 30 CACHE STRING "How long the fuzz-arena test fuzzes, seconds")
 set(fuzz_src ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
 file(MAKE_DIRECTORY ${fuzz_bin})
@@ -71,6 +80,31 @@ if(fuzz_why STREQUAL "")
     VERBATIM)
   add_custom_target(scope_fuzz_h5walk ALL DEPENDS ${fuzz_bin}/h5walk)
 
+  # The arena harness: the writer's files that read an arena, without HDF5,
+  # with coverage; the harness with ASan alone.
+  set(arena_srcs arena_read collect stream spill events fail phase)
+  set(arena_cc ${fuzz_cc} -I${PROJECT_SOURCE_DIR}/writer -I${PROJECT_SOURCE_DIR}/include)
+  set(arena_cmds)
+  set(arena_objs)
+  set(arena_deps ${fuzz_src}/fuzz_arena.c ${PROJECT_SOURCE_DIR}/writer/writer.h
+    ${PROJECT_SOURCE_DIR}/writer/collect.h ${PROJECT_SOURCE_DIR}/writer/spill.h
+    ${PROJECT_SOURCE_DIR}/include/scope/arena.h)
+  foreach(f IN LISTS arena_srcs)
+    list(APPEND arena_cmds COMMAND ${arena_cc} -fsanitize=fuzzer,address -c -o ${fuzz_bin}/arena-${f}.o
+      ${PROJECT_SOURCE_DIR}/writer/${f}.c)
+    list(APPEND arena_objs ${fuzz_bin}/arena-${f}.o)
+    list(APPEND arena_deps ${PROJECT_SOURCE_DIR}/writer/${f}.c)
+  endforeach()
+  add_custom_command(OUTPUT ${fuzz_bin}/fuzz_arena
+    ${arena_cmds}
+    COMMAND ${arena_cc} -fsanitize=address -c -o ${fuzz_bin}/arena-harness.o ${fuzz_src}/fuzz_arena.c
+    COMMAND ${SCOPE_TEST_CLANG} -fsanitize=fuzzer,address -o ${fuzz_bin}/fuzz_arena
+      ${fuzz_bin}/arena-harness.o ${arena_objs} -lpthread
+    DEPENDS ${arena_deps}
+    COMMENT "Building the libFuzzer harness fuzz_arena with clang"
+    VERBATIM)
+  add_custom_target(scope_fuzz_arena ALL DEPENDS ${fuzz_bin}/fuzz_arena)
+
   foreach(mode reader regressions)
     if(mode STREQUAL "reader")
       set(action run --seconds ${SCOPE_FUZZ_SECONDS} --corpus ${fuzz_bin}/corpus)
@@ -88,9 +122,26 @@ if(fuzz_why STREQUAL "")
     set_tests_properties(fuzz-${mode} PROPERTIES
       SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 600 LABELS "scope;fuzz")
   endforeach()
+  foreach(mode arena arena-regressions)
+    if(mode STREQUAL "arena")
+      set(action arena --seconds ${SCOPE_FUZZ_ARENA_SECONDS} --corpus ${fuzz_bin}/arena-corpus)
+    else()
+      set(action arena-replay --rdcheck $<TARGET_FILE:rdcheck>)
+    endif()
+    add_test(NAME fuzz-${mode}
+      COMMAND ${SCOPE_TEST_PYTHON} ${fuzz_src}/fuzz.py ${action}
+        --fuzzer ${fuzz_bin}/fuzz_arena
+        --bin ${PROJECT_BINARY_DIR}/bin
+        --lib ${PROJECT_BINARY_DIR}/lib
+        --progs ${prog_bin}
+        --regressions ${fuzz_src}/regressions/arena
+        --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/fuzz-${mode})
+    set_tests_properties(fuzz-${mode} PROPERTIES
+      SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 300 LABELS "scope;fuzz")
+  endforeach()
 else()
   message(STATUS "tests: the fuzz tests are skipped: ${fuzz_why}")
-  foreach(mode reader regressions)
+  foreach(mode reader regressions arena arena-regressions)
     add_test(NAME fuzz-${mode} COMMAND sh -c "echo \"SKIP fuzz-${mode}: $1\"; exit ${SCOPE_TEST_SKIP}" sh "${fuzz_why}")
     set_tests_properties(fuzz-${mode} PROPERTIES SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} LABELS "scope;fuzz")
   endforeach()

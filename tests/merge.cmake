@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # The cases of merge.py (scope-merge carrying the columns only some profiles
-# have), registered as merge-CASE on the gcc -O2 build of chain.c. Included
-# from tests/CMakeLists.txt, whose variables it uses.
-foreach(case columns nocolumns remerge chunks badcolumn)
+# have; refusing an output that is an input, inputs that are not files and
+# damaged ones), registered as merge-CASE on the gcc -O2 build of chain.c.
+# Included from tests/CMakeLists.txt, whose variables it uses.
+foreach(case columns nocolumns remerge chunks badcolumn selfout notfile damaged)
   add_test(NAME merge-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/merge.py ${case}
       --prog ${prog_bin}/chain-gcc-O2

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""scope-merge on profiles with and without the optional columns, checked value by value.
+"""scope-merge on profiles with and without the optional columns, checked value by value, and on bad inputs.
 
 Usage: merge.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR [--sanitized LIBASAN]
 
@@ -8,11 +8,16 @@ The profiles are real ones (the test program run under scope-run); the
 optional columns (/events and /pairs bytes_sent and bytes_received, which
 processes that made MPI calls have, and /processes/host) are added to some
 of them with h5py, so every combination can be merged and the result
-compared with its inputs row by row.
+compared with its inputs row by row. Bad inputs (an output that is an
+input, a FIFO, damaged profiles made with h5py from good ones) must give
+one line and no output.
 """
 
 import argparse
 import os
+import re
+import shutil
+import subprocess
 import sys
 
 import h5py
@@ -222,6 +227,144 @@ def case_badcolumn(t):
     expect("p1.h5" in lines[0] and "/events/bytes_sent" in lines[0], f"the error names the file and column: {lines[0]!r}")
     expect(not os.path.exists(t.path("merged.h5")), "an output was written from a bad input")
     expect_eq([f for f in os.listdir(t.work) if ".tmp-" in f], [], "temporary files left behind")
+
+
+def merge_run(t, *args, timeout=30):
+    """scope-merge ARGS, which must end within TIMEOUT seconds (a FIFO read blocks)."""
+    argv = [merge_tool(t), *[str(a) for a in args]]
+    print("$", " ".join(argv), flush=True)
+    try:
+        proc = subprocess.run(argv, env=t.env(), cwd=t.work, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"`{' '.join(argv)}` did not finish in {timeout} s")
+    r = check.Run(argv, proc)
+    print(f"  exit {r.rc}")
+    if r.stderr:
+        print("  stderr:", r.stderr[-3000:].replace("\n", "\n  | "))
+    return r
+
+
+def expect_refused(t, r, rc, line, out, what):
+    """Exit status RC, LINE alone on stderr, nothing at OUT and no temporary file."""
+    r.expect_rc(rc)
+    expect_eq(r.err_lines(), [line], f"{what}: stderr")
+    expect(not os.path.exists(out), f"{what}: an output was written")
+    expect_eq([f for f in os.listdir(t.work) if ".tmp-" in f], [], f"{what}: temporary files left behind")
+
+
+def snapshot(t, names):
+    out = {}
+    for n in names:
+        with open(t.path(n), "rb") as f:
+            out[n] = f.read()
+    return out
+
+
+def case_selfout(t):
+    """-o naming an input (itself, or a link to it), or a file inside --parts: refused
+    with one line before anything is read, every input unchanged."""
+    names = profiles(t, 2)
+    os.link(t.path("p1.h5"), t.path("hard.h5"))
+    os.symlink(t.path("p1.h5"), t.path("soft.h5"))
+    before = snapshot(t, names)
+    for out, named in ((t.path("p1.h5"), t.path("p1.h5")), (t.path("hard.h5"), t.path("p1.h5")),
+                       (t.path("soft.h5"), t.path("p1.h5"))):
+        r = merge_run(t, "-o", out, *[t.path(n) for n in names])
+        r.expect_rc(2)
+        expect_eq(r.err_lines(), [f"scope-merge: -o {out} is the input {named}: give another output"],
+                  f"-o {out}: stderr")
+        expect_eq(snapshot(t, names), before, f"-o {out}: the inputs changed")
+        expect(os.path.islink(t.path("soft.h5")), "the link was replaced")
+    os.makedirs(t.path("parts"))
+    for n in names:
+        shutil.copy(t.path(n), t.path("parts", n))
+    for out in (t.path("parts", "merged.h5"), t.path("parts", "..", "parts", "merged.h5")):
+        r = merge_run(t, "--parts", t.path("parts"), "-o", out)
+        expect_refused(t, r, 2, f"scope-merge: -o {out} is inside --parts {t.path('parts')}, whose files it merges: "
+                       "give an output outside it", t.path("parts", "merged.h5"), f"--parts -o {out}")
+        expect_eq(sorted(os.listdir(t.path("parts"))), sorted(names), "the parts after a refusal")
+    # The same inputs, merged elsewhere: as before.
+    merge_run(t, "--parts", t.path("parts"), "-o", t.path("merged.h5")).expect_rc(0)
+    expect_eq(len(read(t.path("merged.h5"))[0].processes["pid"]), 2, "processes merged")
+
+
+def case_notfile(t):
+    """An input that is missing, a folder or a FIFO (which would block a read forever):
+    one line with the true reason, at once, and no output."""
+    names = profiles(t, 1)
+    os.mkfifo(t.path("fifo.h5"))
+    os.makedirs(t.path("folder.h5"))
+    out = t.path("merged.h5")
+    for name, why in (("missing.h5", "No such file or directory"), ("folder.h5", "is a directory"),
+                      ("fifo.h5", "not a regular file")):
+        r = merge_run(t, "-o", out, t.path(names[0]), t.path(name))
+        expect_refused(t, r, 1, f"scope-merge: {t.path(name)}: {why}", out, name)
+    # A FIFO in a parts folder: the same.
+    os.makedirs(t.path("parts"))
+    shutil.copy(t.path(names[0]), t.path("parts", "a.h5"))
+    os.mkfifo(t.path("parts", "b.h5"))
+    r = merge_run(t, "--parts", t.path("parts"), "-o", out)
+    expect_refused(t, r, 1, f"scope-merge: {t.path('parts', 'b.h5')}: not a regular file", out, "--parts with a FIFO")
+    expect_eq(sorted(os.listdir(t.path("parts"))), ["a.h5", "b.h5"], "the parts after a refusal")
+
+
+def damage(t, src, dst, edit):
+    shutil.copy(t.path(src), t.path(dst))
+    with h5py.File(t.path(dst), "r+") as f:
+        edit(f)
+    return dst
+
+
+def replace(f, name, values):
+    del f[name]
+    f[name] = values
+
+
+def case_damaged(t):
+    """Inputs scope-report would refuse (lanes missing, a thread lane out of range,
+    signed durations, a process that ends before it starts): refused as the reader
+    refuses them, with the reader's reason, one line, and no output."""
+    names = profiles(t, 2)
+    with h5py.File(t.path("p1.h5"), "r") as f:
+        nlanes = len(f["process0/lanes/threads/tid"])
+        start, end = int(f["processes/start"][0]), int(f["processes/end"][0])
+
+    def thread_out(f):
+        thread = f["events/thread"][()].astype(np.uint64)
+        thread[2] = nlanes
+        replace(f, "events/thread", thread)
+
+    def ends_early(f):
+        e = f["processes/end"][()]
+        e[0] = start - 1
+        replace(f, "processes/end", e)
+
+    cases = (
+        ("nolanes.h5", lambda f: f.__delitem__("process0/lanes/threads"), "/process0/lanes/threads is missing"),
+        ("thread.h5", thread_out, None),
+        ("signed.h5", lambda f: replace(f, "events/duration", f["events/duration"][()].astype(np.int64)),
+         "/events/duration is not a column of unsigned integers"),
+        ("early.h5", ends_early, f"/processes row 0 ends ({start - 1}) before it starts ({start})"),
+    )
+    expect(end >= start, "the good profile ends after it starts")
+    out = t.path("merged.h5")
+    for name, edit, why in cases:
+        damage(t, "p1.h5", name, edit)
+        r = merge_run(t, "-o", out, t.path(names[0]), t.path(name))
+        r.expect_rc(1)
+        lines = r.err_lines()
+        expect_eq(len(lines), 1, f"{name}: lines on stderr")
+        head = f"scope-merge: {t.path(name)}: "
+        expect(lines[0].startswith(head), f"{name}: the line does not name the file: {lines[0]!r}")
+        if why:
+            expect_eq(lines[0][len(head):], why, f"{name}: the reason")
+        else:
+            expect(re.fullmatch(rf"/events/thread row \d+: lane {nlanes} is out of range \(process 0 has {nlanes} "
+                                r"lanes\)", lines[0][len(head):]), f"{name}: the reason: {lines[0]!r}")
+        expect_refused(t, r, 1, lines[0], out, name)
+    # The same inputs undamaged merge.
+    merge_run(t, "-o", out, *[t.path(n) for n in names]).expect_rc(0)
 
 
 CASES = check.cases_of(globals())

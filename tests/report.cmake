@@ -8,7 +8,7 @@ add_executable(rdcheck rdcheck.c)
 target_link_libraries(rdcheck PRIVATE scope_common)
 set_target_properties(rdcheck PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
-set(report_cases flat tree threads processes chrome speedscope folded diff badinput cli output scale align
+set(report_cases flat tree threads processes chrome speedscope folded diff badinput cli output selfout scale align
   bytes)
 foreach(case IN LISTS report_cases)
   add_test(NAME report-${case}

@@ -1036,6 +1036,32 @@ def case_output(t):
     expect(os.path.exists("/dev/null") and not os.path.isfile("/dev/null"), "/dev/null was replaced")
 
 
+def case_selfout(t):
+    """-o naming a profile the report reads (itself, a hard link or a symbolic link
+    to it): refused before anything is read or written, the profile unchanged."""
+    good = t.profile("chain-gcc-O2")
+    other = t.profile("chain-gcc-O2", out="other.h5")
+    os.link(good, t.path("hard.h5"))
+    os.symlink(good, t.path("soft.h5"))
+    with open(good, "rb") as f:
+        data = f.read()
+    hard, soft = t.path("hard.h5"), t.path("soft.h5")
+    for args, out in ((["--tree", good], good), ([good], hard), (["--chrome", good], soft),
+                      (["--diff", other, good], good), (["--diff", good, other], soft)):
+        r = t.scope_report(*args, "-o", out, rc=2)
+        expect_eq(r.err_lines(), [f"scope-report: -o {out} is the profile {good}: write the report to another "
+                                  "file (see scope-report --help)"], f"-o {out}: stderr")
+        expect_eq(r.stdout, "", f"-o {out}: stdout")
+        with open(good, "rb") as f:
+            expect(f.read() == data, f"-o {out}: the profile changed")
+        expect(os.path.islink(soft), "the link was replaced")
+        expect_eq(sorted(f for f in os.listdir(t.work) if f.startswith(".")), [], "temporary files left")
+    t.run([t.rdcheck, good]).expect_rc(0)
+    # Another file, and standard output, are written as before.
+    t.scope_report("-o", "report.txt", good)
+    t.scope_report("-o", "-", good)
+
+
 def current_umask():
     mask = os.umask(0)
     os.umask(mask)

@@ -5,7 +5,7 @@
 # tests/CMakeLists.txt, whose variables (the interpreter, the programs, the
 # sanitizer) it uses; rdcheck comes from report.cmake.
 
-set(symbolize_cases same dso debuglink debugdir buildid strip-debug cpp usr-lib-debug rebuilt badinput cli)
+set(symbolize_cases same dso debuglink debugdir buildid strip-debug cpp usr-lib-debug rebuilt badinput notfile link cli)
 foreach(case IN LISTS symbolize_cases)
   add_test(NAME symbolize-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/symbolize.py ${case}

@@ -76,11 +76,14 @@ class Test:
                 env["LD_PRELOAD"] = self.asan
         return env
 
-    def run(self, argv, env=None, quiet=False):
+    def run(self, argv, env=None, quiet=False, timeout=RUN_TIMEOUT):
         argv = [str(x) for x in argv]
         print("$", " ".join(argv), flush=True)
-        proc = subprocess.run(argv, env=env or self.env(), cwd=self.work, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, errors="replace", timeout=RUN_TIMEOUT)
+        try:
+            proc = subprocess.run(argv, env=env or self.env(), cwd=self.work, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, errors="replace", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"`{' '.join(argv)}` did not finish in {timeout} s")
         r = Run(argv, proc)
         print(f"  exit {r.rc}")
         if r.stderr:
@@ -103,9 +106,9 @@ class Test:
         expect(os.path.isfile(path), f"no profile at {path}")
         return path
 
-    def scope_symbolize(self, *args, rc=0):
+    def scope_symbolize(self, *args, rc=0, timeout=RUN_TIMEOUT):
         expect(os.path.exists(self.symbolize), f"{self.symbolize} was not built")
-        return self.run([self.symbolize, *args]).expect_rc(rc)
+        return self.run([self.symbolize, *args], timeout=timeout).expect_rc(rc)
 
     def tool(self, name):
         path = shutil.which(name)
@@ -474,6 +477,59 @@ def case_badinput(t):
     expect_eq(r.err_lines()[-1], f"scope-symbolize: {gone}: none of its {len(regions(gone))} unresolved regions "
               "could be resolved; left as it was", "last line")
     unchanged(gone, data, "module gone")
+
+
+def case_notfile(t):
+    """A module path that is now a FIFO (which libdw would wait on forever) or a folder:
+    said with the true reason, at once; the profile left as it was."""
+    for kind in ("fifo", "folder"):
+        exe = t.build(f"app-{kind}")
+        raw = t.profile(exe, "1000", out=f"{kind}.h5", raw=True)
+        os.unlink(exe)
+        if kind == "fifo":
+            os.mkfifo(exe)
+        else:
+            os.makedirs(exe)
+        data = read(raw)
+        n = len(regions(raw))
+        r = t.scope_symbolize(raw, rc=1, timeout=30)
+        why = "not a regular file" if kind == "fifo" else "is a directory"
+        expect_eq(r.err_lines(), [f"scope-symbolize: {exe}: {why}: its {n} regions stay unresolved",
+                                  f"scope-symbolize: {raw}: none of its {n} unresolved regions could be resolved; "
+                                  "left as it was"], f"{kind}: stderr")
+        unchanged(raw, data, kind)
+        expect_eq(glob.glob(raw + ".tmp-*"), [], f"{kind}: temporary files left")
+
+
+def case_link(t):
+    """A profile named through symbolic links (relative, and a link to a link): the
+    target is rewritten beside itself and every link still points at it."""
+    prog = t.prog("chain-gcc-O2")
+    ref = t.profile(prog, out="ref.h5")
+    os.makedirs(t.path("data"))
+    os.makedirs(t.path("links"))
+    raw = t.profile(prog, out=os.path.join("data", "raw.h5"), raw=True)
+    os.chmod(raw, 0o640)
+    before = read(raw)
+    link = t.path("links", "raw.h5")
+    os.symlink(os.path.join("..", "data", "raw.h5"), link)
+    chain = t.path("chain.h5")
+    os.symlink(link, chain)
+    r = t.scope_symbolize(chain)
+    expect(re.search(r": \d+ of \d+ unresolved regions resolved$", r.err_lines()[-1]), "no summary line")
+    for path, to in ((link, os.path.join("..", "data", "raw.h5")), (chain, link)):
+        expect(os.path.islink(path), f"{path} is no longer a symbolic link")
+        expect_eq(os.readlink(path), to, f"where {path} points")
+    expect(os.path.isfile(raw) and not os.path.islink(raw), "the target is not a file")
+    expect_eq(stat.S_IMODE(os.stat(raw).st_mode), 0o640, "mode of the rewritten target")
+    expect(read(raw) != before, "the target was not rewritten")
+    expect_resolved_like(t, raw, ref, "through links")
+    for folder in ("data", "links", ""):
+        expect_eq([f for f in os.listdir(t.path(folder)) if ".tmp-" in f], [], f"temporary files left in {folder!r}")
+    expect_eq(sorted(os.listdir(t.path("data"))), ["raw.h5"], "files beside the target")
+    # Nothing to resolve any more: the links are left alone too.
+    t.scope_symbolize(chain)
+    expect(os.path.islink(chain) and os.path.islink(link), "a link was replaced by a run with nothing to do")
 
 
 def usage_error(t, *args, pattern):

@@ -515,6 +515,15 @@ static int output_close(struct output *w, int keep, char *err, size_t cap)
 	return 0;
 }
 
+/* The report would replace a profile it reads (the same file, or a link to it). */
+static void refuse_overwrite(const struct options *o)
+{
+	for (size_t i = 0; o->output && strcmp(o->output, "-") != 0 && i < o->nfiles; i++)
+		if (rd_same_file(o->output, o->files[i]))
+			die_usage("-o %s is the profile %s: write the report to another file",
+				  o->output, o->files[i]);
+}
+
 /* ---- Crashes in the HDF5 library ---------------------------------------- */
 
 /* ---- Main --------------------------------------------------------------- */
@@ -545,6 +554,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	parse(argc, argv, &o);
+	refuse_overwrite(&o);
 	h5guard_install("scope-report");
 	for (size_t i = 0; i < o.nfiles; i++) {
 		h5guard_reading(o.files[i]);

@@ -218,11 +218,17 @@ static size_t check_targets(struct work *w)
 
 	for (size_t i = 0; i < w->ntargets; i++) {
 		struct target *t = &w->targets[i];
+		const char *why;
 		char now[160];
 		if (!t->m) {
 			say("%s: not in the profile's module tables: its %zu regions stay "
 			    "unresolved",
 			    t->path, t->regions);
+			continue;
+		}
+		/* libdw would wait forever on a FIFO at the module's path */
+		if ((why = rd_not_a_file(t->path)) != NULL) {
+			say("%s: %s: its %zu regions stay unresolved", t->path, why, t->regions);
 			continue;
 		}
 		if (scope_sym_build_id(t->path, now, sizeof now) != 0) {

@@ -466,9 +466,17 @@ int sf_rewrite(const char *path, const struct sf_regions *r, char *volatile *tmp
 {
 	struct copy c = {path, r, err, cap};
 	struct stat st;
+	char *target;
+	int rc;
 
 	if (stat(path, &st) != 0)
 		return fail(err, cap, "%s", strerror(errno));
+	/* A link keeps pointing at the profile: the new file replaces the
+	 * link's target, beside it, never the link itself. */
+	if (!(target = realpath(path, NULL)))
+		return fail(err, cap, "%s", strerror(errno));
 	/* err is also publish_atomic's: the copy's own reason stays in it */
-	return publish_atomic(path, copy_and_verify, &c, (int)(st.st_mode & 07777), tmp, err, cap);
+	rc = publish_atomic(target, copy_and_verify, &c, (int)(st.st_mode & 07777), tmp, err, cap);
+	free(target);
+	return rc;
 }

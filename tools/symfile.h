@@ -38,8 +38,9 @@ struct sf_regions {
  * root and of /regions. The copy goes to a temporary sibling, PATH.tmp-XXXXXX,
  * whose name is kept in *tmp while it exists (for a crash handler to remove);
  * it is checked with the reader, given the file's mode, synced and renamed
- * over path, and the folder synced. Returns 0, or -1 with the reason in err
- * and path untouched.
+ * over path, and the folder synced. PATH is path with its links resolved, so
+ * a link to the profile stays a link to the new file. Returns 0, or -1 with
+ * the reason in err and path untouched.
  */
 int sf_rewrite(const char *path, const struct sf_regions *r, char *volatile *tmp, char *err,
 	       size_t cap);

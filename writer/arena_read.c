@@ -20,13 +20,32 @@ static int bad(const char *path, const char *why)
 	return -1;
 }
 
+/* Whether [off, off + len) lies below end, written so that no sum can wrap. */
+static int area_ok(uint64_t off, uint64_t len, uint64_t end)
+{
+	return off <= end && len <= end - off;
+}
+
+/* The areas follow one another in the file's order and stop before the
+ * chunks, which start inside the mapping: every offset and length is the
+ * file's to forge, so none is added to another unchecked. */
 static int layout_ok(const struct scope_arena_header *h, uint64_t size)
 {
-	uint64_t lanes_end = h->lanes_off + (uint64_t)h->lane_capacity * sizeof(struct scope_lane);
-	return h->cmdline_off >= sizeof *h && h->cmdline_off + h->cmdline_bytes <= h->modules_off &&
-	       h->modules_off + h->modules_cap <= h->lanes_off && lanes_end <= h->chunks_off &&
-	       h->chunks_off <= size && h->chunk_bytes >= 2 * sizeof(struct scope_rec) &&
-	       h->chunk_bytes <= (1u << 30);
+	return h->cmdline_off >= sizeof *h && h->chunks_off <= size &&
+	       area_ok(h->cmdline_off, h->cmdline_bytes, h->modules_off) &&
+	       area_ok(h->modules_off, h->modules_cap, h->lanes_off) &&
+	       area_ok(h->lanes_off, (uint64_t)h->lane_capacity * sizeof(struct scope_lane),
+		       h->chunks_off) &&
+	       h->chunk_bytes >= 2 * sizeof(struct scope_rec) && h->chunk_bytes <= (1u << 30);
+}
+
+/* The header's paths are read as C strings: each must end inside its field. */
+static int strings_ok(const struct scope_arena_header *h)
+{
+	return memchr(h->exe, '\0', sizeof h->exe) && memchr(h->cwd, '\0', sizeof h->cwd) &&
+	       memchr(h->output, '\0', sizeof h->output) &&
+	       memchr(h->parts, '\0', sizeof h->parts) &&
+	       memchr(h->compression, '\0', sizeof h->compression);
 }
 
 /* The file is as large as the arena may grow; only the chunks handed out
@@ -83,6 +102,10 @@ int arena_open_fd(struct arena *a, const char *path, int fd)
 	if (!layout_ok(h, a->size)) {
 		arena_close(a);
 		return bad(path, "inconsistent layout");
+	}
+	if (!strings_ok(h)) {
+		arena_close(a);
+		return bad(path, "a path in its header has no end");
 	}
 	a->nchunks = __atomic_load_n(&h->nchunks, __ATOMIC_ACQUIRE);
 	if (a->nchunks > h->chunk_capacity)
@@ -280,7 +303,10 @@ void tick_clock_init(struct tick_clock *c, const struct arena *a)
 		n1 = h->calib_mono_ns;
 	} else if (h->state != SCOPE_ARENA_STOPPED || n1 < h->start_mono_ns + MIN_SPAN_NS) {
 		uint64_t now;
-		while ((now = mono_ns()) < h->start_mono_ns + MIN_SPAN_NS) {
+		/* a start ahead of now is another boot's clock (or a damaged
+		 * arena): not waited for, the fallback below applies */
+		while ((now = mono_ns()) < h->start_mono_ns + MIN_SPAN_NS &&
+		       now >= h->start_mono_ns) {
 			struct timespec ts = {0, (long)(h->start_mono_ns + MIN_SPAN_NS - now)};
 			nanosleep(&ts, NULL);
 		}

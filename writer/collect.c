@@ -254,8 +254,8 @@ static int visit_chunk(struct reader *rd, const struct scope_chunk_head *ch, uin
 				return -1;
 			continue;
 		}
-		if (r->start == 0 || r->start > rd->stop_tick)
-			continue; /* being written, or made after the stop */
+		if (!reader_takes(rd, r))
+			continue;
 		if (second)
 			second_pass(rd, r, ch->lane);
 		else if (first_pass(rd, r, gen) != 0)
@@ -465,6 +465,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		writer_fail("out of memory while reading the arena");
 		goto out;
 	}
+	rd.nregions = rd.map.n;
 	place_regions(&rd);
 	p->nevents = rd.n;
 	p->bytes = rd.bytes;
@@ -475,7 +476,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	if (!rd.rid && stream_group(&rd, p, window, spill_dirs) != 0)
 		goto out;
 	p->regions = rd.regions;
-	p->nregions = rd.map.n;
+	p->nregions = rd.nregions;
 	rd.regions = NULL;
 	p->end_ns = tick_ns(c, rd.stop_tick);
 	for (int i = 0; i < SCOPE_LOST_CAUSES; i++)

@@ -66,6 +66,7 @@ struct reader {
 	uint64_t split;		/* the second pass's halves: chunks [0, split), [split, end) */
 	uint64_t split_n;	/* calls before split */
 	uint32_t split_regions; /* regions seen before split */
+	uint32_t nregions;	/* regions the first pass found; later passes add none */
 	uint64_t *split_count;	/* their calls before split */
 };
 
@@ -82,6 +83,14 @@ uint8_t reader_times(const struct reader *rd, const struct scope_rec *r, uint32_
 static inline uint32_t rec_depth(const struct scope_rec *r)
 {
 	return (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff;
+}
+
+/* Whether every pass reads the call r (not a bytes record): started (0
+ * while it is being written), not after the stop, and at an address (0 is
+ * no function's, and the region map's mark of an empty slot). */
+static inline int reader_takes(const struct reader *rd, const struct scope_rec *r)
+{
+	return r->start != 0 && r->start <= rd->stop_tick && (r->fn & SCOPE_REC_ADDR_MASK) != 0;
 }
 
 /* Groups the calls through a spill in the first of dirs (NULL-ended) that

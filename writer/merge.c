@@ -5,12 +5,14 @@
 #include "merge_parts.h"
 #include "profile_out.h"
 #include "publish.h"
+#include "reader.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <libgen.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -183,7 +185,7 @@ struct input {
 	hid_t file;
 	uint64_t start; /* of its first process */
 	uint64_t nproc, npairs, nevents;
-	char err[256];
+	char err[RD_ERR_MAX];
 };
 
 static int in_fail(struct input *in, const char *what, const char *name)
@@ -288,28 +290,14 @@ static void free_strs(char **v, hsize_t n)
 	free(v);
 }
 
+/* Opens an input that validate_input passed. */
 static int open_input(struct input *in)
 {
-	int64_t schema = 0;
-	hid_t a;
-
-	if (H5Fis_hdf5(in->path) <= 0) {
-		snprintf(in->err, sizeof in->err, "not an HDF5 file");
-		return -1;
-	}
 	in->file = H5Fopen(in->path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	if (in->file < 0) {
 		snprintf(in->err, sizeof in->err, "cannot be opened");
 		return -1;
 	}
-	a = H5Aexists(in->file, "schema") > 0 ? H5Aopen(in->file, "schema", H5P_DEFAULT) : -1;
-	if (a < 0 || H5Aread(a, H5T_NATIVE_INT64, &schema) < 0 || schema != 3) {
-		snprintf(in->err, sizeof in->err, "not a scope schema-3 profile");
-		if (a >= 0)
-			H5Aclose(a);
-		return -1;
-	}
-	H5Aclose(a);
 	return 0;
 }
 
@@ -320,33 +308,42 @@ static void close_input(struct input *in)
 	in->file = 0;
 }
 
-/* The first pass over an input: its first process's start (the merge's
- * order), its rows, and which columns it has at which widths. */
+/*
+ * Reads the input as every reader of the merged file will: its tables and
+ * their ranges (rd_open), and every call's thread lane, start and end
+ * (rd_check_events), so that what the merge writes reads back. Notes its
+ * first process's start (the merge's order) and its rows.
+ */
+static int validate_input(struct input *in)
+{
+	struct rd_profile *p = rd_open(in->path, in->err, sizeof in->err);
+	int rc = 0;
+
+	if (!p)
+		return -1;
+	if (rd_check_events(p, RD_CHECKED) != 0)
+		rc = -1, snprintf(in->err, sizeof in->err, "%s", p->err);
+	else if (p->nprocesses == 0)
+		rc = in_fail(in, "is empty", "/processes");
+	else {
+		in->start = p->processes[0].start;
+		in->nproc = p->nprocesses;
+		in->npairs = p->npairs;
+		in->nevents = p->nevents;
+	}
+	rd_close(p);
+	return rc;
+}
+
+/* The first pass over an input: validated, then which columns it has at
+ * which widths. */
 static int scan_input(struct merged *m, struct input *in)
 {
-	hsize_t n, k;
+	hsize_t k;
 	int width, rc = -1;
 
-	if (open_input(in) != 0 || column_shape(in, "/processes/start", &n, &width) != 0)
+	if (validate_input(in) != 0 || open_input(in) != 0)
 		goto out;
-	if (!width || n == 0) {
-		in_fail(in, "is missing or empty", "/processes/start");
-		goto out;
-	}
-	{
-		hid_t d = H5Dopen2(in->file, "/processes/start", H5P_DEFAULT), s = H5Dget_space(d);
-		hsize_t one = 1, zero = 0;
-		hid_t mem = H5Screate_simple(1, &one, NULL);
-		H5Sselect_hyperslab(s, H5S_SELECT_SET, &zero, NULL, &one, NULL);
-		if (H5Dread(d, H5T_NATIVE_UINT64, mem, s, H5P_DEFAULT, &in->start) < 0)
-			in_fail(in, "cannot be read", "/processes/start");
-		H5Sclose(mem);
-		H5Sclose(s);
-		H5Dclose(d);
-		if (in->err[0])
-			goto out;
-	}
-	in->nproc = n;
 	for (size_t c = NPROC_STRS_REQUIRED; c < NPROC_STRS; c++) {
 		char name[64];
 		snprintf(name, sizeof name, "/processes/%s", process_strs[c]);
@@ -358,8 +355,6 @@ static int scan_input(struct merged *m, struct input *in)
 		snprintf(name, sizeof name, "/pairs/%s", pair_cols[c]);
 		if (column_shape(in, name, &k, &width) != 0)
 			goto out;
-		if (c == 0)
-			in->npairs = k;
 		if (width)
 			m->has_pair[c] = 1;
 	}
@@ -368,8 +363,6 @@ static int scan_input(struct merged *m, struct input *in)
 		snprintf(name, sizeof name, "/events/%s", event_cols[c]);
 		if (column_shape(in, name, &k, &width) != 0)
 			goto out;
-		if (c == 0)
-			in->nevents = k;
 		if (width > m->ewidth[c])
 			m->ewidth[c] = width;
 	}
@@ -1056,6 +1049,28 @@ static void parse(int argc, char **argv, struct options *o)
 	}
 }
 
+/* Exits when the output would replace what it is made of: one of the
+ * inputs named (or a link to it), or a file of the parts folder. */
+static void refuse_overwrite(const struct options *o)
+{
+	char *dir = strdup(o->output);
+
+	for (int i = 0; i < o->ninputs; i++)
+		if (rd_same_file(o->output, o->inputs[i])) {
+			fprintf(stderr, "scope-merge: -o %s is the input %s: give another output\n",
+				o->output, o->inputs[i]);
+			exit(2);
+		}
+	if (o->parts && dir && rd_same_file(dirname(dir), o->parts)) {
+		fprintf(stderr,
+			"scope-merge: -o %s is inside --parts %s, whose files it merges: give an "
+			"output outside it\n",
+			o->output, o->parts);
+		exit(2);
+	}
+	free(dir);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -1067,6 +1082,7 @@ int main(int argc, char **argv)
 	int owned, rc = 1;
 
 	parse(argc, argv, &o);
+	refuse_overwrite(&o);
 	if (storage_parse(&st, o.compression) != 0 || storage_parse_chunk(&st, o.chunk) != 0) {
 		fputs("scope-merge: bad storage setting: use auto, none, gzip or gzip:1..9\n",
 		      stderr);

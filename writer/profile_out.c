@@ -218,7 +218,8 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 		complete = h->state == SCOPE_ARENA_STOPPED;
 	int64_t status = run->exit_kind == SCOPE_EXIT_STATUS ? run->exit_code : -1;
 	int64_t sig = run->exit_kind == SCOPE_EXIT_SIGNAL ? run->exit_code : 0;
-	uint64_t start = h->start_unix_ns, end = h->start_unix_ns + p->end_ns;
+	uint64_t start = h->start_unix_ns;
+	uint64_t end = p->end_ns > UINT64_MAX - start ? UINT64_MAX : start + p->end_ns;
 	const char *exe = h->exe, *args = run->command_line, *host = run->host;
 	int rc = -1;
 

@@ -83,7 +83,7 @@ static int advance(struct streamer *s, struct cursor *c)
 					return -1;
 				continue;
 			}
-			if (c->r->start != 0 && c->r->start <= rd->stop_tick)
+			if (reader_takes(rd, c->r))
 				return 1;
 		}
 		/* Read chunks leave this process's memory at once. */
@@ -124,14 +124,14 @@ static int emit(struct streamer *s, struct cursor *c)
 {
 	struct reader *rd = s->rd;
 	const struct scope_rec *r = c->r;
-	uint32_t known = rd->map.n, rid;
+	uint32_t rid;
 	int module;
 	const struct region *g;
 	struct spilled_call call = {.thread = c->lane, .depth = (uint16_t)rec_depth(r)};
 	uint64_t gap;
 
 	rid = reader_region(rd, r, &c->last_key, &c->last_rid, &module);
-	if (rid >= known || s->seen[rid] >= rd->regions[rid].count)
+	if (rid >= rd->nregions || s->seen[rid] >= rd->regions[rid].count)
 		return 0; /* not seen by the first pass: cannot happen on a stopped arena */
 	g = &rd->regions[rid];
 	call.flags = reader_times(rd, r, c->lane, &call.start, &call.duration);

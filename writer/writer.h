@@ -58,9 +58,13 @@ void tick_clock_init(struct tick_clock *c, const struct arena *a);
 
 static inline uint64_t tick_ns(const struct tick_clock *c, uint64_t tick)
 {
+	unsigned __int128 ns;
+
 	if (tick <= c->start_tick)
 		return 0;
-	return (uint64_t)(((unsigned __int128)(tick - c->start_tick) * c->mult) >> 32);
+	ns = ((unsigned __int128)(tick - c->start_tick) * c->mult) >> 32;
+	/* past 2^64 ns (a forged clock) times stop there, in their order */
+	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
 /* Calls, grouped by region and ordered by start within it: a process's

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Fuzzes the profile reader with libFuzzer for a bounded time, or replays the inputs it once found.
+"""Fuzzes the profile reader or the arena reader with libFuzzer for a bounded time, or replays the inputs they once broke on.
 
-Usage: fuzz.py run --seconds N --corpus DIR [common options]
-       fuzz.py replay [common options]
-common: --fuzzer PATH --h5walk PATH --bin DIR --progs DIR --regressions DIR --workdir DIR
+Usage: fuzz.py run --seconds N --corpus DIR [common options] --h5walk PATH
+       fuzz.py replay [common options] --h5walk PATH
+       fuzz.py arena --seconds N --corpus DIR [common options] --lib DIR
+       fuzz.py arena-replay [common options] --lib DIR
+       (arena-replay also --rdcheck PATH)
+common: --fuzzer PATH --bin DIR --progs DIR --regressions DIR --workdir DIR
 
 Both first make the seed corpus: small real profiles of the test programs
 (one process, three processes, symbolized or not, contiguous and chunked
@@ -37,6 +40,22 @@ on the seeds (under ASan, with the leak check), then scope-report on each
 regression input, which must end with exit status 0 or 1 and at most one
 line on stderr, never a signal.
 
+arena: fuzzes scope-writer's reading of an arena (fuzz_arena.c: arena_open,
+modules_parse, collect in memory and through a spill) for N seconds. Its
+seeds are real arenas of the test programs, kept (SCOPE_KEEP_ARENA=1, 4 KiB
+chunks) from runs that ended, forked, unloaded a library and were killed
+with SIGKILL, each made small: the header as it is, then the command line,
+the module lines, the lanes in use and at most 8 chunks, packed one after
+the other with the header's offsets and counts rewritten to match. No
+libhdf5 is involved, so every finding is the writer's: the test fails and
+the input is saved in the regressions folder (tests/fuzz/regressions/arena).
+
+arena-replay: runs fuzz_arena once on every input of that folder and on the
+seeds, then `scope-writer --recover --no-symbolize` on a copy of each, which
+must end with exit status 0, 1 or 2 (a compression setting in the header
+it cannot use) and at most one line on stderr, never a signal, within 30 s;
+a profile it writes must read back (rdcheck).
+
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
@@ -46,6 +65,8 @@ import os
 import re
 import resource
 import shutil
+import signal
+import struct
 import subprocess
 import sys
 import time
@@ -56,9 +77,10 @@ from check import SKIP, Failure, Skipped  # noqa: E402,F401
 
 HARD_LIMIT = 120  # seconds past the fuzzing time before libFuzzer is killed
 
-OURS = ("/lib/reader.c", "/tests/fuzz/fuzz_reader.c")
+OURS = ("/lib/reader.c", "/tests/fuzz/fuzz_reader.c", "/writer/", "/tests/fuzz/fuzz_arena.c")
 RUNTIME = ("fuzzer::", "__sanitizer", "__asan", "__lsan", "__interceptor", "libc.so", "libstdc++",
-           "ld-linux", "compiler-rt", "/sanitizer_common/", "/asan/", "/lsan/", "/fuzzer/")
+           "ld-linux", "compiler-rt", "/sanitizer_common/", "/asan/", "/lsan/", "/fuzzer/", "nptl/", "/abort.c",
+           "/raise.c")
 
 
 
@@ -124,7 +146,7 @@ def owner(frame):
         return "ours"
     if any(s in frame for s in RUNTIME) or re.search(r"\bin (malloc|calloc|realloc|free|strdup|operator new)\b", frame):
         return None
-    if "fuzz_reader+0x" in frame:  # linked into the harness without a source line: the runtime
+    if re.search(r"fuzz_(reader|arena)\+0x", frame):  # linked into the harness without a source line: the runtime
         return None
     return "ours"  # unknown code: count it against us rather than hide it
 
@@ -212,10 +234,10 @@ def check_tools(a):
         raise Skipped("llvm-symbolizer is not installed (Debian: llvm-14): findings could not be told apart")
 
 
-def fuzz_once(a, seconds, corpus, seeds, artifacts, env, n):
+def fuzz_once(a, seconds, corpus, seeds, artifacts, env, n, extra=()):
     """One libFuzzer run; returns (exit status, its log)."""
     argv = [a.fuzzer, f"-max_total_time={seconds}", "-rss_limit_mb=2048", "-timeout=10", "-print_final_stats=1",
-            f"-artifact_prefix={artifacts}/", corpus, seeds]
+            f"-artifact_prefix={artifacts}/", *extra, corpus, seeds]
     logfile = os.path.join(a.workdir, f"fuzz-{n}.log")
     log("$", " ".join(argv), f"> {logfile}")
     with open(logfile, "w+") as out:
@@ -226,10 +248,11 @@ def fuzz_once(a, seconds, corpus, seeds, artifacts, env, n):
             rc = None
         out.seek(0)
         text = out.read()
+    name = os.path.basename(a.fuzzer)
     if rc is None:
-        raise Failure(f"fuzz_reader did not stop after {seconds} s; see {logfile}")
+        raise Failure(f"{name} did not stop after {seconds} s; see {logfile}")
     for line in text.splitlines():
-        if line.startswith(("fuzz_reader:", "stat::number_of_executed_units", "stat::peak_rss_mb", "Done ")):
+        if line.startswith((f"{name}:", "stat::number_of_executed_units", "stat::peak_rss_mb", "Done ")):
             log("  " + line)
     return rc, text
 
@@ -280,7 +303,7 @@ def regression_inputs(a):
     if not os.path.isdir(a.regressions):
         return []
     return sorted(os.path.join(a.regressions, f) for f in os.listdir(a.regressions)
-                  if not f.startswith(".") and not f.endswith(".md"))
+                  if not f.startswith(".") and not f.endswith(".md") and os.path.isfile(os.path.join(a.regressions, f)))
 
 
 def case_replay(a):
@@ -311,13 +334,214 @@ def case_replay(a):
 
 
 # ---------------------------------------------------------------------------
+# The arena reader
+
+HEADER_BYTES = 8192  # the arena header's two pages (include/scope/arena.h)
+MAX_CHUNKS = 8
+CHUNK_MAGIC = 0x4B4E4843504F4353
+ARENA_TIMEOUT = 30  # seconds for one input, in the harness or scope-writer --recover
+
+
+def round64(n):
+    return (n + 63) // 64 * 64
+
+
+def compact_arena(src, dst):
+    """The arena at SRC, made small (see the module's text); returns its size."""
+    with open(src, "rb") as f:
+        head = bytearray(f.read(HEADER_BYTES))
+        if len(head) < HEADER_BYTES or head[:8] != b"SCOPEAR1":
+            raise Failure(f"{src} is not an arena")
+        chunk_bytes, = struct.unpack_from("<I", head, 16)
+        (cmd_off, cmd_len, mod_off, mod_cap, lanes_off, chunks_off, chunk_cap, nchunks, backed,
+         mod_len) = struct.unpack_from("<10Q", head, 24)
+        nlanes, = struct.unpack_from("<I", head, 104)
+
+        def at(off, n):
+            f.seek(off)
+            return f.read(n)
+
+        cmdline, modules, lanes = at(cmd_off, cmd_len), at(mod_off, min(mod_len, mod_cap)), at(lanes_off, nlanes * 64)
+        used = min(nchunks, chunk_cap, max(backed - chunks_off, 0) // chunk_bytes)
+        chunks = []
+        for i in range(used):
+            c = at(chunks_off + i * chunk_bytes, chunk_bytes)
+            if len(c) == chunk_bytes and struct.unpack_from("<Q", c, 8)[0] == CHUNK_MAGIC:
+                chunks.append(c)
+            if len(chunks) == MAX_CHUNKS:
+                break
+    cmd_off = HEADER_BYTES
+    mod_off = round64(cmd_off + len(cmdline))
+    lanes_off = mod_off + round64(len(modules))
+    chunks_off = round64(lanes_off + len(lanes))
+    size = chunks_off + len(chunks) * chunk_bytes
+    struct.pack_into("<I", head, 20, nlanes)  # lane_capacity
+    struct.pack_into("<10Q", head, 24, cmd_off, len(cmdline), mod_off, round64(len(modules)), lanes_off, chunks_off,
+                     len(chunks), len(chunks), size, len(modules))
+    out = bytearray(size)
+    out[:HEADER_BYTES] = head
+    for off, data in ((cmd_off, cmdline), (mod_off, modules), (lanes_off, lanes),
+                      *((chunks_off + i * chunk_bytes, c) for i, c in enumerate(chunks))):
+        out[off:off + len(data)] = data
+    with open(dst, "wb") as f:
+        f.write(out)
+    return size
+
+
+def arena_env(a, tmp, preload=False):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCOPE_", "ASAN_", "LSAN_")) and k != "LD_PRELOAD"}
+    env.update(SCOPE_TMPDIR=tmp, SCOPE_KEEP_ARENA="1", SCOPE_BUFFER_SIZE="4096", SCOPE_SYMBOLIZE="0")
+    if preload:
+        env["LD_PRELOAD"] = os.path.join(a.lib, "libscope_preload.so")
+    return env
+
+
+def killed_arena(a, tmp):
+    """r_kill under LD_PRELOAD, killed with SIGKILL once its three lanes made 300 calls each."""
+    ready = os.path.join(tmp, "ready")
+    child = subprocess.Popen([os.path.join(a.progs, "r_kill-gcc-O2"), ready, "300", "2"], env=arena_env(a, tmp, True),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    end = time.monotonic() + 60
+    while not os.path.exists(ready):
+        if child.poll() is not None or time.monotonic() > end:
+            child.kill()
+            raise Failure(f"r_kill did not get ready (exit {child.wait()}): {child.stderr.read()!r}")
+        time.sleep(0.01)
+    with open(ready) as f:
+        pid = int(f.read().split()[0])
+    os.kill(pid, signal.SIGKILL)
+    child.wait()
+
+
+def make_arena_seeds(a, seeds):
+    """Small real arenas of the test programs (see the module's text); returns their paths."""
+    shutil.rmtree(seeds, ignore_errors=True)
+    os.makedirs(seeds)
+    dl = os.path.join(a.progs, "r_dl-gcc-O2.libs")
+    runs = [  # name, program, arguments
+        ("chain", "chain-gcc-O2", ()),
+        ("threads", "threads-gcc-O2", ()),
+        ("forks", "calls-gcc-O2", ("200", "2")),
+        ("dlclose", "r_dl-gcc-O2", ("close", os.path.join(dl, "libr_dl1.so"), os.path.join(dl, "libr_dl2.so"))),
+        ("killed", "r_kill-gcc-O2", None),
+    ]
+    out = []
+    for name, prog, args in runs:
+        exe = os.path.join(a.progs, prog)
+        if not os.access(exe, os.X_OK):
+            raise Failure(f"test program {exe} was not built")
+        tmp = os.path.join(a.workdir, "arenas", name)
+        os.makedirs(tmp)
+        if args is None:
+            killed_arena(a, tmp)
+        else:
+            r = subprocess.run([os.path.join(a.bin, "scope-run"), "-q", "-o", os.path.join(tmp, "out.h5"), "--", exe,
+                                *args], env=arena_env(a, tmp), stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, timeout=120)
+            if r.returncode != 0:
+                raise Failure(f"arena seed {name}: scope-run exited {r.returncode}\n{r.stderr}")
+        found = sorted(os.path.join(d, f) for d, _, fs in os.walk(tmp) for f in fs if f.endswith(".arena"))
+        if not found:
+            raise Failure(f"arena seed {name}: no arena was kept in {tmp}")
+        for k, path in enumerate(found):
+            dst = os.path.join(seeds, f"{name}-{k}.arena")
+            compact_arena(path, dst)
+            out.append(dst)
+        shutil.rmtree(tmp)  # the arenas are sparse files of 64 GiB each
+    log("seeds:", ", ".join(f"{os.path.basename(p)} ({os.path.getsize(p)} bytes)" for p in out))
+    return out
+
+
+def arena_fuzzer_env(a):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASAN_", "LSAN_", "UBSAN_", "SCOPE_"))}
+    tmp = os.path.join(a.workdir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    env.update(TMPDIR=tmp, ASAN_OPTIONS="abort_on_error=0:symbolize=1:detect_leaks=1")
+    sym = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
+    if sym:
+        env["ASAN_SYMBOLIZER_PATH"] = sym
+    return env
+
+
+def check_arena_tools(a):
+    for what, path in (("fuzz_arena", a.fuzzer), ("scope-run", os.path.join(a.bin, "scope-run")),
+                       ("scope-writer", os.path.join(a.bin, "scope-writer")),
+                       ("libscope_preload.so", os.path.join(a.lib, "libscope_preload.so"))):
+        if not os.path.exists(path):
+            raise Failure(f"{what} ({path}) was not built")
+
+
+def case_arena(a):
+    check_arena_tools(a)
+    seeds = os.path.join(a.workdir, "seeds")
+    make_arena_seeds(a, seeds)
+    os.makedirs(a.corpus, exist_ok=True)
+    artifacts = os.path.join(a.workdir, "artifacts")
+    os.makedirs(artifacts)
+    # The harness's own lines (arena_open's refusals) would fill the log:
+    # libFuzzer closes its stderr and keeps its reports and the sanitizers'.
+    rc, text = fuzz_once(a, a.seconds, a.corpus, seeds, artifacts, arena_fuzzer_env(a), 1, ("-close_fd_mask=2",))
+    if rc != 0:
+        kind, _, frame = classify(text)
+        unit = artifact(text)
+        where = save_regression(a, unit, kind) if unit else "(libFuzzer wrote no input)"
+        said = [x for x in text.splitlines() if x.startswith("fuzz_arena:")]
+        raise Failure(f"fuzz_arena found a {kind} ({said[-1] if said else frame}); input saved as {where}; "
+                      f"log {os.path.join(a.workdir, 'fuzz-1.log')}")
+    log(f"fuzzed {a.seconds} s; corpus: {len(os.listdir(a.corpus))} inputs; no finding")
+
+
+def recover(a, path, out_dir):
+    """scope-writer --recover on a copy of the arena at PATH; returns (exit status, stderr lines, output)."""
+    copy = os.path.join(out_dir, os.path.basename(path) + ".arena")
+    out = os.path.join(out_dir, os.path.basename(path) + ".h5")
+    shutil.copy(path, copy)
+    argv = [os.path.join(a.bin, "scope-writer"), "--recover", "--no-symbolize", "-o", out, copy]
+    try:
+        p = subprocess.run(argv, env=arena_fuzzer_env(a), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           errors="replace", timeout=ARENA_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"scope-writer --recover on {path} did not finish in {ARENA_TIMEOUT} s")
+    return p.returncode, [x for x in p.stderr.splitlines() if x.strip()], out
+
+
+def case_arena_replay(a):
+    check_arena_tools(a)
+    seeds = make_arena_seeds(a, os.path.join(a.workdir, "seeds"))
+    inputs = regression_inputs(a)
+    log(f"{len(inputs)} regression input(s) in {a.regressions}, {len(seeds)} seeds")
+    r = subprocess.run([a.fuzzer, "-runs=1", f"-timeout={ARENA_TIMEOUT}", *inputs, *seeds], env=arena_fuzzer_env(a),
+                       stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, errors="replace", timeout=600)
+    if r.returncode != 0:
+        kind, _, frame = classify(r.stderr)
+        raise Failure(f"fuzz_arena failed on a replayed input ({kind}: {frame})\n{r.stderr[-6000:]}")
+    log(f"fuzz_arena replayed {len(inputs) + len(seeds)} inputs without a finding")
+    out_dir = os.path.join(a.workdir, "recovered")
+    os.makedirs(out_dir)
+    for path in inputs + seeds:
+        rc, lines, out = recover(a, path, out_dir)
+        if rc not in (0, 1, 2) or len(lines) > 1:
+            raise Failure(f"scope-writer --recover on {path}: exit {rc}, stderr {lines!r}")
+        if rc == 0:
+            c = subprocess.run([a.rdcheck, out], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+            if c.returncode != 0:
+                raise Failure(f"the profile scope-writer --recover wrote from {path} does not read back: {c.stderr}")
+        if path in seeds and rc != 0:
+            raise Failure(f"scope-writer --recover refused the seed {path}: {lines!r}")
+        log(f"  scope-writer --recover {os.path.basename(path)}: exit {rc} {lines[0] if lines else ''}")
+
+
+# ---------------------------------------------------------------------------
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=("run", "replay"))
+    ap.add_argument("mode", choices=("run", "replay", "arena", "arena-replay"))
     ap.add_argument("--fuzzer", required=True)
-    ap.add_argument("--h5walk", required=True)
+    ap.add_argument("--h5walk", help="the reader's pre-check (run, replay)")
+    ap.add_argument("--lib", help="directory of libscope_preload.so (arena, arena-replay)")
+    ap.add_argument("--rdcheck", help="the program that runs the reader's rd_check on files (arena-replay)")
     ap.add_argument("--bin", required=True, help="directory of scope-run and scope-report")
     ap.add_argument("--progs", required=True, help="directory of the built test programs")
     ap.add_argument("--regressions", required=True, help="tests/fuzz/regressions in the source tree")
@@ -329,7 +553,8 @@ def main():
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return check.run_case({"run": case_run, "replay": case_replay}, a.mode, lambda: a)
+    cases = {"run": case_run, "replay": case_replay, "arena": case_arena, "arena-replay": case_arena_replay}
+    return check.run_case(cases, a.mode, lambda: a)
 
 
 if __name__ == "__main__":
