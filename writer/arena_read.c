@@ -24,7 +24,8 @@ static int layout_ok(const struct scope_arena_header *h, uint64_t size)
 {
 	uint64_t lanes_end = h->lanes_off + (uint64_t)h->lane_capacity * sizeof(struct scope_lane);
 	return h->cmdline_off >= sizeof *h && h->cmdline_off + h->cmdline_bytes <= h->modules_off &&
-	       h->modules_off + h->modules_cap <= h->lanes_off && lanes_end <= h->chunks_off &&
+	       h->modules_off + h->modules_cap <= h->lanes_off && lanes_end <= h->crash_off &&
+	       h->crash_off <= h->chunks_off && h->crash_cap <= h->chunks_off - h->crash_off &&
 	       h->chunks_off <= size && h->chunk_bytes >= 2 * sizeof(struct scope_rec) &&
 	       h->chunk_bytes <= (1u << 30);
 }
