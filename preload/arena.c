@@ -56,8 +56,10 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->modules_off = h->cmdline_off + CMDLINE_CAP;
 	h->modules_cap = MODULES_CAP;
 	h->lanes_off = h->modules_off + MODULES_CAP;
-	h->chunks_off = round_up(
+	h->crash_off = round_up(
 		h->lanes_off + (uint64_t)cfg->lane_capacity * sizeof(struct scope_lane), PAGE);
+	h->crash_cap = SCOPE_CRASH_STACK_BYTES;
+	h->chunks_off = h->crash_off + h->crash_cap;
 	h->chunk_capacity = (cfg->arena_max_bytes - h->chunks_off) / cfg->chunk_bytes;
 }
 

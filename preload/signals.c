@@ -4,13 +4,13 @@
 #include "state.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <ucontext.h>
 #include <unistd.h>
-
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 
 #define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
 
@@ -45,47 +45,131 @@ static SCOPE_NOINST int is_stop(int sig)
 	return 0;
 }
 
-/* libunwind, loaded at start-up (never from the handler) if installed. */
-static int (*unw_init2)(unw_cursor_t *, unw_context_t *, int);
-static int (*unw_step_fn)(unw_cursor_t *);
-static int (*unw_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+/*
+ * The crash snapshot. The handler only copies what the writer needs to
+ * unwind the crashing thread offline (libdw): the interrupted registers
+ * and the top of its stack. Loading an unwinder here would be too late
+ * (dlopen and malloc after heap corruption deadlock) and loading it at
+ * start-up puts it into every program.
+ */
+#define SNAP_PAGE 4096u
 
-#define NAME_OF(fn) NAME_OF2(UNW_OBJ(fn))
-#define NAME_OF2(x) NAME_OF3(x)
-#define NAME_OF3(x) #x
+#if defined(__x86_64__)
+/* ucontext's registers in DWARF order: rax, rdx, rcx, rbx, rsi, rdi, rbp,
+ * rsp, r8-r15, then rip as the return address column. */
+static const int dwarf_gregs[] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+				  REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+				  REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+#define DWARF_SP 7
 
-static SCOPE_NOINST void load_unwinder(void)
+/* Returns the stack pointer, or 0 when the registers are not saved. */
+static SCOPE_NOINST uintptr_t save_regs(struct scope_arena_header *h, const ucontext_t *uc)
 {
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return;
-	unw_step_fn = (int (*)(unw_cursor_t *))dlsym(h, NAME_OF(step));
-	unw_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, NAME_OF(get_reg));
-	unw_init2 = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(h, NAME_OF(init_local2));
+	uint32_t n = sizeof dwarf_gregs / sizeof *dwarf_gregs;
+
+	for (uint32_t i = 0; i < n; i++)
+		h->crash_regs[i] = (uint64_t)uc->uc_mcontext.gregs[dwarf_gregs[i]];
+	h->crash_nregs = n;
+	return (uintptr_t)h->crash_regs[DWARF_SP];
+}
+#else
+/* Elsewhere the crash stack is left empty rather than guessed. */
+static SCOPE_NOINST uintptr_t save_regs(struct scope_arena_header *h, const ucontext_t *uc)
+{
+	(void)h;
+	(void)uc;
+	return 0;
+}
+#endif
+
+/*
+ * Reads [from, to) of this process into dst with process_vm_readv, one
+ * remote piece per page, so that it stops cleanly before the first page
+ * that cannot be read (the end of the stack's mapping, a guard page)
+ * where a load would fault inside the handler. Returns the bytes read, or
+ * -1 with errno.
+ */
+static SCOPE_NOINST ssize_t read_self(char *dst, uintptr_t from, uintptr_t to)
+{
+	struct iovec local = {dst, to - from};
+	struct iovec remote[SCOPE_CRASH_STACK_BYTES / SNAP_PAGE + 1];
+	unsigned long n = 0;
+
+	for (uintptr_t a = from; a < to && n < sizeof remote / sizeof *remote; n++) {
+		uintptr_t next = (a & ~(uintptr_t)(SNAP_PAGE - 1)) + SNAP_PAGE;
+		if (next > to)
+			next = to;
+		remote[n] = (struct iovec){(void *)a, next - a};
+		a = next;
+	}
+	return process_vm_readv(getpid(), &local, 1, remote, n, 0);
 }
 
-/* The crashing thread's stack, from the interrupted context, into the
- * arena's header. */
+/* Where process_vm_readv is refused (a seccomp filter): plain loads, only
+ * inside the thread's own known stack, where every page is mapped. Not
+ * checked by ASan: the stack holds its poisoned redzones. */
+__attribute__((no_sanitize_address)) static SCOPE_NOINST size_t copy_own_stack(char *dst,
+									       uintptr_t from,
+									       uintptr_t to)
+{
+	const struct scope_thread *t = &scope_tls;
+	size_t n = 0;
+
+	if (!t->stack_hi || from < t->stack_lo || from >= t->stack_hi)
+		return 0;
+	if (to > t->stack_hi)
+		to = t->stack_hi;
+	for (uintptr_t a = from; a + 8 <= to; a += 8, n += 8)
+		*(uint64_t *)(dst + n) = *(const volatile uint64_t *)a;
+	return n;
+}
+
+/*
+ * Copies the stack from sp upward into the crash area: at most its size,
+ * and not past the thread's stack top when that is known. A stack
+ * pointer inside an unreadable page (an overflow into the guard page)
+ * starts the copy at the next readable page.
+ */
+static SCOPE_NOINST void save_stack_bytes(struct scope_arena_header *h, uintptr_t sp)
+{
+	const struct scope_thread *t = &scope_tls;
+	char *dst = scope_proc.base + h->crash_off;
+	uint64_t cap =
+		h->crash_cap < SCOPE_CRASH_STACK_BYTES ? h->crash_cap : SCOPE_CRASH_STACK_BYTES;
+	uintptr_t to = sp + cap < sp ? UINTPTR_MAX : sp + cap;
+
+	if (t->stack_hi && sp < t->stack_hi && to > t->stack_hi)
+		to = t->stack_hi;
+	for (uintptr_t from = sp; from < to;
+	     from = (from & ~(uintptr_t)(SNAP_PAGE - 1)) + SNAP_PAGE) {
+		ssize_t got = read_self(dst, from, to);
+		if (got > 0) {
+			h->crash_sp = from;
+			h->crash_stack_bytes = (uint64_t)got;
+			return;
+		}
+		if (got < 0 && errno != EFAULT) {
+			h->crash_sp = sp;
+			h->crash_stack_bytes = copy_own_stack(dst, sp, to);
+			return;
+		}
+	}
+}
+
+/* The crashing thread's registers and stack, for the writer to unwind. */
 static SCOPE_NOINST void save_stack(int sig, void *ctx)
 {
 	struct scope_arena_header *h = scope_proc.hdr;
-	unw_cursor_t cursor;
-	uint32_t n = 0;
+	int saved_errno = errno;
+	uintptr_t sp;
 
 	if (!h || h->crash_signal)
 		return;
 	h->crash_signal = (uint32_t)sig;
 	h->crash_lane = scope_thread_lane();
-	if (!unw_init2 || !unw_step_fn || !unw_reg ||
-	    unw_init2(&cursor, (unw_context_t *)ctx, UNW_INIT_SIGNAL_FRAME) != 0)
-		return;
-	do {
-		unw_word_t ip;
-		if (unw_reg(&cursor, UNW_REG_IP, &ip) != 0 || ip == 0)
-			break;
-		h->crash_stack[n++] = (uint64_t)ip;
-	} while (n < SCOPE_CRASH_FRAMES && unw_step_fn(&cursor) > 0);
-	h->crash_frames = n;
+	if (ctx && (sp = save_regs(h, ctx)) != 0)
+		save_stack_bytes(h, sp);
+	errno = saved_errno;
 }
 
 static SCOPE_NOINST void on_fatal(int sig, siginfo_t *info, void *ctx)
@@ -181,7 +265,6 @@ void scope_signals_init(void)
 {
 	if (resolve() != 0)
 		return;
-	load_unwinder();
 	alt_stack_on(main_alt_stack);
 	__atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < sizeof crash_signals / sizeof *crash_signals; i++)

@@ -35,7 +35,8 @@ static int layout_ok(const struct scope_arena_header *h, uint64_t size)
 	       area_ok(h->cmdline_off, h->cmdline_bytes, h->modules_off) &&
 	       area_ok(h->modules_off, h->modules_cap, h->lanes_off) &&
 	       area_ok(h->lanes_off, (uint64_t)h->lane_capacity * sizeof(struct scope_lane),
-		       h->chunks_off) &&
+		       h->crash_off) &&
+	       area_ok(h->crash_off, h->crash_cap, h->chunks_off) &&
 	       h->chunk_bytes >= 2 * sizeof(struct scope_rec) && h->chunk_bytes <= (1u << 30);
 }
 

@@ -6,6 +6,7 @@
 #include "columns.h"
 #include "spill.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -320,12 +321,13 @@ static int write_modules(struct columns *c, hid_t proc, const struct run_info *r
 static int write_crash(struct columns *c, hid_t proc, const struct run_info *run)
 {
 	const struct scope_arena_header *h = run->hdr;
-	uint32_t n = h->crash_frames < SCOPE_CRASH_FRAMES ? h->crash_frames : SCOPE_CRASH_FRAMES;
 	struct scope_sym_module *sm;
-	struct scope_sym syms[SCOPE_CRASH_FRAMES];
-	const char *names[SCOPE_CRASH_FRAMES];
+	uint64_t pcs[UNWIND_MAX_FRAMES];
+	struct scope_sym syms[UNWIND_MAX_FRAMES];
+	const char *names[UNWIND_MAX_FRAMES];
 	struct scope_symbolizer *s = NULL;
 	hid_t g = -1;
+	size_t n = 0;
 	int rc = -1;
 
 	if (!h->crash_signal)
@@ -335,21 +337,21 @@ static int write_crash(struct columns *c, hid_t proc, const struct run_info *run
 		return -1;
 	if (!(s = scope_sym_open(sm, run->nmods)))
 		goto out;
-	for (uint32_t i = 0; i < n; i++) {
+	n = unwind_crash(run->arena, run->mods, run->nmods, pcs, UNWIND_MAX_FRAMES);
+	for (size_t i = 0; i < n; i++) {
 		/* a return address points after the call: look up the call */
-		uint64_t pc = h->crash_stack[i] - (i > 0);
+		uint64_t pc = pcs[i] - (i > 0);
 		if (scope_sym_lookup(s, pc, -1, run->symbolize, &syms[i]) != 0)
 			goto out;
 		names[i] = syms[i].name;
 	}
 	g = H5Gcreate2(proc, "crash", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (g >= 0 && attr_i64(g, "signal", h->crash_signal) == 0 &&
-	    attr_i64(g, "lane", h->crash_lane) == 0 &&
-	    col_uint(c, g, "address", h->crash_stack, n, 8) == 0 &&
+	    attr_i64(g, "lane", h->crash_lane) == 0 && col_uint(c, g, "address", pcs, n, 8) == 0 &&
 	    col_str(g, "name", names, n) == 0)
 		rc = 0;
 out:
-	for (uint32_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		scope_sym_free(&syms[i]);
 	scope_sym_close(s);
 	free(sm);

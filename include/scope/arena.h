@@ -15,6 +15,8 @@
  *            is the tick the object was closed at, 0 if never); a newline
  *            or backslash in the path is written as \n or \\
  *   lanes    struct scope_lane[lane_capacity]
+ *   crash    crash_cap bytes: the stack of the thread a fatal signal hit,
+ *            copied from its stack pointer upward (see crash_sp)
  *   chunks   chunk_bytes each: struct scope_chunk_head, then records
  *
  * The file is sparse: only what was touched occupies disk or memory.
@@ -117,8 +119,12 @@ enum scope_lost_cause {
 };
 
 /* Any path the system accepts (PATH_MAX) fits. */
-#define SCOPE_PATH_BYTES   4096
-#define SCOPE_CRASH_FRAMES 64
+#define SCOPE_PATH_BYTES 4096
+
+/* A fatal signal's snapshot: room for the registers of any architecture in
+ * DWARF numbering, and the most stack copied (the crash area's size). */
+#define SCOPE_CRASH_REGS	40
+#define SCOPE_CRASH_STACK_BYTES (64u << 10)
 
 struct scope_arena_header {
 	char magic[8];
@@ -129,6 +135,7 @@ struct scope_arena_header {
 	uint64_t cmdline_off, cmdline_bytes;
 	uint64_t modules_off, modules_cap;
 	uint64_t lanes_off;
+	uint64_t crash_off, crash_cap;
 	uint64_t chunks_off;
 	uint64_t chunk_capacity;
 
@@ -167,12 +174,21 @@ struct scope_arena_header {
 	uint64_t calib_mono_ns;
 	uint64_t published; /* nonzero once a writer published it (a kept arena) */
 
-	/* A fatal signal: which, on which lane, and the thread's stack then. */
+	/*
+	 * A fatal signal: which, on which lane, and what the writer needs to
+	 * unwind that thread's stack. The library only copies (a handler may
+	 * not allocate or load anything): the interrupted registers, and the
+	 * stack from the stack pointer upward into the crash area, stopping
+	 * at the thread's stack top or the first unreadable page.
+	 */
 	uint32_t crash_signal;
 	int32_t crash_lane;
-	uint32_t crash_frames;
-	uint32_t reported; /* nonzero once a writer said why it could not publish */
-	uint64_t crash_stack[SCOPE_CRASH_FRAMES];
+	uint32_t crash_nregs; /* registers saved (x86-64: 17), 0 when none */
+	uint32_t reported;    /* nonzero once a writer said why it could not publish */
+	uint64_t crash_regs[SCOPE_CRASH_REGS]; /* DWARF numbering: x86-64 rax, rdx, rcx,
+						  rbx, rsi, rdi, rbp, rsp, r8-r15, rip */
+	uint64_t crash_sp;	    /* the address the crash area's first byte was read at */
+	uint64_t crash_stack_bytes; /* bytes of stack in the crash area */
 
 	uint32_t role; /* enum scope_role */
 	int32_t rank;  /* MPI rank from the launcher's environment, -1 when none */

@@ -336,10 +336,13 @@ def case_replay(a):
 # ---------------------------------------------------------------------------
 # The arena reader
 
-HEADER_BYTES = 8192  # the arena header's two pages (include/scope/arena.h)
 MAX_CHUNKS = 8
 CHUNK_MAGIC = 0x4B4E4843504F4353
 ARENA_TIMEOUT = 30  # seconds for one input, in the harness or scope-writer --recover
+# The layout fields of include/scope/arena.h's header, from cmdline_off on.
+LAYOUT = struct.Struct("<12Q")  # cmdline off/bytes, modules off/cap, lanes, crash off/cap,
+                                # chunks off, chunk capacity, chunks handed out, backed, modules length
+LAYOUT_AT, NLANES_AT = 24, 120
 
 
 def round64(n):
@@ -347,21 +350,26 @@ def round64(n):
 
 
 def compact_arena(src, dst):
-    """The arena at SRC, made small (see the module's text); returns its size."""
+    """The arena at SRC, made small (see the module's text); returns its size.
+    The header is as long as the file says (it ends where the command line
+    starts); the crash area keeps only what it holds up to its last nonzero byte."""
     with open(src, "rb") as f:
-        head = bytearray(f.read(HEADER_BYTES))
-        if len(head) < HEADER_BYTES or head[:8] != b"SCOPEAR1":
+        head = bytearray(f.read(LAYOUT_AT + LAYOUT.size + 8))
+        if len(head) < LAYOUT_AT + LAYOUT.size or head[:8] != b"SCOPEAR1":
             raise Failure(f"{src} is not an arena")
         chunk_bytes, = struct.unpack_from("<I", head, 16)
-        (cmd_off, cmd_len, mod_off, mod_cap, lanes_off, chunks_off, chunk_cap, nchunks, backed,
-         mod_len) = struct.unpack_from("<10Q", head, 24)
-        nlanes, = struct.unpack_from("<I", head, 104)
+        (cmd_off, cmd_len, mod_off, mod_cap, lanes_off, crash_off, crash_cap, chunks_off, chunk_cap, nchunks,
+         backed, mod_len) = LAYOUT.unpack_from(head, LAYOUT_AT)
+        nlanes, = struct.unpack_from("<I", head, NLANES_AT)
+        header_bytes = cmd_off
 
         def at(off, n):
             f.seek(off)
             return f.read(n)
 
+        head = bytearray(at(0, header_bytes))
         cmdline, modules, lanes = at(cmd_off, cmd_len), at(mod_off, min(mod_len, mod_cap)), at(lanes_off, nlanes * 64)
+        crash = at(crash_off, crash_cap).rstrip(b"\0")
         used = min(nchunks, chunk_cap, max(backed - chunks_off, 0) // chunk_bytes)
         chunks = []
         for i in range(used):
@@ -370,17 +378,17 @@ def compact_arena(src, dst):
                 chunks.append(c)
             if len(chunks) == MAX_CHUNKS:
                 break
-    cmd_off = HEADER_BYTES
-    mod_off = round64(cmd_off + len(cmdline))
+    mod_off = round64(header_bytes + len(cmdline))
     lanes_off = mod_off + round64(len(modules))
-    chunks_off = round64(lanes_off + len(lanes))
+    crash_off = round64(lanes_off + len(lanes))
+    chunks_off = crash_off + round64(len(crash))
     size = chunks_off + len(chunks) * chunk_bytes
     struct.pack_into("<I", head, 20, nlanes)  # lane_capacity
-    struct.pack_into("<10Q", head, 24, cmd_off, len(cmdline), mod_off, round64(len(modules)), lanes_off, chunks_off,
-                     len(chunks), len(chunks), size, len(modules))
+    LAYOUT.pack_into(head, LAYOUT_AT, header_bytes, len(cmdline), mod_off, round64(len(modules)), lanes_off,
+                     crash_off, round64(len(crash)), chunks_off, len(chunks), len(chunks), size, len(modules))
     out = bytearray(size)
-    out[:HEADER_BYTES] = head
-    for off, data in ((cmd_off, cmdline), (mod_off, modules), (lanes_off, lanes),
+    out[:header_bytes] = head
+    for off, data in ((header_bytes, cmdline), (mod_off, modules), (lanes_off, lanes), (crash_off, crash),
                       *((chunks_off + i * chunk_bytes, c) for i, c in enumerate(chunks))):
         out[off:off + len(data)] = data
     with open(dst, "wb") as f:

@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Crash stacks: what a fatal signal's /process<N>/crash holds, and what the library maps.
+
+Usage: crash.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR [--sanitized LIBASAN]
+
+The program is tests/progs/r_crash.c: it faults at the bottom of a
+recursion of known depth (on the main thread or another, with small or
+4 KiB frames, with process_vm_readv refused by a seccomp filter), or
+prints its own /proc/self/maps. The library saves the crashing thread's
+registers and the top of its stack; the writer unwinds them. Each case
+compares the names of the stack's frames, innermost first, exactly.
+Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
+"""
+
+import argparse
+import os
+import re
+import signal
+import sys
+
+import h5py
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check  # noqa: E402
+from check import expect, expect_eq  # noqa: E402
+
+SEGV = int(signal.SIGSEGV)
+STACK_BYTES = 64 << 10  # the most stack the library keeps (SCOPE_CRASH_STACK_BYTES)
+
+
+def crash_stack(t, *args, lane=0):
+    """Profiles r_crash ARGS, which dies of SIGSEGV; returns its crash stack's names,
+    innermost first, without the suffixes of compiler clones (dive.part.0)."""
+    p, r = t.profile(*args, status=128 + SEGV)
+    with h5py.File(p.path, "r") as f:
+        group = f.get("process0/crash")
+        expect(group is not None, "/process0/crash is missing")
+        expect_eq((int(group.attrs["signal"]), int(group.attrs["lane"])), (SEGV, lane), "crash signal and lane")
+        names = [n.split(".")[0] for n in group["name"].asstr()[()]]
+        expect_eq(len(group["address"]), len(names), "frames in crash/address and crash/name")
+    print(f"  crash stack of {' '.join(map(str, args))}: {names}")
+    return names
+
+
+def expect_frames(names, want, what):
+    expect_eq(names[:len(want)], want, f"the innermost {len(want)} frames of the crash stack ({what}): {names}")
+
+
+def case_deep(t):
+    """A fault 50 and 200 frames deep on the main thread: every frame named, innermost first."""
+    for depth in (50, 200):
+        names = crash_stack(t, "deep", depth)
+        expect_frames(names, ["crash_here"] + ["dive"] * depth + ["main"], f"deep {depth}")
+
+
+def case_thread(t):
+    """The same on a second thread (lane 1), down to its start routine."""
+    names = crash_stack(t, "thread", 200, lane=1)
+    expect_frames(names, ["crash_here"] + ["dive"] * 200 + ["crash_thread"], "thread 200")
+
+
+def case_sealed(t):
+    """process_vm_readv refused (a seccomp filter): the stack is copied from the thread's own
+    known stack instead, and the whole stack is still named."""
+    names = crash_stack(t, "sealed", 200)
+    expect_frames(names, ["crash_here"] + ["dive"] * 200 + ["main"], "sealed 200")
+
+
+def case_wide(t):
+    """50 frames of 4 KiB each, more than the 64 KiB the library keeps: the innermost
+    frames are named and then the stack ends, with no frame it cannot vouch for."""
+    names = crash_stack(t, "wide", 50)
+    expect_eq(names[0], "crash_here", f"the innermost frame: {names}")
+    wide = len(names) - 1
+    expect(names[1:] == ["dive_wide"] * wide, f"frames after crash_here that are not dive_wide: {names}")
+    # a 4 KiB frame each: the kept bytes hold at most 16 of them, and at least 10
+    expect(10 <= wide <= STACK_BYTES // 4096, f"{wide} frames of dive_wide in 64 KiB of stack")
+
+
+def mapped_files(text):
+    """The files mapped, as /proc/PID/maps names them."""
+    files = set()
+    for line in text.splitlines():
+        fields = line.split(None, 5)
+        if len(fields) == 6 and fields[5].startswith("/"):
+            files.add(fields[5])
+    return files
+
+
+def linked(t, lib):
+    """The files LIB links (its DT_NEEDED closure, as ldd resolves it), real paths."""
+    r = t.run(["ldd", lib], env=t.env())
+    r.expect_rc(0)
+    return {os.path.realpath(p) for p in re.findall(r"(/\S+) \(0x", t.text(r))}
+
+
+def case_maps(t):
+    """A profiled program maps the library, what it links and its arena, and nothing
+    else more than it would alone: no unwinder (libunwind) and none of what that loads
+    (liblzma). The library links libc only, or the sanitizers' runtimes in a sanitized build."""
+    t.need_prog()
+    r = t.plain("maps")
+    r.expect_rc(0)
+    alone = mapped_files(t.text(r))
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    r = t.run([t.prog, "maps"], env=env)
+    r.expect_rc(0)
+    profiled = mapped_files(t.text(r))
+    heavy = sorted(f for f in profiled if re.search(r"/lib(unwind|lzma)[.-]", f))
+    expect(not heavy, f"the profiled program maps {heavy}")
+    added = profiled - alone
+    arenas = [f for f in added if re.fullmatch(re.escape(t.tmp) + r"/scope-\d+-\w{6}\.arena", f)]
+    expect_eq(len(arenas), 1, f"arenas among the files the library added {sorted(added)}")
+    extra = sorted(added - set(arenas) - linked(t, t.preload) - {os.path.realpath(t.preload)})
+    expect_eq(extra, [], "files mapped besides the library, what it links and its arena")
+    expect(os.path.realpath(t.preload) in added, f"the library is not mapped: {sorted(added)}")
+
+
+class Crash(check.Test):
+    def text(self, r):
+        return r.stdout.decode("utf-8", "replace")
+
+
+CASES = check.cases_of(globals())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--prog", help="the test program (r_crash.c)")
+    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-writer")
+    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
+    ap.add_argument("--src", required=True, help="tests/progs")
+    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
+    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
+    a = ap.parse_args()
+    return check.run_case(CASES, a.case, lambda: Crash(a))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
