@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define PAGE	    4096u
@@ -90,6 +91,22 @@ static SCOPE_NOINST int size_and_map(struct scope_process *p, struct scope_arena
 	}
 }
 
+/* The file-size limit (ulimit -f) bounds the arena: sizing the file past
+ * it would kill the program with SIGXFSZ. Returns -EFBIG when even the
+ * smallest arena is over it. */
+static SCOPE_NOINST int within_file_limit(struct scope_config *cfg)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= cfg->arena_max_bytes)
+		return 0;
+	if (rl.rlim_cur < ARENA_MIN)
+		return -EFBIG;
+	cfg->arena_max_bytes = rl.rlim_cur;
+	return 0;
+}
+
 int scope_arena_create(struct scope_process *p)
 {
 	struct scope_arena_header h = {0};
@@ -97,6 +114,12 @@ int scope_arena_create(struct scope_process *p)
 
 	if (p->cfg.arena_max_bytes < ARENA_MIN)
 		p->cfg.arena_max_bytes = ARENA_MIN;
+	if (within_file_limit(&p->cfg) != 0) {
+		scope_log("the file size limit (ulimit -f) is under the %llu MiB a recording arena "
+			  "needs; this process is not profiled",
+			  (unsigned long long)(ARENA_MIN >> 20));
+		return -EFBIG;
+	}
 	layout(&h, &p->cfg);
 	err = open_arena_file(p);
 	if (err) {

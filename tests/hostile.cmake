@@ -4,7 +4,7 @@
 # writers, long and strange paths, valgrind. All on tests/progs/r_env.c, gcc -O2.
 
 set(hostile_cases
-  system-preload secure-mode privilege-drop nofile-soft nofile-hard stack-overflow
+  system-preload secure-mode privilege-drop nofile-soft nofile-hard file-limit stack-overflow
   writer-true writer-false writer-killed
   bad-compression bad-chunk-size bad-arena-max bad-root
   long-output exec-fail orphan-parent newline-path valgrind)

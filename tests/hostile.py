@@ -17,6 +17,7 @@ CASE "foo-bar"). Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 import argparse
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -215,6 +216,26 @@ def case_nofile_hard(t):
     expect(not os.path.exists(t.path("out.h5")), "a profile was written")
     p = kept_arena(t, one_line(r, "descriptor limit"))
     expect_counts(p, {"work": N, "works": 1, "main": 1})
+
+
+def case_file_limit(t):
+    """A file-size limit (ulimit -f 200M) under the arena's 64 GiB: the arena
+    stays within it and the program is not killed by SIGXFSZ."""
+    t.need_prog()
+    limit = 200 << 20
+
+    def limited():
+        check.no_core_dump()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    argv = [str(x) for x in (t.prog, "plain", N)]
+    print("$ (ulimit -f 200M)", " ".join(argv), flush=True)
+    proc = subprocess.run(argv, env=env, cwd=t.work, capture_output=True, timeout=check.RUN_TIMEOUT,
+                          preexec_fn=limited)
+    r = check.Run(argv, proc)
+    r.expect_rc(0)
+    expect_eq(r.err_lines(), [], "lines on stderr")
+    expect_counts(t.load("out.h5"), {"work": said_work(r), "main": 1})
 
 
 def case_stack_overflow(t):
