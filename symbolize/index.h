@@ -43,9 +43,6 @@ Dwarf_Die *scope_units_cu(struct scope_units *u, Dwarf_Addr addr, Dwarf_Addr *bi
 int scope_units_decl(struct scope_units *u, Dwarf_Die *cu, Dwarf_Addr pc, const char **file,
 		     int *line);
 
-/* How many DIEs the indexes have read so far (for tests of their cost). */
-unsigned long long scope_units_dies(const struct scope_units *u);
-
 void scope_units_free(struct scope_units *u);
 
 #endif

@@ -6,7 +6,6 @@
 #include <dwarf.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 /*
  * dwarf_getscopes(cu, pc) walks the unit's DIEs from its first child: at
@@ -58,7 +57,6 @@ struct scope_units {
 	struct krange *cu_ranges; /* parent unused; node: the unit's index */
 	Dwarf_Addr *cu_maxhi;
 	size_t ncus, ncu_ranges;
-	unsigned long long dies;
 };
 
 /* The tags __libdw_visit_scopes goes down into (elfutils 0.188). */
@@ -127,22 +125,20 @@ struct import {
 	const struct import *up;
 };
 
-static int walk_list(struct scope_units *s, struct unit *u, size_t parent, Dwarf_Die *first,
-		     const struct import *imports);
+static int walk_list(struct unit *u, size_t parent, Dwarf_Die *first, const struct import *imports);
 
-static int walk_kids(struct scope_units *s, struct unit *u, size_t parent, Dwarf_Die *die,
-		     const struct import *imports)
+static int walk_kids(struct unit *u, size_t parent, Dwarf_Die *die, const struct import *imports)
 {
 	Dwarf_Die child;
 	int r = dwarf_child(die, &child);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
-	return walk_list(s, u, parent, &child, imports);
+	return walk_list(u, parent, &child, imports);
 }
 
 /* Follows one DW_TAG_imported_unit at *child; leaves *child at its sibling.
  * Returns 0, 1 when no sibling follows, -1 on error. */
-static int walk_import(struct scope_units *s, struct unit *u, size_t parent, Dwarf_Die *child,
+static int walk_import(struct unit *u, size_t parent, Dwarf_Die *child,
 		       const struct import *imports)
 {
 	Dwarf_Die orig = *child, kid;
@@ -155,15 +151,14 @@ static int walk_import(struct scope_units *s, struct unit *u, size_t parent, Dwa
 		for (const struct import *i = imports; i; i = i->up)
 			if (i->addr == orig.addr)
 				return -1;
-		if (walk_list(s, u, parent, &kid, &here) != 0)
+		if (walk_list(u, parent, &kid, &here) != 0)
 			return -1;
 	}
 	r = dwarf_siblingof(&orig, child);
 	return r < 0 ? -1 : r;
 }
 
-static int walk_list(struct scope_units *s, struct unit *u, size_t parent, Dwarf_Die *first,
-		     const struct import *imports)
+static int walk_list(struct unit *u, size_t parent, Dwarf_Die *first, const struct import *imports)
 {
 	Dwarf_Die child = *first;
 	int r;
@@ -171,14 +166,13 @@ static int walk_list(struct scope_units *s, struct unit *u, size_t parent, Dwarf
 	do {
 		long node;
 		while (dwarf_tag(&child) == DW_TAG_imported_unit)
-			if ((r = walk_import(s, u, parent, &child, imports)) != 0)
+			if ((r = walk_import(u, parent, &child, imports)) != 0)
 				return r < 0 ? -1 : 0;
-		s->dies++;
 		if ((node = add_node(u, parent, &child)) < 0)
 			return -1;
 		if (node > 0 && may_have_scopes(dwarf_tag(&child)) &&
 		    dwarf_haschildren(&child) > 0 &&
-		    walk_kids(s, u, (size_t)node, &child, imports) != 0)
+		    walk_kids(u, (size_t)node, &child, imports) != 0)
 			return -1;
 	} while ((r = dwarf_siblingof(&child, &child)) == 0);
 	return r < 0 ? -1 : 0;
@@ -224,7 +218,7 @@ static void unit_free(struct unit *u)
 }
 
 /* Reads cu's DIEs as dwarf_getscopes walks them. NULL without memory. */
-static struct unit *unit_build(struct scope_units *s, Dwarf_Die *cu)
+static struct unit *unit_build(Dwarf_Die *cu)
 {
 	struct unit *u = calloc(1, sizeof *u);
 
@@ -233,7 +227,7 @@ static struct unit *unit_build(struct scope_units *s, Dwarf_Die *cu)
 		return NULL;
 	}
 	u->nodes[u->nnodes++] = (struct snode){*cu, -1, dwarf_tag(cu), 0, 0};
-	u->bad = walk_kids(s, u, 0, cu, NULL) != 0;
+	u->bad = walk_kids(u, 0, cu, NULL) != 0;
 	if (!u->bad && slice_kids(u) != 0) {
 		unit_free(u);
 		return NULL;
@@ -430,7 +424,7 @@ static struct unit *unit_of(struct scope_units *s, Dwarf_Die *cu)
 	if (!r)
 		return NULL;
 	if (!s->units[r->i])
-		s->units[r->i] = unit_build(s, cu);
+		s->units[r->i] = unit_build(cu);
 	return s->units[r->i];
 }
 
@@ -440,11 +434,6 @@ int scope_units_decl(struct scope_units *s, Dwarf_Die *cu, Dwarf_Addr pc, const 
 	struct unit *u = unit_of(s, cu);
 	int found = u && !u->bad ? decl_by_index(u, cu, pc, file, line) : -1;
 	return found >= 0 ? found : decl_by_scopes(cu, pc, file, line);
-}
-
-unsigned long long scope_units_dies(const struct scope_units *s)
-{
-	return s ? s->dies : 0;
 }
 
 void scope_units_free(struct scope_units *s)

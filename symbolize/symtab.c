@@ -6,7 +6,6 @@
 #include <gelf.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 /*
  * libdwfl (elfutils 0.188, dwfl_module_addrsym.c) scans the symbols that
@@ -21,12 +20,12 @@
  *  3. else the best sized symbol of the local part containing it;
  *  4. else let M be the highest end (value + size) of all symbols at or
  *     below the address: the last sizeless symbol (locals after globals)
- *     at M in the address's section; none if there is none.
+ *     at M in the address's section (outside any section: M must be the
+ *     address itself); none if there is none.
  *
- * For example, an address inside frame_dummy (a local sizeless FUNC) right
- * after main's end: main ends below it, so M = frame_dummy's value and 4
- * names it; an address in the padding after frame_dummy is named by it too,
- * unless a sized symbol ends above frame_dummy's value.
+ * For example, frame_dummy (a local FUNC without a size) names the
+ * addresses from its start up to the next symbol, unless a sized symbol
+ * that starts below it ends above its start.
  *
  * "Best" (try_sym_value): a candidate replaces the current one when the
  * current one starts lower or binds weaker (GLOBAL > WEAK > LOCAL > other),
