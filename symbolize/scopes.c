@@ -192,7 +192,8 @@ static int by_parent_lo(const void *a, const void *b)
  * and fills maxhi. */
 static int slice_kids(struct unit *u)
 {
-	qsort(u->kids, u->nkids, sizeof *u->kids, by_parent_lo);
+	if (u->nkids)
+		qsort(u->kids, u->nkids, sizeof *u->kids, by_parent_lo);
 	if (!(u->maxhi = malloc((u->nkids + 1) * sizeof *u->maxhi)))
 		return -1;
 	for (size_t i = 0; i < u->nkids; i++) {
@@ -344,7 +345,8 @@ static int list_ranges(struct scope_units *s)
 			s->cu_ranges[s->ncu_ranges++] = (struct krange){lo, hi, 0, i};
 		}
 	}
-	qsort(s->cu_ranges, s->ncu_ranges, sizeof *s->cu_ranges, by_lo);
+	if (s->ncu_ranges)
+		qsort(s->cu_ranges, s->ncu_ranges, sizeof *s->cu_ranges, by_lo);
 	if (!(s->cu_maxhi = malloc((s->ncu_ranges + 1) * sizeof *s->cu_maxhi)))
 		return -1;
 	for (size_t i = 0; i < s->ncu_ranges; i++)

@@ -107,8 +107,9 @@ static int read_elf(const char *path, struct addrs *funcs, struct addrs *code, s
 	}
 	elf_end(elf);
 	close(fd);
-	qsort(funcs->v, funcs->n, sizeof *funcs->v, by_u64);
-	if (code)
+	if (funcs->n)
+		qsort(funcs->v, funcs->n, sizeof *funcs->v, by_u64);
+	if (code && code->n)
 		qsort(code->v, code->n, sizeof *code->v, by_u64);
 	return 0;
 }
