@@ -2,8 +2,8 @@
 /* Resolves code addresses of a recorded process through libdw's dwfl. */
 #define _GNU_SOURCE
 #include "symbolize.h"
+#include "index.h"
 
-#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -20,9 +20,12 @@
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 /* One Dwfl per module, made when first needed: modules unloaded during the
- * run may overlap those mapped later, which one Dwfl cannot hold. */
+ * run may overlap those mapped later, which one Dwfl cannot hold. Each
+ * module's symbols and units are indexed when first asked about. */
 struct scope_symbolizer {
 	Dwfl **dwfl;
+	struct scope_symtab **symtab;
+	struct scope_units **units;
 	const struct scope_sym_module *mods;
 	size_t n;
 	Dwfl_Callbacks callbacks;
@@ -49,8 +52,10 @@ struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, siz
 		.debuginfo_path = &s->debuginfo_path,
 	};
 	s->dwfl = calloc(n + 1, sizeof *s->dwfl);
-	if (!s->dwfl) {
-		free(s);
+	s->symtab = calloc(n + 1, sizeof *s->symtab);
+	s->units = calloc(n + 1, sizeof *s->units);
+	if (!s->dwfl || !s->symtab || !s->units) {
+		scope_sym_close(s);
 		return NULL;
 	}
 	return s;
@@ -268,54 +273,39 @@ static char *demangle(const char *name)
 	return strdup(name);
 }
 
-/* The compile unit holding addr. libdw looks it up in .debug_aranges,
- * which clang does not emit: then every unit's ranges are asked. */
-static Dwarf_Die *cu_of(Dwfl_Module *m, uint64_t addr, Dwarf_Addr *bias)
+/* The name dwfl_module_addrinfo gives addr, through m's sorted symbols. */
+static const char *name_of(struct scope_symbolizer *s, int module, Dwfl_Module *m, uint64_t addr)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(m, addr, bias);
-	if (cu)
-		return cu;
-	while ((cu = dwfl_module_nextcu(m, cu, bias)) != NULL)
-		if (dwarf_haspc(cu, addr - *bias) > 0)
-			return cu;
-	return NULL;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	if (!s->symtab[module])
+		s->symtab[module] = scope_symtab_build(m);
+	if (s->symtab[module])
+		return scope_symtab_name(s->symtab[module], m, addr);
+	return dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
 }
 
-/* The function's own declaration: the line of its definition, which the
- * line table does not give reliably at -O2 (prologue moved or merged). */
-static int decl_of(Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line)
-{
-	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, pc, &scopes), found = 0;
-
-	for (int i = 0; i < n && !found; i++) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
-			continue;
-		found = dwarf_decl_line(&scopes[i], line) == 0;
-		*file = dwarf_decl_file(&scopes[i]);
-		/* libdw finds no name for file 0 of a DWARF 5 line table, which
-		 * clang uses for the main source when it lies outside the
-		 * compile directory: the line table names it. */
-		if (found && !*file) {
-			Dwarf_Line *l = dwarf_getsrc_die(cu, pc);
-			*file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-		}
-		found = found && *file;
-	}
-	free(scopes);
-	return found;
-}
-
-static void line_of(Dwfl_Module *m, uint64_t addr, struct scope_sym *out)
+/*
+ * The file and line of the function's own declaration: the line of its
+ * definition, which the line table does not give reliably at -O2 (prologue
+ * moved or merged); the line table's when there is none. The unit is
+ * looked up in .debug_aranges, which clang does not emit: then by the
+ * units' ranges.
+ */
+static int line_of(struct scope_symbolizer *s, int module, Dwfl_Module *m, uint64_t addr,
+		   struct scope_sym *out)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = cu_of(m, addr, &bias);
+	Dwarf_Die *cu;
 	const char *file = NULL;
 	int line = 0;
 
-	if (!cu)
-		return;
-	if (!decl_of(cu, addr - bias, &file, &line)) {
+	if (!s->units[module] && !(s->units[module] = scope_units_new(m)))
+		return -1;
+	if (!(cu = scope_units_cu(s->units[module], addr, &bias)))
+		return 0;
+	if (!scope_units_decl(s->units[module], cu, addr - bias, &file, &line)) {
 		Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
 		file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
 		if (l)
@@ -326,6 +316,7 @@ static void line_of(Dwfl_Module *m, uint64_t addr, struct scope_sym *out)
 		out->file = strdup(file);
 		out->line = line > 0 ? (uint32_t)line : 0;
 	}
+	return 0;
 }
 
 int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int resolve,
@@ -341,10 +332,9 @@ int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int 
 	out->offset = out->module >= 0 ? addr - s->mods[out->module].bias : addr;
 	if (resolve && out->module >= 0 && (d = dwfl_of(s, out->module)) != NULL &&
 	    (m = dwfl_addrmodule(d, addr)) != NULL) {
-		GElf_Off off;
-		GElf_Sym sym;
-		name = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
-		line_of(m, addr, out);
+		name = name_of(s, out->module, m, addr);
+		if (line_of(s, out->module, m, addr, out) != 0)
+			return -1;
 	}
 	if (name) {
 		out->name = demangle(name);
@@ -371,13 +361,18 @@ void scope_sym_close(struct scope_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->dwfl[i])
+	for (size_t i = 0; i < s->n; i++) {
+		scope_symtab_free(s->symtab ? s->symtab[i] : NULL);
+		scope_units_free(s->units ? s->units[i] : NULL);
+		if (s->dwfl && s->dwfl[i])
 			dwfl_end(s->dwfl[i]);
+	}
 	for (size_t i = 0; i < s->ndirs; i++)
 		free(s->dirs[i]);
 	free(s->dirs);
 	free(s->debuginfo_path);
 	free(s->dwfl);
+	free(s->symtab);
+	free(s->units);
 	free(s);
 }

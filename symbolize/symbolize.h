@@ -29,7 +29,9 @@ struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, siz
 
 /* Fills out (strings owned by the caller) for addr in module (an index,
  * or -1: the module mapped there at the end); resolve = 0 skips libdw and
- * names the address module+0xOFFSET. Returns 0, or -1 without memory. */
+ * names the address module+0xOFFSET. Returns 0, or -1 without memory.
+ * The first lookup in a module sorts its symbols, the first in a compile
+ * unit reads the unit's DIEs once; then each is a binary search. */
 int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int resolve,
 		     struct scope_sym *out);
 
