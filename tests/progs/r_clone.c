@@ -29,11 +29,11 @@
 #include "progs.h"
 
 #define NOINSTR	  __attribute__((no_instrument_function))
-#define MAX_TASKS 16
-#define STACK	  (1u << 20)
+#define MAX_TASKS 160
+#define STACK	  (256u << 10)
 
 static unsigned per_child;
-static volatile int go;
+static int go;
 static int tids[MAX_TASKS];
 static unsigned long done_work[MAX_TASKS + 1];
 volatile unsigned long clone_sink;
@@ -58,7 +58,7 @@ NOINLINE void parent_work(void)
 static NOINSTR void wait_for_go(void)
 {
 	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
-		;
+		syscall(SYS_futex, &go, FUTEX_WAIT, 0, NULL, NULL, 0);
 }
 
 NOINLINE int child_main(void *arg)
@@ -83,7 +83,7 @@ static NOINSTR void wait_thread(pid_t *ctid)
 NOINLINE int run(int threads, int n)
 {
 	int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_SYSVSEM;
-	pid_t pid[MAX_TASKS], ctid[MAX_TASKS];
+	static pid_t pid[MAX_TASKS], ctid[MAX_TASKS];
 
 	if (threads)
 		flags |= CLONE_THREAD | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
@@ -102,6 +102,7 @@ NOINLINE int run(int threads, int n)
 		}
 	}
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &go, FUTEX_WAKE, MAX_TASKS, NULL, NULL, 0);
 	for (unsigned k = 0; k < per_child; k++)
 		parent_work();
 	for (int i = 0; i < n; i++) {
