@@ -16,12 +16,14 @@
 
 /* Chunks [lo, hi) of the arena that left memory with calls still open in
  * them, the shallowest being rec at depth; released again once rec has
- * returned (see thread.c). chunks: how many were merged into the range. */
+ * returned (see thread.c). chunks: how many were merged into the range
+ * (at most 65,535 counted); skip, backoff: how often rec is read. */
 struct scope_held {
 	uintptr_t lo, hi;
 	const struct scope_rec *rec;
 	uint32_t depth;
-	uint32_t chunks;
+	uint16_t chunks;
+	uint8_t skip, backoff;
 };
 
 /*

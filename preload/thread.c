@@ -85,24 +85,6 @@ static SCOPE_NOINST uintptr_t chunk_of(struct scope_rec *end)
 }
 
 /*
- * A chunk left with calls still open in it comes back into memory, a page
- * at a time, as they return and write their ends. Those are the deepest
- * open calls when the thread moves on (a lane's records lie at increasing
- * addresses by depth), all within the shallowest of them, r: the chunk is
- * held with r and released again at the first chunk change after r has
- * returned. Example: calls at depths 5, 6 and 7 open in chunk C when the
- * thread moves on to D; at its move to E, C stays held if the call at 5
- * is still open; at the next move after that call returned, C leaves
- * memory for good.
- *
- * Each held r was open when the next one was held, so each is within the
- * one before: the held calls still open are the first ones, at increasing
- * depths. Those at the thread's depth or deeper have returned; of the
- * others, the last is read to know (from the file: reading the mapping
- * would bring the chunk back), and so on down to the first still open.
- */
-
-/*
  * A fault on the file maps more than its page: the pages around it (the
  * kernel's fault-around, 64 KiB) or the whole large folio of the page
  * cache that holds it, up to 2 MiB at once where the mapping is aligned
@@ -124,6 +106,24 @@ static SCOPE_NOINST void release_around(const struct scope_thread *t, uintptr_t 
 	release(lo, hi);
 }
 
+/*
+ * A chunk left with calls still open in it comes back into memory as they
+ * return and write their ends. Those are the deepest
+ * open calls when the thread moves on (a lane's records lie at increasing
+ * addresses by depth), all within the shallowest of them, r: the chunk is
+ * held with r and released again at the first chunk change after r has
+ * returned. Example: calls at depths 5, 6 and 7 open in chunk C when the
+ * thread moves on to D; at its move to E, C stays held if the call at 5
+ * is still open; at the next move after that call returned, C leaves
+ * memory for good.
+ *
+ * Each held r was open when the next one was held, so each is within the
+ * one before: the held calls still open are the first ones, at increasing
+ * depths. Those at the thread's depth or deeper have returned; of the
+ * others, the last is read to know (from the file: reading the mapping
+ * would bring the chunk back), and so on down to the first still open.
+ */
+
 /* The shallowest call open in [lo, hi) and its depth; NULL when none is. */
 static SCOPE_NOINST const struct scope_rec *
 shallowest_open(const struct scope_thread *t, uintptr_t lo, uintptr_t hi, uint32_t *depth)
@@ -144,23 +144,36 @@ shallowest_open(const struct scope_thread *t, uintptr_t lo, uintptr_t hi, uint32
 	return last;
 }
 
-static SCOPE_NOINST int returned(const struct scope_thread *t, const struct scope_held *h)
+/* Whether h's call has returned. A call found open is read again after 1,
+ * 3, 7, ... up to 31 chunk changes, unless another is about to be held
+ * (which must be within it): the thread's own function, open to its end,
+ * costs a read every 32 chunks, and a call that returned while the thread
+ * went deeper again is let go a few chunks late at most. */
+static SCOPE_NOINST int returned(const struct scope_thread *t, struct scope_held *h, int holding)
 {
 	struct scope_process *p = &scope_proc;
 	uint64_t end;
 
 	if (t->depth <= h->depth)
 		return 1;
-	if (pread(p->fd, &end, sizeof end, (off_t)((const char *)&h->rec->end - p->base)) !=
-	    (ssize_t)sizeof end)
+	if (h->skip && !holding) {
+		h->skip--;
 		return 0;
-	return !(end & SCOPE_REC_OPEN);
+	}
+	if (pread(p->fd, &end, sizeof end, (off_t)((const char *)&h->rec->end - p->base)) ==
+		    (ssize_t)sizeof end &&
+	    !(end & SCOPE_REC_OPEN))
+		return 1;
+	h->backoff = h->backoff < 31 ? (uint8_t)(2 * h->backoff + 1) : 31;
+	h->skip = h->backoff;
+	return 0;
 }
 
-/* Releases for good the held chunks whose calls have all returned. */
-static SCOPE_NOINST void release_returned(struct scope_thread *t)
+/* Releases for good the held chunks whose calls have all returned;
+ * holding: a chunk is held next. */
+static SCOPE_NOINST void release_returned(struct scope_thread *t, int holding)
 {
-	while (t->nheld && returned(t, &t->held[t->nheld - 1])) {
+	while (t->nheld && returned(t, &t->held[t->nheld - 1], holding)) {
 		t->nheld--;
 		release_around(t, t->held[t->nheld].lo, t->held[t->nheld].hi);
 	}
@@ -183,11 +196,12 @@ static SCOPE_NOINST void hold(struct scope_thread *t, uintptr_t lo, uintptr_t hi
 				best = i;
 		struct scope_held *a = &t->held[best], *b = a + 1;
 		a->hi = b->hi;
-		a->chunks += b->chunks;
+		a->chunks = a->chunks + b->chunks > UINT16_MAX ? UINT16_MAX
+							       : (uint16_t)(a->chunks + b->chunks);
 		memmove(b, b + 1, (t->nheld - best - 2) * sizeof *b);
 		t->nheld--;
 	}
-	t->held[t->nheld++] = (struct scope_held){lo, hi, r, depth, 1};
+	t->held[t->nheld++] = (struct scope_held){lo, hi, r, depth, 1, 0, 0};
 }
 
 /* The thread leaves the chunk that ends at end. */
@@ -200,9 +214,10 @@ static SCOPE_NOINST void leave_chunk(struct scope_thread *t, struct scope_rec *e
 	if (!t->holding) {
 		t->holding = 1;
 		scope_signal_fence();
+		r = shallowest_open(t, lo, hi, &depth);
 		if (t->nheld)
-			release_returned(t);
-		if ((r = shallowest_open(t, lo, hi, &depth)))
+			release_returned(t, r != NULL);
+		if (r)
 			hold(t, lo, hi, r, depth);
 		scope_signal_fence();
 		t->holding = 0;

@@ -178,9 +178,9 @@ def case_nested_rss(t):
 
 
 def case_deep_rss(t):
-    """11 million calls on 4 threads, each a recursion 1000 deep with 2800 leaf calls a level:
-    a thousand chunks each with a call open, more than a thread holds apart."""
-    expect(rss_case(t, 4, 1000, 1400, 1) >= 10_000_000, "too few calls")
+    """11 million calls on 4 threads, each a recursion 500 deep with 2800 leaf calls a level, twice:
+    500 chunks each with a call open, more than a thread holds apart."""
+    expect(rss_case(t, 4, 500, 1400, 2) >= 10_000_000, "too few calls")
 
 
 # ---------------------------------------------------------------------------
