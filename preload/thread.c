@@ -287,7 +287,9 @@ static SCOPE_NOINST void stack_bounds(struct scope_thread *t)
 }
 
 /* Gives t a lane whose parent is parent; own_stack: t is the calling
- * pthread's, whose stack bounds pthread knows. */
+ * thread's own TLS block, and pthread knows its stack. (A task sharing
+ * its parent's block is no pthread: asking pthread would answer for the
+ * parent, taking the parent's locks.) */
 static SCOPE_NOINST void register_state(struct scope_thread *t, int32_t parent, int own_stack)
 {
 	struct scope_lane *l;
@@ -442,7 +444,7 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 	}
 	if (!t->registered) {
 		t->busy++;
-		register_state(t, -1, 1);
+		register_state(t, -1, t == &scope_tls);
 		t->busy--;
 	}
 	if (t->lane >= 0 && t->cur >= t->chunk_end)

@@ -36,3 +36,5 @@ foreach(entry IN LISTS hotpath_once_cases)
   list(GET entry 1 prog)
   hotpath_add(hot-${case} ${case} ${prog_bin}/${prog}-gcc-O2)
 endforeach()
+# It loads every CPU on purpose: nothing else may run beside it.
+set_tests_properties(hot-live-arena PROPERTIES RUN_SERIAL TRUE)
