@@ -244,9 +244,10 @@ static SCOPE_NOINST void check_task(const struct scope_thread *t)
 /*
  * Moves the thread to a fresh chunk. A signal handler that records may run
  * at any point in here and take a chunk of its own: every step leaves the
- * thread state consistent (chunk_end before cur, the sequence number taken
- * atomically), so neither loses records; at worst the handler's chunk is
- * left part-filled.
+ * thread state consistent (cur before chunk_end: between the two, the
+ * chunk looks full, never roomy with cur still at the old chunk's end; the
+ * sequence number taken atomically), so neither loses records; at worst
+ * the handler's chunk is left part-filled.
  */
 static SCOPE_NOINST int next_chunk(struct scope_thread *t)
 {
@@ -260,9 +261,9 @@ static SCOPE_NOINST int next_chunk(struct scope_thread *t)
 	ch->seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&ch->magic, SCOPE_CHUNK_MAGIC, __ATOMIC_RELEASE);
 	first = (struct scope_rec *)(ch + 1);
-	t->chunk_end = first + p->recs_per_chunk;
-	scope_signal_fence();
 	t->cur = first;
+	scope_signal_fence();
+	t->chunk_end = first + p->recs_per_chunk;
 	scope_signal_fence();
 	resume(t);
 	if (old_end)
