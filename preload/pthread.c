@@ -70,6 +70,8 @@ int scope_pthread_init(void)
 	if (!real_pthread_create) {
 		real_pthread_create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
 		pthread_key_create(&finish_key, on_thread_exit);
+		scope_clone_resolve();
+		pthread_atfork(NULL, NULL, scope_clone_forget);
 	}
 	return real_pthread_create ? 0 : -1;
 }

@@ -12,6 +12,19 @@
 #define SCOPE_NOINST __attribute__((no_instrument_function))
 
 #define SCOPE_FRAME_SLOTS 512
+#define SCOPE_HELD_SLOTS  32
+
+/* Chunks [lo, hi) of the arena that left memory with calls still open in
+ * them, the shallowest being rec at depth; released again once rec has
+ * returned (see thread.c). chunks: how many were merged into the range
+ * (at most 65,535 counted); skip, backoff: how often rec is read. */
+struct scope_held {
+	uintptr_t lo, hi;
+	const struct scope_rec *rec;
+	uint32_t depth;
+	uint16_t chunks;
+	uint8_t skip, backoff;
+};
 
 /*
  * Per-thread recording state. The hooks' one test is cur >= limit: a thread
@@ -37,6 +50,18 @@ struct scope_thread {
 	 * depth: longjmp closes the calls whose frames it unwinds. Deeper than
 	 * SCOPE_FRAME_SLOTS, slots are shared and a jump may close late. */
 	uintptr_t frames[SCOPE_FRAME_SLOTS];
+	struct scope_held held[SCOPE_HELD_SLOTS];
+	uint32_t nheld;
+	uint8_t holding; /* held is being changed: a signal handler leaves it alone */
+	uint8_t inside;	 /* slow paths running on this state (signal handlers nest) */
+	/* Tasks that clone(CLONE_VM) without CLONE_SETTLS share this block:
+	 * while shared is set, its fast paths always fail and each task's
+	 * state is in clone.c's table; sharers counts the clone children
+	 * alive, owner is the task whose block it is. */
+	uint8_t shared;
+	uint32_t sharers;
+	uint32_t owner;
+	uint32_t tid; /* the task this state was registered for */
 };
 
 extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
@@ -101,10 +126,30 @@ int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
 void scope_arena_append_module(struct scope_process *p, const char *line, size_t len) SCOPE_HIDDEN;
 void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why) SCOPE_HIDDEN;
 
+/* clone.c: the calling task's own state when t, its TLS block, is shared
+ * (t->shared), with inside counted up: give it back with scope_task_leave.
+ * NULL for a task that has none (its calls are dropped and counted). */
+struct scope_thread *scope_task_enter(struct scope_thread *t) SCOPE_HIDDEN;
+static inline void scope_task_leave(struct scope_thread *t)
+{
+	t->inside--;
+}
+void scope_clone_resolve(void) SCOPE_HIDDEN;
+void scope_clone_forget(void) SCOPE_HIDDEN;
+
 /* Keeps calls the library itself causes (an instrumented malloc, say) out
  * of the record; pairs nest. */
 static inline void scope_busy_begin(struct scope_thread *t)
 {
+	if (__builtin_expect(__atomic_load_n(&t->shared, __ATOMIC_RELAXED), 0)) {
+		struct scope_thread *own = scope_task_enter(t);
+		if (own) {
+			own->busy++;
+			own->limit = NULL;
+			scope_task_leave(own);
+			return;
+		}
+	}
 	t->busy++;
 	t->limit = NULL;
 }
@@ -116,6 +161,9 @@ void scope_thread_finish(void) SCOPE_HIDDEN;
 void scope_thread_named(const char *name) SCOPE_HIDDEN;
 void scope_thread_stop_self(void) SCOPE_HIDDEN;
 int32_t scope_thread_lane(void) SCOPE_HIDDEN;
+void scope_thread_begin(struct scope_thread *t, int32_t parent) SCOPE_HIDDEN;
+void scope_thread_resume(struct scope_thread *t) SCOPE_HIDDEN;
+void scope_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;

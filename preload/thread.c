@@ -43,27 +43,211 @@ static SCOPE_NOINST void resume(struct scope_thread *t)
 		t->limit = t->chunk_end;
 }
 
+void scope_thread_resume(struct scope_thread *t)
+{
+	resume(t);
+}
+
 void scope_busy_end(struct scope_thread *t)
 {
+	if (__atomic_load_n(&t->shared, __ATOMIC_RELAXED)) {
+		struct scope_thread *own = scope_task_enter(t);
+		if (own) {
+			own->busy--;
+			resume(own);
+			scope_task_leave(own);
+			return;
+		}
+	}
 	t->busy--;
 	resume(t);
 }
 
-/* A full chunk leaves this process's memory: its pages stay in the file
+/* Drops [lo, hi) from this process's memory: the pages stay in the file
  * (the page cache writes them out), so resident memory grows with the
- * calls still open, not with everything recorded. */
-static SCOPE_NOINST void release_chunk(struct scope_process *p, struct scope_rec *end)
+ * calls still open, not with everything recorded. Only ever the arena's
+ * chunks: the bounds are checked, whatever the thread state says. */
+static SCOPE_NOINST void release(uintptr_t lo, uintptr_t hi)
 {
-	char *head = (char *)(end - p->recs_per_chunk) - sizeof(struct scope_chunk_head);
-	madvise(head, p->hdr->chunk_bytes, MADV_DONTNEED);
+	struct scope_process *p = &scope_proc;
+	uintptr_t first = (uintptr_t)p->base + p->hdr->chunks_off,
+		  last = (uintptr_t)p->base + p->map_bytes;
+
+	lo = lo < first ? first : lo;
+	hi = hi > last ? last : hi;
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+static SCOPE_NOINST uintptr_t chunk_of(struct scope_rec *end)
+{
+	return (uintptr_t)(end - scope_proc.recs_per_chunk) - sizeof(struct scope_chunk_head);
+}
+
+/*
+ * A fault on the file maps more than its page: the pages around it (the
+ * kernel's fault-around, 64 KiB) or the whole large folio of the page
+ * cache that holds it, up to 2 MiB at once where the mapping is aligned
+ * for it. A held chunk's returning calls so bring back pages of the
+ * chunks around it, which go with it: all of its 2 MiB but the thread's
+ * current chunk and those after it, which are in use or soon will be.
+ * Another thread's chunk in use there only takes a page fault again.
+ */
+#define SCOPE_MAP_GRAIN ((uintptr_t)2 << 20)
+
+static SCOPE_NOINST void release_around(const struct scope_thread *t, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t in_use = t->chunk_end ? chunk_of(t->chunk_end) : UINTPTR_MAX;
+
+	lo &= ~(SCOPE_MAP_GRAIN - 1);
+	hi = (hi + SCOPE_MAP_GRAIN - 1) & ~(SCOPE_MAP_GRAIN - 1);
+	if (in_use > lo && in_use < hi)
+		hi = in_use;
+	release(lo, hi);
+}
+
+/*
+ * A chunk left with calls still open in it comes back into memory as they
+ * return and write their ends. Those are the deepest
+ * open calls when the thread moves on (a lane's records lie at increasing
+ * addresses by depth), all within the shallowest of them, r: the chunk is
+ * held with r and released again at the first chunk change after r has
+ * returned. Example: calls at depths 5, 6 and 7 open in chunk C when the
+ * thread moves on to D; at its move to E, C stays held if the call at 5
+ * is still open; at the next move after that call returned, C leaves
+ * memory for good.
+ *
+ * Each held r was open when the next one was held, so each is within the
+ * one before: the held calls still open are the first ones, at increasing
+ * depths. Those at the thread's depth or deeper have returned; of the
+ * others, the last is read to know (from the file: reading the mapping
+ * would bring the chunk back), and so on down to the first still open.
+ */
+
+/* The shallowest call open in [lo, hi) and its depth; NULL when none is. */
+static SCOPE_NOINST const struct scope_rec *
+shallowest_open(const struct scope_thread *t, uintptr_t lo, uintptr_t hi, uint32_t *depth)
+{
+	const struct scope_rec *r, *last = NULL;
+	uint32_t k = 0, d, low;
+
+	for (r = t->open; r && (uintptr_t)r >= lo && (uintptr_t)r < hi; r = scope_record_parent(r))
+		last = r, k++;
+	if (!last)
+		return NULL;
+	/* The innermost open call is at depth - 1. A signal handler that
+	 * came between the two stores of a call's opening leaves depth one
+	 * ahead: the 16 bits the record keeps settle it. */
+	low = (uint32_t)(last->fn >> SCOPE_REC_ADDR_BITS) & 0xffff;
+	d = t->depth >= k ? t->depth - k : 0;
+	*depth = d >= low ? d - ((d - low) & 0xffff) : 0;
+	return last;
+}
+
+/* Whether h's call has returned. A call found open is read again after 1,
+ * 3, 7, ... up to 31 chunk changes, unless another is about to be held
+ * (which must be within it): the thread's own function, open to its end,
+ * costs a read every 32 chunks, and a call that returned while the thread
+ * went deeper again is let go a few chunks late at most. */
+static SCOPE_NOINST int returned(const struct scope_thread *t, struct scope_held *h, int holding)
+{
+	struct scope_process *p = &scope_proc;
+	uint64_t end;
+
+	if (t->depth <= h->depth)
+		return 1;
+	if (h->skip && !holding) {
+		h->skip--;
+		return 0;
+	}
+	if (pread(p->fd, &end, sizeof end, (off_t)((const char *)&h->rec->end - p->base)) ==
+		    (ssize_t)sizeof end &&
+	    !(end & SCOPE_REC_OPEN))
+		return 1;
+	h->backoff = h->backoff < 31 ? (uint8_t)(2 * h->backoff + 1) : 31;
+	h->skip = h->backoff;
+	return 0;
+}
+
+/* Releases for good the held chunks whose calls have all returned;
+ * holding: a chunk is held next. */
+static SCOPE_NOINST void release_returned(struct scope_thread *t, int holding)
+{
+	while (t->nheld && returned(t, &t->held[t->nheld - 1], holding)) {
+		t->nheld--;
+		release_around(t, t->held[t->nheld].lo, t->held[t->nheld].hi);
+	}
+}
+
+/* Holds [lo, hi) until r returns. With every slot taken, the two
+ * neighbours that hold the fewest chunks together become one, held until
+ * the earlier one's r returns, which is the later to. Their range then
+ * covers other threads' chunks between them too, which only costs those
+ * threads a few page faults when it is released. The first is never
+ * merged: its call is often the thread's own function, open to its end. */
+static SCOPE_NOINST void hold(struct scope_thread *t, uintptr_t lo, uintptr_t hi,
+			      const struct scope_rec *r, uint32_t depth)
+{
+	if (t->nheld == SCOPE_HELD_SLOTS) {
+		uint32_t best = 1;
+		for (uint32_t i = 2; i + 1 < t->nheld; i++)
+			if (t->held[i].chunks + t->held[i + 1].chunks <=
+			    t->held[best].chunks + t->held[best + 1].chunks)
+				best = i;
+		struct scope_held *a = &t->held[best], *b = a + 1;
+		a->hi = b->hi;
+		a->chunks = a->chunks + b->chunks > UINT16_MAX ? UINT16_MAX
+							       : (uint16_t)(a->chunks + b->chunks);
+		memmove(b, b + 1, (t->nheld - best - 2) * sizeof *b);
+		t->nheld--;
+	}
+	t->held[t->nheld++] = (struct scope_held){lo, hi, r, depth, 1, 0, 0};
+}
+
+/* The thread leaves the chunk that ends at end. */
+static SCOPE_NOINST void leave_chunk(struct scope_thread *t, struct scope_rec *end)
+{
+	uintptr_t lo = chunk_of(end), hi = lo + scope_proc.hdr->chunk_bytes;
+	const struct scope_rec *r;
+	uint32_t depth;
+
+	if (!t->holding) {
+		t->holding = 1;
+		scope_signal_fence();
+		r = shallowest_open(t, lo, hi, &depth);
+		if (t->nheld)
+			release_returned(t, r != NULL);
+		if (r)
+			hold(t, lo, hi, r, depth);
+		scope_signal_fence();
+		t->holding = 0;
+	}
+	release(lo, hi);
+}
+
+/* A task that is not the one this state was registered for runs on it:
+ * a clone without CLONE_SETTLS that did not go through clone() (a raw
+ * system call). Nothing can keep the two apart; say so once. */
+static SCOPE_NOINST void check_task(const struct scope_thread *t)
+{
+	static int warned;
+	uint32_t tid;
+
+	if (!t->tid || (tid = (uint32_t)gettid()) == t->tid ||
+	    __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		return;
+	scope_log("task %u runs on the thread state of task %u (a clone without CLONE_SETTLS made "
+		  "by a system call, not clone()): the calls of both may be recorded wrong",
+		  tid, t->tid);
 }
 
 /*
  * Moves the thread to a fresh chunk. A signal handler that records may run
  * at any point in here and take a chunk of its own: every step leaves the
- * thread state consistent (chunk_end before cur, the sequence number taken
- * atomically), so neither loses records; at worst the handler's chunk is
- * left part-filled.
+ * thread state consistent (cur before chunk_end: between the two, the
+ * chunk looks full, never roomy with cur still at the old chunk's end; the
+ * sequence number taken atomically), so neither loses records; at worst
+ * the handler's chunk is left part-filled.
  */
 static SCOPE_NOINST int next_chunk(struct scope_thread *t)
 {
@@ -77,13 +261,14 @@ static SCOPE_NOINST int next_chunk(struct scope_thread *t)
 	ch->seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&ch->magic, SCOPE_CHUNK_MAGIC, __ATOMIC_RELEASE);
 	first = (struct scope_rec *)(ch + 1);
-	t->chunk_end = first + p->recs_per_chunk;
-	scope_signal_fence();
 	t->cur = first;
+	scope_signal_fence();
+	t->chunk_end = first + p->recs_per_chunk;
 	scope_signal_fence();
 	resume(t);
 	if (old_end)
-		release_chunk(p, old_end);
+		leave_chunk(t, old_end);
+	check_task(t);
 	return 1;
 }
 
@@ -102,47 +287,97 @@ static SCOPE_NOINST void stack_bounds(struct scope_thread *t)
 	pthread_attr_destroy(&attr);
 }
 
-SCOPE_NOINST void scope_thread_register(int32_t parent)
+/* Gives t a lane whose parent is parent; own_stack: t is the calling
+ * thread's own TLS block, and pthread knows its stack. (A task sharing
+ * its parent's block is no pthread: asking pthread would answer for the
+ * parent, taking the parent's locks.) */
+static SCOPE_NOINST void register_state(struct scope_thread *t, int32_t parent, int own_stack)
 {
-	struct scope_thread *t = &scope_tls;
 	struct scope_lane *l;
 	int lane;
 
 	if (t->registered || !recording())
 		return;
 	t->registered = 1;
+	t->tid = (uint32_t)gettid();
 	lane = scope_arena_lane(&scope_proc, parent);
 	if (lane < 0)
 		return;
 	l = lane_slot(lane);
-	l->tid = (uint32_t)gettid();
+	l->tid = t->tid;
 	l->parent = parent;
 	l->start = scope_now();
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	__atomic_store_n(&l->used, 1, __ATOMIC_RELEASE);
 	t->lane = lane;
-	stack_bounds(t);
+	if (own_stack)
+		stack_bounds(t);
+}
+
+SCOPE_NOINST void scope_thread_register(int32_t parent)
+{
+	struct scope_thread *t = &scope_tls;
+
+	if (__atomic_load_n(&t->shared, __ATOMIC_RELAXED))
+		return; /* a task with a state of its own is registered by clone.c */
+	register_state(t, parent, 1);
+}
+
+/* A clone(CLONE_VM) child's state, as it starts: a lane of its own. Its
+ * stack is the one the program gave clone(), of a size not known. */
+SCOPE_NOINST void scope_thread_begin(struct scope_thread *t, int32_t parent)
+{
+	t->busy++;
+	register_state(t, parent, 0);
+	t->busy--;
 }
 
 /* A thread's new name goes into its lane at once, so a run that is killed
  * keeps it too. */
-void scope_thread_named(const char *name)
+/* The calling task's state, counted inside until self_leave; NULL for a
+ * task sharing another's TLS block that has no state of its own. */
+static inline struct scope_thread *self_enter(void)
 {
 	struct scope_thread *t = &scope_tls;
+
+	if (__builtin_expect(__atomic_load_n(&t->shared, __ATOMIC_RELAXED), 0))
+		return scope_task_enter(t);
+	t->inside++;
+	return t;
+}
+
+static inline void self_leave(struct scope_thread *t)
+{
+	scope_task_leave(t);
+}
+
+void scope_thread_named(const char *name)
+{
+	struct scope_thread *t = self_enter();
+
+	if (!t)
+		return;
 	if (t->lane >= 0 && scope_proc.hdr && name)
 		strncpy(lane_slot(t->lane)->name, name, sizeof lane_slot(t->lane)->name - 1);
+	self_leave(t);
 }
 
 int32_t scope_thread_lane(void)
 {
-	return scope_tls.lane;
+	struct scope_thread *t = self_enter();
+	int32_t lane;
+
+	if (!t)
+		return -1;
+	lane = t->lane;
+	self_leave(t);
+	return lane;
 }
 
-/* Called when the thread ends (or the process stops, for the thread that
- * stops it): the lane gets its end time and the thread's name. */
-SCOPE_NOINST void scope_thread_finish(void)
+/* The state's thread ends: its lane gets its end time and the thread's
+ * name, and what it held leaves memory. */
+SCOPE_NOINST void scope_thread_end(struct scope_thread *t)
 {
-	struct scope_thread *t = &scope_tls;
 	struct scope_lane *l;
 
 	if (t->lane < 0 || !scope_proc.hdr)
@@ -152,17 +387,38 @@ SCOPE_NOINST void scope_thread_finish(void)
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	/* Its chunk leaves memory too: ten thousand ended threads would
 	 * otherwise keep a chunk resident each. */
-	if (t->chunk_end && !scope_stopped())
-		release_chunk(&scope_proc, t->chunk_end);
+	if (scope_stopped())
+		return;
+	for (uint32_t i = 0; i < t->nheld; i++)
+		release_around(t, t->held[i].lo, t->held[i].hi);
+	t->nheld = 0;
+	if (t->chunk_end)
+		release(chunk_of(t->chunk_end), (uintptr_t)t->chunk_end);
+}
+
+/* Called when the thread ends (or the process stops, for the thread that
+ * stops it). */
+SCOPE_NOINST void scope_thread_finish(void)
+{
+	struct scope_thread *t = self_enter();
+
+	if (!t)
+		return;
+	scope_thread_end(t);
+	self_leave(t);
 }
 
 /* The calling thread records nothing more: calls still open stay open in
  * the arena, and the exits that come later touch nothing. */
 SCOPE_NOINST void scope_thread_stop_self(void)
 {
-	struct scope_thread *t = &scope_tls;
+	struct scope_thread *t = self_enter();
+
+	if (!t)
+		return;
 	t->limit = t->chunk_end = NULL;
 	t->open = t->saved_open = NULL;
+	self_leave(t);
 }
 
 SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken)
@@ -171,21 +427,26 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 	int saved_errno = errno;
 
 	/* Give back the slot the fast path took, unless a signal handler has
-	 * moved on from it since. */
+	 * moved on from it since. (On a shared block cur means nothing.) */
 	if (t->cur == taken + 1)
 		t->cur = taken;
+	if (!(t = self_enter())) {
+		if (recording())
+			scope_arena_lost(&scope_proc, SCOPE_LOST_SHARED_TLS);
+		goto out;
+	}
 	if (!scope_proc.initialized && !t->busy)
 		scope_init();
 	if (t->busy || t->ignored || !recording()) {
 		if (t->ignored && t->dropping && recording())
 			scope_arena_lost(&scope_proc, t->dropping - 1);
 		ignore_call(t);
-		goto out;
+		goto leave;
 	}
 	if (!t->registered) {
-		scope_busy_begin(t);
-		scope_thread_register(-1);
-		scope_busy_end(t);
+		t->busy++;
+		register_state(t, -1, t == &scope_tls);
+		t->busy--;
 	}
 	if (t->lane >= 0 && t->cur >= t->chunk_end)
 		next_chunk(t);
@@ -195,10 +456,12 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		scope_arena_lost(&scope_proc, why);
 		ignore_call(t);
 		t->dropping = (uint8_t)(why + 1);
-		goto out;
+		goto leave;
 	}
 	/* read after the slow path's own work, which is not the call's */
 	scope_record_open(t, scope_take_slot(t), fn, frame, scope_now());
+leave:
+	self_leave(t);
 out:
 	errno = saved_errno;
 }
@@ -245,22 +508,24 @@ static SCOPE_NOINST void unlink_close(struct scope_thread *t, struct scope_rec *
  */
 SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 {
-	struct scope_thread *t = &scope_tls;
+	struct scope_thread *t = self_enter();
 	struct scope_rec *r, *child = NULL, *above;
 
+	if (!t)
+		return;
 	if (t->ignored) {
 		if (--t->ignored == 0) {
 			t->open = t->saved_open;
 			t->dropping = 0;
 			resume(t);
 		}
-		return;
+		goto out;
 	}
 	for (r = t->open; r; r = scope_record_parent(r))
 		if (scope_record_is(r, fn) && same_stack(t, frame_of(t, r), frame))
 			break;
 	if (!r)
-		return;
+		goto out;
 	for (above = t->open; above != r;) {
 		struct scope_rec *next = scope_record_parent(above);
 		if (same_stack(t, frame_of(t, above), frame))
@@ -270,6 +535,8 @@ SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 		above = next;
 	}
 	unlink_close(t, child, r, now);
+out:
+	self_leave(t);
 }
 
 /* The cost of one recorded call, enter and exit hooks together, measured on
@@ -313,25 +580,30 @@ uint64_t scope_measure_overhead(void)
  */
 SCOPE_NOINST void scope_record_bytes(void *fn, uint64_t sent, uint64_t received)
 {
-	struct scope_thread *t = &scope_tls;
-	struct scope_rec *open = t->open, *r;
+	struct scope_thread *t = self_enter();
+	struct scope_rec *open, *r;
 
-	if (!open || !scope_record_is(open, fn))
+	if (!t)
 		return;
+	open = t->open;
+	if (!open || !scope_record_is(open, fn))
+		goto out;
 	r = scope_take_slot(t);
 	if (r >= t->limit) {
 		if (t->cur == r + 1)
 			t->cur = r;
 		if (t->busy || t->ignored || !recording() || t->lane < 0)
-			return;
+			goto out;
 		if (t->cur >= t->chunk_end && !next_chunk(t))
-			return;
+			goto out;
 		if (t->cur >= t->chunk_end)
-			return;
+			goto out;
 		r = scope_take_slot(t);
 	}
 	r->start = sent;
 	r->end = received;
 	scope_signal_fence();
 	r->fn = SCOPE_REC_BYTES | (open->fn & ~SCOPE_REC_ADDR_MASK);
+out:
+	self_leave(t);
 }

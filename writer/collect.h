@@ -8,6 +8,7 @@
 struct chunk_ref {
 	uint32_t lane, seq;
 	uint64_t index;
+	uint32_t used; /* slots the first pass read: the later passes read no more */
 };
 
 /* Function address -> region id, open addressing. */
@@ -20,11 +21,53 @@ struct addr_map {
 
 /* Per lane: the region open at each depth, to charge a call's time to its
  * parent's self time, and the call's read index, for its bytes record.
- * gen tells which lane wrote an entry. */
+ * gen tells which lane wrote an entry. Grows with the deepest call. */
 struct depth_stack {
-	uint32_t rid[65536];
-	uint32_t gen[65536];
-	uint64_t index[65536];
+	uint32_t *rid;
+	uint32_t *gen;
+	uint64_t *index;
+	uint32_t cap;
+};
+
+/*
+ * A record keeps its call's depth in 16 bits, so a lane's true depths are
+ * rebuilt in read order: a call is at most one deeper than the call read
+ * before it on its lane, and its parent, the lane's latest call one level
+ * up, was still open when it started. Of the depths with its 16 bits, the
+ * deepest that fits both is taken. Worked example: a call read after one
+ * at depth 65,537 whose record says 1 is at 65,537 or at 1; if the call
+ * at 65,536 had ended before it started, it is at 1 (below main, at 0).
+ */
+struct depth_track {
+	uint64_t *end; /* per depth: end field of the lane's latest call there */
+	uint32_t cap;
+	uint32_t known; /* depths [0, known) have a call on this lane */
+	uint32_t next;	/* the deepest the lane's next call can be */
+	uint32_t lane;	/* whose calls; UINT32_MAX before the first */
+};
+
+/* The true depth of the call r on lane (the track restarts when the lane
+ * changes); -1 without memory. */
+int depth_of(struct depth_track *d, uint32_t lane, const struct scope_rec *r, uint32_t *depth);
+/* The true depth of the call whose bytes record r (on lane) is. */
+uint32_t depth_of_bytes(const struct depth_track *d, uint32_t lane, const struct scope_rec *r);
+int depth_track_copy(struct depth_track *to, const struct depth_track *from);
+void depth_track_free(struct depth_track *d);
+
+/*
+ * The threads of a process that stopped may still run while the writer
+ * reads its arena (a thread that never returns). Each pass must see the
+ * same calls the same way, so the first pass notes the records that could
+ * still change: one being written (skipped by every pass), one open (never
+ * returned, for every pass, even if its thread ends it meanwhile). chunk
+ * is the position in the sorted chunk list.
+ */
+enum { NOTE_NONE, NOTE_OPEN, NOTE_SKIP };
+
+struct rec_note {
+	uint64_t chunk;
+	uint32_t slot;
+	uint32_t kind;
 };
 
 /* Bytes an MPI call moved, by the call's index in read order. */
@@ -48,7 +91,12 @@ struct reader {
 	uint32_t last_rid;
 	struct region *regions;
 	uint32_t region_cap;
-	struct depth_stack *stack;
+	struct depth_stack stack;
+	struct depth_track track;	/* the first pass's, then the earlier half's */
+	struct depth_track split_track; /* as the first pass had it at chunk split */
+	uint64_t *lane_end;		/* each lane's end, read once */
+	struct rec_note *rnotes;	/* sorted by chunk, then slot */
+	uint64_t nrnotes, rnotes_cap, rnote;
 	uint32_t *rid; /* per call in read order; NULL once there are too many */
 	uint64_t rid_cap;
 	uint64_t n;    /* calls read */
@@ -59,7 +107,6 @@ struct reader {
 	int bytes; /* some call moved bytes */
 	struct chunk_ref *chunks;
 	uint64_t nchunks;
-	const struct scope_lane *lanes;
 	const struct module *mods; /* those unloaded during the run, when any */
 	size_t nmods;
 	int unloads;
@@ -76,21 +123,29 @@ struct reader {
 uint32_t reader_region(struct reader *rd, const struct scope_rec *r, uint64_t *last_key,
 		       uint32_t *last_rid, int *module);
 
-/* The call's start and duration in ns; returns its flags. */
+/* The call's start and duration in ns; returns its flags. A call the
+ * first pass found open (was_open) counts as never returned. */
 uint8_t reader_times(const struct reader *rd, const struct scope_rec *r, uint32_t lane,
-		     uint64_t *start, uint64_t *dur);
+		     int was_open, uint64_t *start, uint64_t *dur);
 
-static inline uint32_t rec_depth(const struct scope_rec *r)
+/* The first record note at or after chunk position c. */
+uint64_t rec_note_from(const struct reader *rd, uint64_t c);
+
+/* What the first pass noted of slot in chunk position c (NOTE_*); *at
+ * walks the notes in read order. */
+static inline uint32_t rec_note(const struct reader *rd, uint64_t *at, uint64_t c, uint32_t slot)
 {
-	return (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff;
+	const struct rec_note *n = rd->rnotes;
+	while (*at < rd->nrnotes && (n[*at].chunk < c || (n[*at].chunk == c && n[*at].slot < slot)))
+		++*at;
+	return *at < rd->nrnotes && n[*at].chunk == c && n[*at].slot == slot ? n[*at].kind
+									     : NOTE_NONE;
 }
 
-/* Whether every pass reads the call r (not a bytes record): started (0
- * while it is being written), not after the stop, and at an address (0 is
- * no function's, and the region map's mark of an empty slot). */
-static inline int reader_takes(const struct reader *rd, const struct scope_rec *r)
+/* The 16 bits of depth a record keeps. */
+static inline uint32_t rec_depth16(const struct scope_rec *r)
 {
-	return r->start != 0 && r->start <= rd->stop_tick && (r->fn & SCOPE_REC_ADDR_MASK) != 0;
+	return (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff;
 }
 
 /* Groups the calls through a spill in the first of dirs (NULL-ended) that

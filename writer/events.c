@@ -102,7 +102,7 @@ int events_sort(struct events *ev, uint64_t first, uint64_t n)
 	PERMUTE(ev->start, uint64_t);
 	PERMUTE(ev->duration, uint64_t);
 	PERMUTE(ev->thread, uint32_t);
-	PERMUTE(ev->depth, uint16_t);
+	PERMUTE(ev->depth, uint32_t);
 	PERMUTE(ev->flags, uint8_t);
 	if (ev->sent) {
 		PERMUTE(ev->sent, uint64_t);

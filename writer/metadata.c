@@ -141,6 +141,7 @@ int metadata_write(hid_t file, const struct run_info *run)
 	attr_i64(g, "lost_records", (int64_t)run->lost);
 	attr_i64(g, "lost_arena_full", (int64_t)h->lost[SCOPE_LOST_ARENA_FULL]);
 	attr_i64(g, "lost_no_lane", (int64_t)h->lost[SCOPE_LOST_NO_LANE]);
+	attr_i64(g, "lost_shared_tls", (int64_t)h->lost[SCOPE_LOST_SHARED_TLS]);
 	/* what recording one call cost, enter and exit, for reports to subtract */
 	attr_f64(g, "overhead_ns_per_call", (double)h->overhead_ticks * 1e9 / run->clock_hz);
 	attr_i64(g, "complete", h->state == SCOPE_ARENA_STOPPED);

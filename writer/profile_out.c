@@ -32,7 +32,7 @@ static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 	    col_narrow(c, g, "duration", ev->duration, 8, ev->n) == 0 &&
 	    col_narrow(c, g, "thread", ev->thread, 4, ev->n) == 0 &&
 	    col_uint(c, g, "task", task, ev->n, 1) == 0 &&
-	    col_narrow(c, g, "depth", ev->depth, 2, ev->n) == 0 &&
+	    col_narrow(c, g, "depth", ev->depth, 4, ev->n) == 0 &&
 	    col_uint(c, g, "flags", ev->flags, ev->n, 1) == 0 &&
 	    (!p->bytes || (col_narrow(c, g, "bytes_sent", ev->sent, 8, ev->n) == 0 &&
 			   col_narrow(c, g, "bytes_received", ev->received, 8, ev->n) == 0)))
@@ -50,7 +50,7 @@ static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 	static const char *const names[NCOLS] = {"start_delta", "duration",	 "thread",
 						 "task",	"depth",	 "flags",
 						 "bytes_sent",	"bytes_received"};
-	const int in_width[NCOLS] = {8, 8, 4, 1, 2, 1, 8, 8};
+	const int in_width[NCOLS] = {8, 8, 4, 1, 4, 1, 8, 8};
 	const int width[NCOLS] = {width_for(p->max.start_delta), width_for(p->max.duration),
 				  width_for(p->max.thread),	 1,
 				  width_for(p->max.depth),	 1,

@@ -287,7 +287,7 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 		ev->start[slot] = start;
 		ev->duration[slot] = b;
 		ev->thread[slot] = (uint32_t)thread;
-		ev->depth[slot] = (uint16_t)depth;
+		ev->depth[slot] = (uint32_t)depth;
 		ev->flags[slot] = (uint8_t)(head >> 1);
 	}
 }

@@ -9,7 +9,7 @@
 struct spilled_call {
 	uint64_t at, start, duration;
 	uint32_t thread;
-	uint16_t depth;
+	uint32_t depth;
 	uint8_t flags;
 };
 

@@ -11,11 +11,15 @@
 
 /* One lane's records, read in order, chunk after chunk. */
 struct cursor {
-	const struct scope_rec *r, *end; /* in the current chunk */
-	uint64_t chunk, chunk_end;	 /* the lane's chunks in the sorted list */
+	const struct scope_rec *r, *first, *end; /* in the current chunk */
+	uint64_t chunk, chunk_end;		 /* the lane's chunks in the sorted list */
 	uint32_t lane;
+	uint64_t start_ns; /* of the call at r: the merge's key */
+	int was_open;	   /* the first pass found the call at r open */
+	uint64_t rnote;	   /* the next record note of this lane */
 	uint64_t last_key;
 	uint32_t last_rid;
+	struct depth_track track;
 	uint64_t *row; /* the row of the latest call at each depth, for bytes */
 	uint32_t rows;
 };
@@ -59,7 +63,7 @@ static int note_row(struct cursor *c, uint32_t depth, uint64_t row)
 
 static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_rec *r)
 {
-	uint32_t depth = rec_depth(r);
+	uint32_t depth = depth_of_bytes(&c->track, c->lane, r);
 
 	if (depth >= c->rows || c->row[depth] == UINT64_MAX)
 		return 0; /* its call was not recorded */
@@ -70,36 +74,51 @@ static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_re
 	return spill_bytes(s->spill, c->row[depth], r->start, r->end);
 }
 
-/* Moves c to its lane's next call, handling bytes records on the way.
- * Returns 1 at a call, 0 at the lane's end, -1 on failure. */
+/* Points c at chunk position i of its lane: the slots the first pass read. */
+static void enter_chunk(const struct reader *rd, struct cursor *c, uint64_t i)
+{
+	c->chunk = i;
+	c->r = c->first = chunk_recs(rd, i);
+	c->end = c->r + rd->chunks[i].used;
+}
+
+/* Moves c to its lane's next call, handling bytes records on the way,
+ * as the first pass read them. Returns 1 at a call, 0 at the lane's end,
+ * -1 on failure. */
 static int advance(struct streamer *s, struct cursor *c)
 {
 	struct reader *rd = s->rd;
 
 	for (;;) {
-		for (; c->r < c->end && c->r->fn; c->r++) {
+		for (; c->r < c->end; c->r++) {
+			uint32_t note;
 			if (scope_rec_is_bytes(c->r)) {
 				if (add_bytes(s, c, c->r) != 0)
 					return -1;
 				continue;
 			}
-			if (reader_takes(rd, c->r))
+			note = rec_note(rd, &c->rnote, c->chunk, (uint32_t)(c->r - c->first));
+			if (note != NOTE_SKIP && c->r->start <= rd->stop_tick) {
+				c->was_open = note == NOTE_OPEN;
+				c->start_ns = tick_ns(rd->clock, c->r->start);
 				return 1;
+			}
 		}
 		/* Read chunks leave this process's memory at once. */
 		madvise((void *)((const char *)chunk_recs(rd, c->chunk) -
 				 sizeof(struct scope_chunk_head)),
 			rd->a->hdr->chunk_bytes, MADV_DONTNEED);
-		if (++c->chunk >= c->chunk_end)
+		if (c->chunk + 1 >= c->chunk_end)
 			return 0;
-		c->r = chunk_recs(rd, c->chunk);
-		c->end = c->r + rd->a->recs_per_chunk;
+		enter_chunk(rd, c, c->chunk + 1);
 	}
 }
 
+/* The order the calls grouped in memory are sorted in: by start in ns,
+ * then lane (two ticks can make one ns). */
 static int before(const struct cursor *a, const struct cursor *b)
 {
-	return a->r->start < b->r->start || (a->r->start == b->r->start && a->lane < b->lane);
+	return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->lane < b->lane);
 }
 
 static void sift_down(struct streamer *s, uint32_t i)
@@ -124,17 +143,19 @@ static int emit(struct streamer *s, struct cursor *c)
 {
 	struct reader *rd = s->rd;
 	const struct scope_rec *r = c->r;
-	uint32_t rid;
+	uint32_t known = rd->map.n, rid;
 	int module;
 	const struct region *g;
-	struct spilled_call call = {.thread = c->lane, .depth = (uint16_t)rec_depth(r)};
+	struct spilled_call call = {.thread = c->lane};
 	uint64_t gap;
 
 	rid = reader_region(rd, r, &c->last_key, &c->last_rid, &module);
-	if (rid >= rd->nregions || s->seen[rid] >= rd->regions[rid].count)
-		return 0; /* not seen by the first pass: cannot happen on a stopped arena */
+	if (depth_of(&c->track, c->lane, r, &call.depth) != 0)
+		return -1;
+	if (rid >= known || s->seen[rid] >= rd->regions[rid].count)
+		return 0; /* not seen by the first pass: cannot happen */
 	g = &rd->regions[rid];
-	call.flags = reader_times(rd, r, c->lane, &call.start, &call.duration);
+	call.flags = reader_times(rd, r, c->lane, c->was_open, &call.start, &call.duration);
 	call.at = g->first + s->seen[rid];
 	gap = s->seen[rid]++ ? call.start - s->last[rid] : call.start;
 	if (s->seen[rid] > 1 && call.start < s->last[rid])
@@ -169,12 +190,11 @@ static int start_cursors(struct streamer *s)
 		struct cursor *c = &s->cur[rd->chunks[i].lane];
 		int at;
 		c->lane = rd->chunks[i].lane;
-		c->chunk = i;
+		c->rnote = rec_note_from(rd, i);
+		enter_chunk(rd, c, i);
 		while (i < rd->nchunks && rd->chunks[i].lane == c->lane)
 			i++;
 		c->chunk_end = i;
-		c->r = chunk_recs(rd, c->chunk);
-		c->end = c->r + rd->a->recs_per_chunk;
 		if ((at = advance(s, c)) < 0)
 			return -1;
 		if (at)
@@ -230,8 +250,10 @@ static int stream_into(struct reader *rd, struct profile *p, uint64_t window, co
 	s.spill = NULL;
 	rc = 0;
 out:
-	for (uint32_t i = 0; s.cur && i < rd->a->nlanes; i++)
+	for (uint32_t i = 0; s.cur && i < rd->a->nlanes; i++) {
 		free(s.cur[i].row);
+		depth_track_free(&s.cur[i].track);
+	}
 	free(s.cur);
 	free(s.heap);
 	free(s.seen);

@@ -74,7 +74,7 @@ struct events {
 	uint64_t *start;    /* ns since the process's start */
 	uint64_t *duration; /* ns */
 	uint32_t *thread;
-	uint16_t *depth;
+	uint32_t *depth; /* the true depth: records keep 16 bits of it */
 	uint8_t *flags;
 	uint64_t *sent, *received; /* bytes an MPI call moved; NULL when none did */
 };
@@ -101,7 +101,7 @@ struct region {
 struct event_max {
 	uint64_t start_delta, duration, sent, received;
 	uint32_t thread;
-	uint16_t depth;
+	uint32_t depth;
 };
 
 struct spill;

@@ -30,7 +30,8 @@
  * thread's records stand in the order their calls started, and a call that
  * never returned is still in the file, marked open.
  *
- *   fn     the function's address in the low 48 bits, call depth above
+ *   fn     the function's address in the low 48 bits, the call's depth
+ *          (modulo 65,536: the writer rebuilds the rest) above
  *   start  clock ticks at entry
  *   end    clock ticks at exit; while the call is open, SCOPE_REC_OPEN
  *          ored with the address of the enclosing open record (or 0)
@@ -115,6 +116,8 @@ enum scope_role {
 enum scope_lost_cause {
 	SCOPE_LOST_ARENA_FULL, /* no chunk could be had */
 	SCOPE_LOST_NO_LANE,    /* more threads than lane slots */
+	SCOPE_LOST_SHARED_TLS, /* a task sharing another's TLS (clone(CLONE_VM) without
+				  CLONE_SETTLS) that got no state of its own */
 	SCOPE_LOST_CAUSES
 };
 

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tasks that share the parent's memory and TLS block: clone(CLONE_VM)
+ * without CLONE_SETTLS, as runtimes with threads of their own make them.
+ * The children and the parent call instrumented functions at the same
+ * time; the children touch no libc state (they share the parent's TLS).
+ *
+ * Usage: r_clone vm|thread N K
+ *   vm      children are processes (CLONE_VM, no CLONE_THREAD), waited for
+ *   thread  children are threads (CLONE_THREAD), waited for on their tid
+ * Child i calls child_work (which calls leaf) K * (i + 1) times; main
+ * calls parent_work (which calls leaf) K times meanwhile.
+ *
+ * Prints "child I tid=T calls child_work=N" per child and "calls NAME=N".
+ */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "progs.h"
+
+#define NOINSTR	  __attribute__((no_instrument_function))
+#define MAX_TASKS 160
+#define STACK	  (256u << 10)
+
+static unsigned per_child;
+static int go;
+static int tids[MAX_TASKS];
+static unsigned long done_work[MAX_TASKS + 1];
+volatile unsigned long clone_sink;
+
+NOINLINE void leaf(void)
+{
+	__atomic_fetch_add(&clone_sink, 1, __ATOMIC_RELAXED);
+}
+
+NOINLINE void child_work(int i)
+{
+	leaf();
+	done_work[i]++;
+}
+
+NOINLINE void parent_work(void)
+{
+	leaf();
+	done_work[MAX_TASKS]++;
+}
+
+static NOINSTR void wait_for_go(void)
+{
+	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &go, FUTEX_WAIT, 0, NULL, NULL, 0);
+}
+
+NOINLINE int child_main(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	unsigned n = per_child * (unsigned)(i + 1);
+
+	tids[i] = (int)syscall(SYS_gettid);
+	wait_for_go();
+	for (unsigned k = 0; k < n; k++)
+		child_work(i);
+	return 0;
+}
+
+static NOINSTR void wait_thread(pid_t *ctid)
+{
+	pid_t v;
+	while ((v = __atomic_load_n(ctid, __ATOMIC_ACQUIRE)) != 0)
+		syscall(SYS_futex, ctid, FUTEX_WAIT, v, NULL, NULL, 0);
+}
+
+NOINLINE int run(int threads, int n)
+{
+	int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_SYSVSEM;
+	static pid_t pid[MAX_TASKS], ctid[MAX_TASKS];
+
+	if (threads)
+		flags |= CLONE_THREAD | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+	else
+		flags |= SIGCHLD;
+	for (int i = 0; i < n; i++) {
+		char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (stack == MAP_FAILED)
+			return 1;
+		pid[i] = clone(child_main, stack + STACK, flags, (void *)(intptr_t)i, &ctid[i],
+			       NULL, &ctid[i]);
+		if (pid[i] < 0) {
+			perror("clone");
+			return 1;
+		}
+	}
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &go, FUTEX_WAKE, MAX_TASKS, NULL, NULL, 0);
+	for (unsigned k = 0; k < per_child; k++)
+		parent_work();
+	for (int i = 0; i < n; i++) {
+		if (threads) {
+			wait_thread(&ctid[i]);
+		} else {
+			int status;
+			if (waitpid(pid[i], &status, __WALL) != pid[i] || !WIFEXITED(status) ||
+			    WEXITSTATUS(status) != 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n, rc;
+	unsigned long children = 0, leaves;
+
+	if (argc != 4 || (strcmp(argv[1], "vm") != 0 && strcmp(argv[1], "thread") != 0)) {
+		fprintf(stderr, "usage: r_clone vm|thread N K\n");
+		return 2;
+	}
+	n = atoi(argv[2]);
+	per_child = (unsigned)strtoul(argv[3], NULL, 10);
+	if (n < 1 || n > MAX_TASKS)
+		return 2;
+	rc = run(strcmp(argv[1], "thread") == 0, n);
+	for (int i = 0; i < n; i++) {
+		printf("child %d tid=%d calls child_work=%lu\n", i, tids[i], done_work[i]);
+		children += done_work[i];
+	}
+	leaves = children + done_work[MAX_TASKS];
+	printf("calls main=1 run=1 child_main=%d child_work=%lu parent_work=%lu leaf=%lu\n", n,
+	       children, done_work[MAX_TASKS], leaves);
+	return rc;
+}
