@@ -236,6 +236,40 @@ static SCOPE_NOINST int clone_shared(int (*fn)(void *), void *stack, int flags, 
 	return rc;
 }
 
+/* Whether the caller is a process of its own (clone with CLONE_VM but not
+ * CLONE_THREAD) on its parent's TLS block: its exit or exec ends only
+ * itself, not the recording of the process whose memory it shares. A task
+ * of the same thread group ends the whole process when it exits or execs. */
+int scope_clone_process(void)
+{
+	struct scope_thread *b = &scope_tls;
+	const struct scope_arena_header *h = scope_proc.hdr;
+
+	return __atomic_load_n(&b->shared, __ATOMIC_ACQUIRE) && (uint32_t)gettid() != b->owner &&
+	       h && getpid() != h->pid;
+}
+
+/* A child of clone without CLONE_VM is a process of its own, as a forked
+ * child is, but no atfork handler runs in it: it is told here, before the
+ * program's function, or it would record into its parent's arena. */
+struct copy_start {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static SCOPE_NOINST int copy_main(void *v)
+{
+	struct copy_start st = *(struct copy_start *)v;
+	int rc;
+
+	scope_clone_forget();
+	scope_process_forked();
+	rc = st.fn(st.arg);
+	/* clone ends the child with the exit system call: no exit handler */
+	scope_finish(SCOPE_EXIT_STATUS, rc & 0xff);
+	return rc;
+}
+
 SCOPE_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	va_list ap;
@@ -253,7 +287,12 @@ SCOPE_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!(flags & CLONE_VM) || (flags & CLONE_SETTLS) || !fn)
+	if (fn && !(flags & CLONE_VM)) {
+		/* the child reads this from its copy of the caller's memory */
+		struct copy_start st = {fn, arg};
+		return real_clone(copy_main, stack, flags, &st, ptid, tls, ctid);
+	}
+	if ((flags & CLONE_SETTLS) || !fn)
 		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
 	return clone_shared(fn, stack, flags, arg, ptid, tls, ctid);
 }

@@ -182,8 +182,11 @@ void scope_finish(int kind, int code)
 {
 	struct scope_process *p = &scope_proc;
 
-	/* Exactly one thread stops it, when two exit or crash at once. */
-	if (!p->hdr || __atomic_exchange_n(&p->stopped, 1, __ATOMIC_RELAXED))
+	/* Exactly one thread stops it, when two exit or crash at once; a
+	 * process sharing another's memory (clone) that exits or execs ends
+	 * only itself. */
+	if (!p->hdr || scope_clone_process() ||
+	    __atomic_exchange_n(&p->stopped, 1, __ATOMIC_RELAXED))
 		return;
 	scope_busy_begin(&scope_tls);
 	scope_thread_stop_self();

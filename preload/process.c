@@ -77,7 +77,7 @@ static SCOPE_NOINST void drop_arena(struct scope_process *p)
  * the child touch nothing. Its parent is taken from the parent's arena
  * before anything else: by the time the child asked the kernel, a parent
  * that exits at once (daemon) would have left it to another. */
-static SCOPE_NOINST void after_fork_child(void)
+void scope_process_forked(void)
 {
 	struct scope_process *p = &scope_proc;
 
@@ -111,7 +111,7 @@ int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const en
 void scope_process_init(void)
 {
 	resolve();
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(NULL, NULL, scope_process_forked);
 }
 
 /* An exec that works ends this program: its calls are written first. One

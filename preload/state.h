@@ -136,6 +136,7 @@ static inline void scope_task_leave(struct scope_thread *t)
 }
 void scope_clone_resolve(void) SCOPE_HIDDEN;
 void scope_clone_forget(void) SCOPE_HIDDEN;
+int scope_clone_process(void) SCOPE_HIDDEN;
 
 /* Keeps calls the library itself causes (an instrumented malloc, say) out
  * of the record; pairs nest. */
@@ -191,6 +192,8 @@ void scope_env_free(char **env) SCOPE_HIDDEN;
 
 /* process.c: fork, exec, spawn and _exit. */
 void scope_process_init(void) SCOPE_HIDDEN;
+/* The calling process was just made as a copy of a recording one. */
+void scope_process_forked(void) SCOPE_HIDDEN;
 /* Starts the writer with keep_fd open in it; returns 0 or an errno. */
 int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
 		int keep_fd) SCOPE_HIDDEN;

@@ -29,7 +29,7 @@ endforeach()
 
 # About the profiler rather than the compiler: once, on gcc -O2.
 set(hotpath_once_cases
-  clone-full:r_clone deep-spill:r_deep nested-rss:r_deep deep-rss:r_deep live-arena:r_thr)
+  clone-full:r_clone clone-copy:r_clone clone-exec:r_clone deep-spill:r_deep nested-rss:r_deep deep-rss:r_deep live-arena:r_thr)
 foreach(entry IN LISTS hotpath_once_cases)
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 case)

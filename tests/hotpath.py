@@ -117,6 +117,36 @@ def case_clone(t):
             robust.check_nesting(p)
 
 
+def case_clone_copy(t):
+    """clone() without CLONE_VM: each child is a process of its own with its own profile
+    (its calls exact, its parent the first process), and the parent's calls stay exact."""
+    p, r = t.profile("copy", CLONE_TASKS, CLONE_CALLS)
+    robust.check_processes(p)
+    said = {int(pid): int(n) for pid, n in re.findall(r"copy \d+ pid=(\d+) calls child_work=(\d+)", t.text(r))}
+    expect_eq(len(said), CLONE_TASKS, "children the program reported")
+    expect_eq(len(p.processes["pid"]), CLONE_TASKS + 1, "processes in the profile")
+    expect_eq(lane_counts(p, 0), {0: {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS}},
+              "calls of the parent")
+    for pid, n in said.items():
+        rows = robust.rows_of(p, pid)
+        expect_eq(len(rows), 1, f"processes of pid {pid}")
+        expect_eq(robust.col(p, rows[0], "parent"), 0, f"parent of pid {pid}")
+        expect_eq(lane_counts(p, rows[0]), {0: {"child_main": 1, "child_work": n, "leaf": n}},
+                  f"calls of child pid {pid}")
+
+
+def case_clone_exec(t):
+    """clone(CLONE_VM | CLONE_VFORK) children that exec: their exec ends only themselves, so
+    their calls are on lanes of their own and the parent records on afterwards, exactly."""
+    p, r = t.profile("exec", CLONE_TASKS, CLONE_CALLS)
+    counts = lane_counts(p, 0)
+    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS},
+              "calls on the main lane, after the children's execs")
+    want = sorted(CLONE_CALLS * (i + 1) for i in range(CLONE_TASKS))
+    got = sorted(c.get("child_work", 0) for lane, c in counts.items() if lane != 0)
+    expect_eq(got, want, "calls of child_work on the children's lanes")
+
+
 def case_clone_full(t):
     """More clone(CLONE_VM) children alive than there are states for tasks sharing a TLS block:
     those without one have every call dropped and counted, exactly; the others are exact."""

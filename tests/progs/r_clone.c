@@ -5,9 +5,12 @@
  * The children and the parent call instrumented functions at the same
  * time; the children touch no libc state (they share the parent's TLS).
  *
- * Usage: r_clone vm|thread N K
+ * Usage: r_clone vm|thread|copy|exec N K
  *   vm      children are processes (CLONE_VM, no CLONE_THREAD), waited for
  *   thread  children are threads (CLONE_THREAD), waited for on their tid
+ *   copy    children are processes with memory of their own (no CLONE_VM)
+ *   exec    children share memory until they exec (CLONE_VM|CLONE_VFORK),
+ *           after their calls, a program that does nothing
  * Child i calls child_work (which calls leaf) K * (i + 1) times; main
  * calls parent_work (which calls leaf) K times meanwhile.
  *
@@ -61,15 +64,25 @@ static NOINSTR void wait_for_go(void)
 		syscall(SYS_futex, &go, FUTEX_WAIT, 0, NULL, NULL, 0);
 }
 
+static int mode_copy, mode_exec;
+
 NOINLINE int child_main(void *arg)
 {
 	int i = (int)(intptr_t)arg;
 	unsigned n = per_child * (unsigned)(i + 1);
 
 	tids[i] = (int)syscall(SYS_gettid);
-	wait_for_go();
+	if (!mode_copy && !mode_exec)
+		wait_for_go();
 	for (unsigned k = 0; k < n; k++)
 		child_work(i);
+	if (mode_copy)
+		printf("copy %d pid=%d calls child_work=%lu\n", i, (int)getpid(), done_work[i]);
+	if (mode_exec) {
+		char *argv[] = {"/bin/true", NULL};
+		execv(argv[0], argv);
+		_exit(127);
+	}
 	return 0;
 }
 
@@ -89,6 +102,10 @@ NOINLINE int run(int threads, int n)
 		flags |= CLONE_THREAD | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
 	else
 		flags |= SIGCHLD;
+	if (mode_copy)
+		flags = SIGCHLD;
+	if (mode_exec)
+		flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
 	for (int i = 0; i < n; i++) {
 		char *stack = mmap(NULL, STACK, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -123,10 +140,14 @@ int main(int argc, char **argv)
 	int n, rc;
 	unsigned long children = 0, leaves;
 
-	if (argc != 4 || (strcmp(argv[1], "vm") != 0 && strcmp(argv[1], "thread") != 0)) {
-		fprintf(stderr, "usage: r_clone vm|thread N K\n");
+	if (argc != 4 || (strcmp(argv[1], "vm") != 0 && strcmp(argv[1], "thread") != 0 &&
+			  strcmp(argv[1], "copy") != 0 && strcmp(argv[1], "exec") != 0)) {
+		fprintf(stderr, "usage: r_clone vm|thread|copy|exec N K\n");
 		return 2;
 	}
+	mode_copy = strcmp(argv[1], "copy") == 0;
+	mode_exec = strcmp(argv[1], "exec") == 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	n = atoi(argv[2]);
 	per_child = (unsigned)strtoul(argv[3], NULL, 10);
 	if (n < 1 || n > MAX_TASKS)
