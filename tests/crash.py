@@ -13,7 +13,6 @@ compares the names of the stack's frames, innermost first, exactly.
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import os
 import re
 import signal
@@ -22,8 +21,7 @@ import sys
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402
-from check import expect, expect_eq  # noqa: E402
+from harness import Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
 
 SEGV = int(signal.SIGSEGV)
 STACK_BYTES = 64 << 10  # the most stack the library keeps (SCOPE_CRASH_STACK_BYTES)
@@ -117,25 +115,13 @@ def case_maps(t):
     expect(os.path.realpath(t.preload) in added, f"the library is not mapped: {sorted(added)}")
 
 
-class Crash(check.Test):
-    def text(self, r):
-        return r.stdout.decode("utf-8", "replace")
-
-
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--prog", help="the test program (r_crash.c)")
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-writer")
-    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
-    ap.add_argument("--src", required=True, help="tests/progs")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
-    a = ap.parse_args()
-    return check.run_case(CASES, a.case, lambda: Crash(a))
+    a = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir", "sanitized",
+               prog="the test program (r_crash.c)").parse_args()
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ what happened and where the data is. One function per case (case_foo_bar is
 CASE "foo-bar"). Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import os
 import re
 import resource
@@ -24,10 +23,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402  (the helpers of the main suite)
-import robust  # noqa: E402
-from check import Failure, Skipped, expect, expect_eq  # noqa: E402
-from robust import expect_counts  # noqa: E402
+from harness import RUN_TIMEOUT, Failure, Profile, Run, Skipped, Test, cases_of, expect, expect_eq, \
+    no_core_dump, parser, run_case  # noqa: E402
+from profile_checks import check_processes, col, expect_counts, said_calls  # noqa: E402
 
 N = 1000  # calls of work() per phase of r_env
 NOBODY = 65534
@@ -35,7 +33,7 @@ NOBODY = 65534
 
 def said_work(r):
     """The work=N the program printed."""
-    counts = robust.said_calls(r.stdout.decode("utf-8", "replace"))
+    counts = said_calls(r.stdout.decode("utf-8", "replace"))
     expect("work" in counts, f"the program printed no counts:\n{r.stdout!r}")
     return counts["work"]
 
@@ -121,7 +119,7 @@ def run_in(t, etc, argv, env, uid=None, scratch=(), timeout=60):
             "sh", "-c", script, "sh"] + [str(x) for x in argv]
     print("$ (private /etc)", " ".join(str(x) for x in argv), flush=True)
     proc = subprocess.Popen(full, env=env, cwd=t.work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=check.no_core_dump)
+                            stderr=subprocess.PIPE, preexec_fn=no_core_dump)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -132,7 +130,7 @@ def run_in(t, etc, argv, env, uid=None, scratch=(), timeout=60):
     if proc.returncode == 98 or (proc.returncode == 1 and b"unshare failed" in err):
         raise Skipped("cannot make a private mount and PID namespace with /etc overlaid "
                       "(needs root and overlayfs)")
-    r = check.Run(full, subprocess.CompletedProcess(full, proc.returncode, out, err))
+    r = Run(full, subprocess.CompletedProcess(full, proc.returncode, out, err))
     print(f"  exit {r.rc}")
     if r.stderr:
         print("  stderr:", r.stderr[-3000:].replace("\n", "\n  | "))
@@ -225,14 +223,14 @@ def case_file_limit(t):
     limit = 200 << 20
 
     def limited():
-        check.no_core_dump()
+        no_core_dump()
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
     argv = [str(x) for x in (t.prog, "plain", N)]
     print("$ (ulimit -f 200M)", " ".join(argv), flush=True)
-    proc = subprocess.run(argv, env=env, cwd=t.work, capture_output=True, timeout=check.RUN_TIMEOUT,
+    proc = subprocess.run(argv, env=env, cwd=t.work, capture_output=True, timeout=RUN_TIMEOUT,
                           preexec_fn=limited)
-    r = check.Run(argv, proc)
+    r = Run(argv, proc)
     r.expect_rc(0)
     expect_eq(r.err_lines(), [], "lines on stderr")
     expect_counts(t.load("out.h5"), {"work": said_work(r), "main": 1})
@@ -334,12 +332,12 @@ def case_long_output(t):
     r.expect_rc(0)
     expect_eq(r.err_lines(), [], "lines on stderr")
     expect(os.path.isfile(plain), f"no profile at the {len(plain)}-byte path")
-    expect_counts(check.Profile(plain), {"work": said_work(r), "main": 1})
+    expect_counts(Profile(plain), {"work": said_work(r), "main": 1})
     run = os.path.join(folder, "b.h5")
     r = t.scope("-q", "-o", run, "--", t.prog, "plain", N)
     r.expect_rc(0)
     expect(os.path.isfile(run), f"no profile at the {len(run)}-byte path")
-    expect_counts(check.Profile(run), {"work": said_work(r), "main": 1})
+    expect_counts(Profile(run), {"work": said_work(r), "main": 1})
     expect_eq(profiles_in(t.work), [], f"profiles left in {t.work}")
 
 
@@ -364,11 +362,11 @@ def case_orphan_parent(t):
         r = t.scope("-q", "-o", out, "--", t.prog, "orphan", N)
         r.expect_rc(128 + signal.SIGKILL)
         p = t.load(out)
-        robust.check_processes(p)
+        check_processes(p)
         expect_eq(len(p.processes["pid"]), 2, "processes")
         child = [row for row in range(2) if p.count("work", row) == N]
         expect_eq(len(child), 1, "processes that made the child's calls")
-        expect_eq(robust.col(p, child[0], "parent"), 1 - child[0], f"parent of the child (attempt {attempt})")
+        expect_eq(col(p, child[0], "parent"), 1 - child[0], f"parent of the child (attempt {attempt})")
 
 
 def case_newline_path(t):
@@ -402,20 +400,12 @@ def case_valgrind(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--prog", help="the test program")
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-writer")
-    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
-    ap.add_argument("--src", required=True, help="tests/progs")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
-    a = ap.parse_args()
-    return check.run_case(CASES, a.case, lambda: check.Test(a))
+    a = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir", "sanitized").parse_args()
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ function per case (case_deep_spill is CASE "deep-spill").
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import os
 import re
 import subprocess
@@ -25,9 +24,11 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402  (the helpers of the main suite)
-import robust  # noqa: E402
-from check import Failure, expect, expect_eq  # noqa: E402
+from harness import SPILL, Failure, Test, cases_of, expect, expect_eq, kept_arena, parser, run_case, \
+    write_arena  # noqa: E402
+from profile_checks import check_nesting, check_processes, col, expect_counts, expect_same_profile, \
+    rows_of  # noqa: E402
+import robust  # noqa: E402  (live-arena runs its threads-running case)
 
 CLONE_RUNS = 20  # half with CLONE_THREAD, half without
 CLONE_TASKS = 4
@@ -39,11 +40,6 @@ MIB = 1024  # KiB
 RSS_BASE_KIB = 8 * MIB  # the library, the arena's header and lanes, main's chunk
 RSS_THREAD_KIB = 6 * MIB  # per recording thread: its chunks and what returning calls bring back
 LIVE_RUNS = 20
-
-
-class Hot(check.Test):
-    def text(self, r):
-        return r.stdout.decode("utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------
@@ -114,23 +110,23 @@ def case_clone(t):
         p = t.load(out)
         check_clone_run(t, run, mode, r, p)
         if run < 2:
-            robust.check_nesting(p)
+            check_nesting(p)
 
 
 def case_clone_copy(t):
     """clone() without CLONE_VM: each child is a process of its own with its own profile
     (its calls exact, its parent the first process), and the parent's calls stay exact."""
     p, r = t.profile("copy", CLONE_TASKS, CLONE_CALLS)
-    robust.check_processes(p)
+    check_processes(p)
     said = {int(pid): int(n) for pid, n in re.findall(r"copy \d+ pid=(\d+) calls child_work=(\d+)", t.text(r))}
     expect_eq(len(said), CLONE_TASKS, "children the program reported")
     expect_eq(len(p.processes["pid"]), CLONE_TASKS + 1, "processes in the profile")
     expect_eq(lane_counts(p, 0), {0: {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS}},
               "calls of the parent")
     for pid, n in said.items():
-        rows = robust.rows_of(p, pid)
+        rows = rows_of(p, pid)
         expect_eq(len(rows), 1, f"processes of pid {pid}")
-        expect_eq(robust.col(p, rows[0], "parent"), 0, f"parent of pid {pid}")
+        expect_eq(col(p, rows[0], "parent"), 0, f"parent of pid {pid}")
         expect_eq(lane_counts(p, rows[0]), {0: {"child_main": 1, "child_work": n, "leaf": n}},
                   f"calls of child pid {pid}")
 
@@ -189,7 +185,7 @@ def rss_case(t, threads, depth, leaves, rounds):
     bound = base + RSS_BASE_KIB + threads * RSS_THREAD_KIB
     print(f"  {calls} calls; peak resident memory: {base / MIB:.1f} MiB alone, {peak / MIB:.1f} MiB "
           f"profiled (bound {bound / MIB:.1f} MiB)")
-    robust.expect_counts(p, {"main": 1, "nester": threads, "nest": threads * per,
+    expect_counts(p, {"main": 1, "nester": threads, "nest": threads * per,
                              "leaf": threads * per * 2 * leaves})
     for lane, c in lane_counts(p).items():
         if lane:
@@ -219,7 +215,7 @@ def case_deep_rss(t):
 
 def check_deep(t, p, what):
     """DEEP + 1 calls of dive at depths 1..DEEP+1 exactly, leaf below, main at 0 with a small self time."""
-    robust.expect_counts(p, {"main": 1, "dive": DEEP + 1, "leaf": 1})
+    expect_counts(p, {"main": 1, "dive": DEEP + 1, "leaf": 1})
     depths = np.sort(p.calls("dive")["depth"].astype(np.int64))
     expect(np.array_equal(depths, np.arange(1, DEEP + 2)),
            f"depths of dive ({what}): expected 1..{DEEP + 1} once each, got {depths[:3]}..{depths[-3:]} "
@@ -257,15 +253,15 @@ def case_deep(t):
     p, r = t.profile("deep", DEEP)
     check_deep(t, p, "grouped in memory")
     expect_eq(tree_roots(t, "out.h5"), ["main"], "roots of scope-report --tree")
-    robust.check_nesting(p)
+    check_nesting(p)
 
 
 def case_deep_spill(t):
     """The same recursion through the writer's spill: the same file as grouped in memory."""
-    arena = robust.kept_arena(t, "deep", DEEP)
-    robust.write_arena(t, arena, "held.h5")
-    robust.write_arena(t, arena, "spilled.h5", robust.SPILL)
-    robust.expect_same_profile(t, "held.h5", "spilled.h5")
+    arena = kept_arena(t, "deep", DEEP)
+    write_arena(t, arena, "held.h5")
+    write_arena(t, arena, "spilled.h5", SPILL)
+    expect_same_profile(t, "held.h5", "spilled.h5")
     check_deep(t, t.load("spilled.h5"), "spilled")
     expect_eq(tree_roots(t, "spilled.h5"), ["main"], "roots of scope-report --tree (spilled)")
 
@@ -293,20 +289,12 @@ def case_live_arena(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--prog", help="the test program")
-    ap.add_argument("--bin", required=True, help="directory of scope-run, scope-writer and scope-report")
-    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
-    ap.add_argument("--src", required=True, help="tests/progs")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
-    a = ap.parse_args()
-    return check.run_case(CASES, a.case, lambda: Hot(a))
+    a = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir", "sanitized").parse_args()
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ input, a FIFO, damaged profiles made with h5py from good ones) must give
 one line and no output.
 """
 
-import argparse
 import os
 import re
 import shutil
@@ -24,8 +23,8 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402
-from check import Failure, expect, expect_eq  # noqa: E402
+from harness import Failure, Profile, Run, Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
+from profile_checks import narrowest, region_of  # noqa: E402
 
 BYTES = ("bytes_sent", "bytes_received")
 
@@ -75,12 +74,12 @@ def add_host(t, name, host):
 
 def read(path):
     """{pid: {region name: {column: values of its calls or its pair}}} and the file's columns."""
-    p = check.Profile(path)
+    p = Profile(path)
     by_pid = {}
     for row in range(len(p.pairs["process"])):
         proc = int(p.pairs["process"][row])
         pid = int(p.processes["pid"][proc])
-        name = check.region_of(p, row)
+        name = region_of(p, row)
         first, count = int(p.pairs["first"][row]), int(p.pairs["count"][row])
         calls = {col: [int(v) for v in vals[first:first + count]] for col, vals in p.events.items()}
         pair = {col: int(vals[row]) for col, vals in p.pairs.items() if col not in ("process", "region", "first")}
@@ -120,7 +119,7 @@ def expect_narrowest(path, group, col):
         d = f[group][col]
         values = d[:]
         expect_eq(d.dtype.kind, "u", f"/{group}/{col} type")
-        expect_eq(d.dtype.itemsize, check.narrowest(values), f"bytes per value of /{group}/{col} (max {values.max()})")
+        expect_eq(d.dtype.itemsize, narrowest(values), f"bytes per value of /{group}/{col} (max {values.max()})")
 
 
 def hosts(path):
@@ -238,7 +237,7 @@ def merge_run(t, *args, timeout=30):
                               timeout=timeout)
     except subprocess.TimeoutExpired:
         raise Failure(f"`{' '.join(argv)}` did not finish in {timeout} s")
-    r = check.Run(argv, proc)
+    r = Run(argv, proc)
     print(f"  exit {r.rc}")
     if r.stderr:
         print("  stderr:", r.stderr[-3000:].replace("\n", "\n  | "))
@@ -367,20 +366,12 @@ def case_damaged(t):
     merge_run(t, "-o", out, *[t.path(n) for n in names]).expect_rc(0)
 
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--prog", required=True)
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--src", required=True)
-    ap.add_argument("--workdir", required=True)
-    ap.add_argument("--sanitized", metavar="LIBASAN")
-    a = ap.parse_args()
-    return check.run_case(CASES, a.case, lambda: check.Test(a))
+    a = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir", "sanitized").parse_args()
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

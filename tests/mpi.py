@@ -5,7 +5,6 @@
 Usage: mpi.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR [--sanitized LIBASAN]
 """
 
-import argparse
 import os
 import re
 import shutil
@@ -15,8 +14,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402
-from check import SKIP, Failure, Skipped, expect, expect_eq  # noqa: E402
+from harness import SKIP, Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
 
 RANKS = 4
 
@@ -290,14 +288,11 @@ def case_plain(t):
         check_mpi_regions(rank, calls, ring_regions(said[rank]))
 
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    for opt in ("--prog", "--bin", "--lib", "--src", "--workdir", "--sanitized"):
-        ap.add_argument(opt)
+    ap = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir", "sanitized")
     ap.add_argument("--mpi", choices=sorted(LAUNCHER), default="openmpi", help="the MPI the program was built with")
     a = ap.parse_args()
     global FLAVOUR
@@ -305,7 +300,7 @@ def main():
     if not shutil.which(LAUNCHER[FLAVOUR][0]):
         print(f"SKIP {a.case}: no {LAUNCHER[FLAVOUR][0]} (Debian: openmpi-bin, or mpich)")
         return SKIP
-    return check.run_case(CASES, a.case, lambda: check.Test(a))
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

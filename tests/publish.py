@@ -13,7 +13,6 @@ what was recorded is kept where the lines say and writes a whole profile.
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import os
 import re
 import resource
@@ -22,9 +21,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402
-import robust  # noqa: E402
-from check import Failure, Skipped, expect, expect_eq  # noqa: E402
+from harness import RUN_TIMEOUT, Profile, Run, Skipped, Test, arenas, cases_of, expect, expect_eq, \
+    no_core_dump, parser, run_case, small_tmpfs  # noqa: E402
+from profile_checks import expect_counts  # noqa: E402
 
 N = 30_000  # calls of the parent below main: 300 outer, 29,700 leaf
 
@@ -34,7 +33,7 @@ def counts(n, child=False):
     return {"main": 0 if child else 1, "run": 1, "outer": n // 100, "leaf": n // 100 * 99}
 
 
-class Publish(robust.Robust):
+class Publish(Test):
     def merge_tool(self):
         return os.path.join(os.path.dirname(self.scope_run), "scope-merge")
 
@@ -58,7 +57,7 @@ class Publish(robust.Robust):
         env = self.env({"SCOPE_WRITER": self.killer(), "SCOPE_OUTPUT": self.path("never.h5")},
                        preload=self.preload)
         self.run([self.prog, n, 0], env=env)
-        found = robust.arenas(self.tmp)
+        found = arenas(self.tmp)
         expect(len(found) == 1, f"expected one arena left in {self.tmp}, found {found}")
         return found[0]
 
@@ -113,9 +112,9 @@ def check_partial_run(t, r, out, before):
            f"the line does not name {out} and the one process of two missing: {line!r}")
     folder, parts = kept_parts(line)
     expect_eq(len(parts), 1, f"profiles kept in {folder}")
-    child = check.Profile(os.path.join(folder, parts[0]))
+    child = Profile(os.path.join(folder, parts[0]))
     expect_eq(len(child.processes["pid"]), 1, "processes in the kept profile")
-    robust.expect_counts(child, counts(N, child=True), 0, " (the child's kept profile)")
+    expect_counts(child, counts(N, child=True), 0, " (the child's kept profile)")
     kept = [a for a in re.findall(r"(/\S+\.arena)\b", r.stderr) if os.path.exists(a)]
     expect(kept, f"no line names the parent's arena, kept:\n{r.stderr}")
     pid = int(re.search(r"scope-(\d+)-\w+\.arena$", kept[0]).group(1))
@@ -125,7 +124,7 @@ def check_partial_run(t, r, out, before):
     pids = [int(x) for x in whole.processes["pid"]]
     expect_eq(sorted(pids), sorted([pid, int(child.processes["pid"][0])]), "processes of the run finished by hand")
     for row in range(2):
-        robust.expect_counts(whole, counts(N, child=pids[row] != pid), row, " (the run finished by hand)")
+        expect_counts(whole, counts(N, child=pids[row] != pid), row, " (the run finished by hand)")
 
 
 # ---------------------------------------------------------------------------
@@ -140,7 +139,7 @@ def case_partial_disk(t):
     # holds one and a half of them.
     t.scope("-q", "--compression", "none", "-o", "size.h5", "--", t.prog, N).expect_rc(0)
     size = os.path.getsize(t.path("size.h5")) * 3 // 2 // 4096 * 4096
-    with robust.small_tmpfs(t, "small", str(size)) as small:
+    with small_tmpfs(t, "small", str(size)) as small:
         out = os.path.join(small, "out.h5")
         r = t.scope("-q", "--compression", "none", "-o", out, "--", t.prog, N, 1)
         expect(not re.search(r"killed by signal", r.stderr), f"a writer crashed:\n{r.stderr}")
@@ -196,12 +195,12 @@ def expect_writer_failed(t, r, out, arena, cause):
 def case_writer_full(t):
     """The writer runs out of disk halfway: exit 1 and one line, not a crash in HDF5's exit handler."""
     arena = t.unpublished_arena(N)
-    with robust.small_tmpfs(t, "small", "128k") as small:
+    with small_tmpfs(t, "small", "128k") as small:
         out = os.path.join(small, "out.h5")
         r = t.run([t.writer, "--compression", "none", "-o", out, arena], env=t.env())
         expect_writer_failed(t, r, out, arena, "No space left")
     t.run([t.writer, "-o", t.path("later.h5"), arena], env=t.env()).expect_rc(0)
-    robust.expect_counts(t.load("later.h5"), counts(N))
+    expect_counts(t.load("later.h5"), counts(N))
 
 
 def case_writer_fsize(t):
@@ -212,17 +211,17 @@ def case_writer_fsize(t):
     print("$ (file size limit 64 KiB)", " ".join(argv), flush=True)
 
     def limit():
-        check.no_core_dump()
+        no_core_dump()
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
 
     proc = subprocess.run(argv, env=t.env(), cwd=t.work, stdin=subprocess.DEVNULL, capture_output=True,
-                          timeout=check.RUN_TIMEOUT, preexec_fn=limit)
-    r = check.Run(argv, proc)
+                          timeout=RUN_TIMEOUT, preexec_fn=limit)
+    r = Run(argv, proc)
     print(f"  exit {r.rc}\n  stderr: {r.stderr}")
     expect(r.rc != -25, "scope-writer was killed by SIGXFSZ")
     expect_writer_failed(t, r, out, arena, "too large")
     t.run([t.writer, "-o", out, arena], env=t.env()).expect_rc(0)
-    robust.expect_counts(t.load("out.h5"), counts(N))
+    expect_counts(t.load("out.h5"), counts(N))
 
 
 def bad_storage(t, option, value, env=None):
@@ -243,7 +242,7 @@ def bad_storage(t, option, value, env=None):
            f"the hint {m.group(1)!r} does not give {option} and the kept arena")
     argv = [t.writer] + [t.path("later.h5") if w == "FILE" else w for w in words[1:]]
     t.run(argv, env=t.env(env)).expect_rc(0)
-    robust.expect_counts(t.load("later.h5"), counts(3000))
+    expect_counts(t.load("later.h5"), counts(3000))
 
 
 def case_bad_compression(t):
@@ -255,7 +254,7 @@ def case_bad_chunk(t):
 
 
 def nobody():
-    check.no_core_dump()
+    no_core_dump()
     os.setgroups([])
     os.setgid(65534)
     os.setuid(65534)
@@ -275,12 +274,12 @@ def case_arena_fd(t):
     argv = [t.writer, "--arena-fd", str(fd), "-o", out, arena]
     print("$ (as nobody)", " ".join(argv), flush=True)
     proc = subprocess.run(argv, env=t.env(), cwd=t.path("out"), stdin=subprocess.DEVNULL, capture_output=True,
-                          timeout=check.RUN_TIMEOUT, preexec_fn=nobody, pass_fds=(fd,))
+                          timeout=RUN_TIMEOUT, preexec_fn=nobody, pass_fds=(fd,))
     os.close(fd)
-    r = check.Run(argv, proc)
+    r = Run(argv, proc)
     print(f"  exit {r.rc}\n  stderr: {r.stderr}")
     r.expect_rc(0)
-    robust.expect_counts(t.load(out), counts(3000))
+    expect_counts(t.load(out), counts(3000))
     lines = r.err_lines()
     expect(len(lines) == 1 and arena in lines[0] and re.search(r"cannot remove.*Permission denied", lines[0]),
            f"expected one line saying {arena} cannot be removed, got:\n{r.stderr}")
@@ -300,14 +299,14 @@ def case_arena_fd_cloexec(t):
             "-o", t.path("out.h5"), arena]
     print("$", " ".join(argv), flush=True)
     proc = subprocess.run(argv, env=t.env(), cwd=t.work, stdin=subprocess.DEVNULL, capture_output=True,
-                          timeout=check.RUN_TIMEOUT, pass_fds=(fd,))
+                          timeout=RUN_TIMEOUT, pass_fds=(fd,))
     os.close(fd)
     expect_eq(proc.returncode, 0, "exit status of the traced writer")
     with open(trace) as f:
         text = f.read()
     expect(re.search(rf"fcntl\({fd}, F_SETFD, FD_CLOEXEC\)\s*= 0", text),
            f"the writer did not make descriptor {fd} close-on-exec:\n{text[-2000:]}")
-    robust.expect_counts(t.load("out.h5"), counts(300))
+    expect_counts(t.load("out.h5"), counts(300))
     r = t.run([t.writer, "--arena-fd", "99", "-o", t.path("x.h5"), arena], env=t.env())
     r.expect_rc(2)
     expect(len(r.err_lines()) == 1 and "--arena-fd 99" in r.stderr, f"no one line about --arena-fd 99:\n{r.stderr}")
@@ -373,21 +372,13 @@ def case_cli_top(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--prog", help="the test program (calls.c)")
-    ap.add_argument("--bin", required=True, help="directory of scope-run, scope-writer and scope-merge")
-    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
-    ap.add_argument("--src", required=True, help="tests/progs")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
-    a = ap.parse_args()
-    a.plugins = None
-    return check.run_case(CASES, a.case, lambda: Publish(a))
+    a = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir", "sanitized",
+               prog="the test program (calls.c)").parse_args()
+    return run_case(CASES, a.case, lambda: Publish(a))
 
 
 if __name__ == "__main__":

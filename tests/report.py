@@ -11,131 +11,25 @@ exactly, times exactly where the report copies them and within rounding where
 it computes them. Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import csv
 import io
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import time
 
-import check  # tests/, this script's own folder
 import h5py
-from check import SKIP, Failure, Skipped, expect, expect_eq, no_core_dump  # noqa: F401
 import numpy as np
 
-RUN_TIMEOUT = 300  # seconds for one command
-
-
-
+from harness import Profile, Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
 
 # ---------------------------------------------------------------------------
 # Running things
 
 
-class Run:
-    """One finished command: rc, stdout (str), stderr (str), seconds, peak RSS (KiB, sampled)."""
-
-    def __init__(self, argv, proc, seconds, maxrss):
-        self.argv = argv
-        self.rc = proc.returncode
-        self.stdout = proc.stdout.decode("utf-8", "replace")
-        self.stderr = proc.stderr.decode("utf-8", "replace")
-        self.seconds = seconds
-        self.maxrss = maxrss
-
-    def expect_rc(self, rc):
-        expect(self.rc == rc, f"`{' '.join(self.argv)}` exited {self.rc}, expected {rc}\n{self.stderr[-2000:]}")
-        return self
-
-    def err_lines(self):
-        return [line for line in self.stderr.splitlines() if line.strip()]
-
-
-def vm_hwm(pid):
-    """The peak RSS of a running process, KiB (0 once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-class Test:
-    def __init__(self, a):
-        self.bin = a.bin
-        self.progs = a.progs
-        self.work = os.path.abspath(a.workdir)
-        self.tmp = os.path.join(self.work, "tmp")
-        self.asan = a.sanitized
-        self.scope_run = os.path.join(a.bin, "scope-run")
-        self.report = os.path.join(a.bin, "scope-report")
-        self.rdcheck = a.rdcheck
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.tmp)
-
-    def path(self, *parts):
-        return os.path.join(self.work, *parts)
-
-    def env(self, preload_asan=False):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("SCOPE_", "OMP_", "ASAN_", "UBSAN_")) and k != "LD_PRELOAD"}
-        env["SCOPE_TMPDIR"] = self.tmp
-        env["LC_ALL"] = "C"
-        if self.asan:
-            env["ASAN_OPTIONS"] = "detect_leaks=0"
-            if preload_asan:
-                env["LD_PRELOAD"] = self.asan
-        return env
-
-    def run(self, argv, env=None, quiet=False):
-        """Runs ARGV to its end, sampling its peak RSS (VmHWM) every 10 ms while it runs.
-
-        wait4's ru_maxrss would not do: it counts the memory of this
-        interpreter, which the child is a copy of until it execs.
-        """
-        argv = [str(x) for x in argv]
-        print("$", " ".join(argv), flush=True)
-        with open(self.path(".stdout"), "w+b") as out, open(self.path(".stderr"), "w+b") as err:
-            start = time.monotonic()
-            proc = subprocess.Popen(argv, env=env or self.env(), cwd=self.work, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=err)
-            peak = 0
-            while True:
-                pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                peak = max(peak, vm_hwm(proc.pid))
-                if time.monotonic() - start > RUN_TIMEOUT:
-                    proc.kill()
-                    os.wait4(proc.pid, 0)
-                    raise Failure(f"`{' '.join(argv)}` did not finish in {RUN_TIMEOUT} s")
-                time.sleep(0.01)
-            seconds = time.monotonic() - start
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            out.seek(0)
-            err.seek(0)
-            proc.stdout, proc.stderr = out.read(), err.read()
-        os.unlink(self.path(".stdout"))
-        os.unlink(self.path(".stderr"))
-        r = Run(argv, proc, seconds, peak)
-        print(f"  exit {r.rc} in {seconds:.2f} s")
-        if r.stderr:
-            print("  stderr:", r.stderr[-2000:].replace("\n", "\n  | "))
-        if r.stdout and not quiet:
-            print("  stdout:", r.stdout[:1500].replace("\n", "\n  | "))
-        return r
-
-    def prog(self, name):
-        path = os.path.join(self.progs, name)
-        expect(os.access(path, os.X_OK), f"test program {path} was not built")
-        return path
+class Test(ToolTest):
+    sample_rss = True  # case_scale bounds scope-report's time and peak RSS
 
     def profile(self, prog, *args, out="out.h5"):
         """Profiles PROG ARGS with scope-run; returns the profile's path."""
@@ -148,56 +42,6 @@ class Test:
     def scope_report(self, *args, rc=0, quiet=False):
         expect(os.path.exists(self.report), f"{self.report} was not built")
         return self.run([self.report, *args], quiet=quiet).expect_rc(rc)
-
-
-# ---------------------------------------------------------------------------
-# The profile, as h5py reads it
-
-
-class Profile:
-    def __init__(self, path):
-        self.path = path
-        with h5py.File(path, "r") as f:
-            self.names = list(f["regions/name"].asstr()[()])
-            self.pairs = {k: f["pairs"][k][()] for k in f["pairs"]}
-            self.events = {k: f["events"][k][()] for k in f["events"]}
-            self.proc_start = f["processes/start"][()].astype(np.uint64)
-            self.proc_end = f["processes/end"][()].astype(np.uint64)
-            self.pids = f["processes/pid"][()]
-            self.lanes = [{k: (f[f"process{i}/lanes/threads"][k].asstr()[()] if k == "name"
-                               else f[f"process{i}/lanes/threads"][k][()])
-                           for k in f[f"process{i}/lanes/threads"]} for i in range(len(self.pids))]
-
-    def calls(self, process=None):
-        """Every call: (process, region name, lane, start ns since the origin, duration, depth)."""
-        origin = int(self.proc_start.min())
-        out = []
-        for row in range(len(self.pairs["region"])):
-            proc = int(self.pairs["process"][row])
-            if process is not None and proc != process:
-                continue
-            first, count = int(self.pairs["first"][row]), int(self.pairs["count"][row])
-            starts = np.cumsum(self.events["start_delta"][first:first + count].astype(np.uint64), dtype=np.uint64)
-            base = int(self.proc_start[proc]) - origin
-            name = self.names[self.pairs["region"][row]]
-            for k in range(count):
-                out.append((proc, name, int(self.events["thread"][first + k]), base + int(starts[k]),
-                            int(self.events["duration"][first + k]), int(self.events["depth"][first + k])))
-        return out
-
-    def region_totals(self):
-        """name -> [calls, total_ns, self_ns, min_ns, max_ns] summed over the pairs."""
-        out = {}
-        for row in range(len(self.pairs["region"])):
-            name = self.names[self.pairs["region"][row]]
-            t = out.setdefault(name, [0, 0, 0, None, 0])
-            t[0] += int(self.pairs["count"][row])
-            t[1] += int(self.pairs["total_ns"][row])
-            t[2] += int(self.pairs["self_ns"][row])
-            mn = int(self.pairs["min_ns"][row])
-            t[3] = mn if t[3] is None else min(t[3], mn)
-            t[4] = max(t[4], int(self.pairs["max_ns"][row]))
-        return out
 
 
 def parse_csv(text):
@@ -248,7 +92,7 @@ def case_flat(t):
                               "std_ns", "share_pct"], "CSV columns")
     lanes = p.lanes[0]
     wall = sum(int(e) - int(s) for s, e in zip(lanes["start"], lanes["end"]))  # the threads' wall time
-    calls = p.calls()
+    calls = p.timeline()
     for r in rows:
         calls_, total, self_, mn, mx = totals[r["region"]]
         expect_eq([int(r[k]) for k in ("calls", "total_ns", "self_ns", "min_ns", "max_ns")],
@@ -334,7 +178,7 @@ def case_tree(t):
     path = t.profile("fib-gcc-O2", out="fib.h5")
     p = Profile(path)
     per_depth = {}
-    for _, name, _, _, _, depth in p.calls():
+    for _, name, _, _, _, depth in p.timeline():
         if name == "fib":
             per_depth[depth] = per_depth.get(depth, 0) + 1
     rows = parse_csv(t.scope_report("--tree", "--format", "csv", path).stdout)
@@ -452,7 +296,7 @@ def case_chrome(t):
             expect(key in e, f"X event without {key}: {e}")
         expect(isinstance(e["ts"], float) and isinstance(e["dur"], float), f"ts and dur are not floats: {e}")
         expect_eq(e["pid"], pid, "pid of an X event")
-    calls = p.calls()
+    calls = p.timeline()
     tids = lane_ids(p, 0)
     want = sorted((name, tids[lane], start, dur) for _, name, lane, start, dur, _ in calls)
     got = sorted((e["name"], e["tid"], round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in xs)
@@ -1145,21 +989,12 @@ def interleaved(src, dst, regions, per):
 
 # ---------------------------------------------------------------------------
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-report")
-    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
-    ap.add_argument("--progs", required=True, help="directory of the built test programs")
-    ap.add_argument("--rdcheck", required=True, help="the program that runs the reader's rd_check on files")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="scope is built with ASan: preload this first")
-    a = ap.parse_args()
-    no_core_dump()  # inherited by every command run
-    return check.run_case(CASES, a.case, lambda: Test(a))
+    a = parser(__doc__, CASES, "bin", "lib", "progs", "rdcheck", "workdir", "sanitized").parse_args()
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

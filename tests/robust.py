@@ -14,11 +14,8 @@ against bounds. One function per case (case_fork is CASE "fork").
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
-import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,37 +24,18 @@ import time
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402  (the helpers of the main suite)
-from check import MS, SKIP, Failure, Skipped, expect, expect_eq  # noqa: E402
+from harness import MS, RUN_TIMEOUT, SPILL, Failure, Skipped, Test, arenas, cases_of, expect, expect_eq, \
+    kept_arena, no_core_dump, parser, run_case, small_tmpfs, write_arena
+from profile_checks import check_nesting, check_pair_stats, check_processes, check_starts, col, \
+    expect_counts, expect_same_profile, parent_chain, rows_of, said_calls
 
 KILL_CALLS = 100_000  # calls r_kill makes on each thread before it may be killed
 FD_CALLS = 650_000  # r_fds: 15.6 MB of records, more than the arena is backed with at start-up
 DISK_CALLS = 200_000  # r_fds plain: 4.8 MB of records, more than the small tmpfs holds
 
 
-class Robust(check.Test):
-    def __init__(self, a):
-        super().__init__(a)
-        self.plugins = os.path.abspath(a.plugins) if a.plugins else None
-
-    def text(self, r):
-        return r.stdout.decode("utf-8", "replace")
-
-
 # ---------------------------------------------------------------------------
 # What the programs say, and what the file says
-
-
-def said_calls(text):
-    """The NAME=N pairs after 'calls' on every line of TEXT, summed by name."""
-    counts = {}
-    for line in text.splitlines():
-        if "calls " not in line:
-            continue
-        for name, n in re.findall(r"(\S+)=(\d+)", line.split("calls ", 1)[1]):
-            counts[name] = counts.get(name, 0) + int(n)
-    return counts
 
 
 def reports(text):
@@ -76,28 +54,6 @@ def the_report(text, who):
     return found[0]
 
 
-def expect_counts(p, counts, process=0, what=""):
-    """Calls of every NAME in COUNTS in PROCESS, exactly (0 = no pair)."""
-    for name, n in counts.items():
-        got = p.count(name, process)
-        if got != n and got == 0:
-            have = sorted({f"{p.regions['name'][r]}={c}" for r, c, q in
-                           zip(p.pairs["region"], p.pairs["count"], p.pairs["process"]) if q == process})
-            raise Failure(f"calls of {name} in process {process}{what}: expected {n}, got 0; "
-                          f"the process has {', '.join(have) or 'no calls'}")
-        expect_eq(got, n, f"calls of {name} in process {process}{what}")
-
-
-def rows_of(p, pid):
-    return [i for i, x in enumerate(p.processes["pid"]) if int(x) == pid]
-
-
-def col(p, row, name):
-    """One value of /processes, as an int or a str."""
-    v = p.processes[name][row]
-    return v if isinstance(v, str) else int(v)
-
-
 def pairs_of(p, row):
     return int(np.sum(p.pairs["process"] == row))
 
@@ -107,13 +63,6 @@ def per_lane(p, name, process=0):
     ev = p.calls(name, process)
     lanes, n = np.unique(ev["thread"].astype(np.int64), return_counts=True)
     return {int(lane): int(c) for lane, c in zip(lanes, n)}
-
-
-def check_nesting(p):
-    """Every call nests in its caller, stats follow from the events, in every process."""
-    check.check_starts(p)
-    for row in range(len(p.processes["pid"])):
-        check.check_pair_stats(p, row)
 
 
 def check_never_returned(p, names, process=0, slack_ns=MS):
@@ -127,45 +76,8 @@ def check_never_returned(p, names, process=0, slack_ns=MS):
         expect(span - slack_ns <= end <= span + 1, f"{name} ends at {end} ns, process {process} at {span} ns")
 
 
-def parent_chain(p, row):
-    chain = []
-    while row >= 0:
-        expect(row not in chain and row < len(p.processes["pid"]), f"/processes/parent loops at row {row}")
-        chain.append(row)
-        row = col(p, row, "parent")
-    return chain
-
-
-def check_processes(p):
-    """What holds for every row of /processes in any run."""
-    n = len(p.processes["pid"])
-    expect_eq(col(p, 0, "parent"), -1, "parent of the first process")
-    for row in range(1, n):
-        parent = col(p, row, "parent")
-        expect(0 <= parent < n and parent != row, f"process {row} has parent {parent}")
-        parent_chain(p, row)
-    for row in range(n):
-        expect(p.processes["start"][row] <= p.processes["end"][row], f"process {row} ends before it starts")
-
-
 # ---------------------------------------------------------------------------
 # Running things
-
-
-@contextlib.contextmanager
-def small_tmpfs(t, name, size="4m"):
-    """A tmpfs of SIZE mounted at WORK/NAME for the block; skips where mounting is not allowed."""
-    path = t.path(name)
-    os.makedirs(path)
-    if not shutil.which("mount"):
-        raise Skipped("no mount command to mount a tmpfs to fill")
-    r = t.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path])
-    if r.rc != 0:
-        raise Skipped(f"cannot mount a tmpfs to fill ({r.stderr.strip() or 'exit ' + str(r.rc)}); needs root")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def fill(path):
@@ -183,7 +95,7 @@ def start(t, argv, env):
     argv = [str(x) for x in argv]
     print("$ (in the background)", " ".join(argv), flush=True)
     return subprocess.Popen(argv, env=env, cwd=t.work, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=check.no_core_dump)
+                            stderr=subprocess.PIPE, preexec_fn=no_core_dump)
 
 
 def wait_for_file(path, child, seconds=60):
@@ -199,19 +111,15 @@ def wait_for_file(path, child, seconds=60):
 
 def finish(child, what):
     try:
-        out, err = child.communicate(timeout=check.RUN_TIMEOUT)
+        out, err = child.communicate(timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
         child.kill()
-        raise Failure(f"{what} did not finish in {check.RUN_TIMEOUT} s")
+        raise Failure(f"{what} did not finish in {RUN_TIMEOUT} s")
     err = err.decode("utf-8", "replace")
     print(f"  exit {child.returncode}")
     if err:
         print("  stderr:", err[-3000:].replace("\n", "\n  | "))
     return child.returncode, out.decode("utf-8", "replace"), err
-
-
-def arenas(folder):
-    return [os.path.join(d, f) for d, _, files in os.walk(folder) for f in files if f.endswith(".arena")]
 
 
 # ---------------------------------------------------------------------------
@@ -633,7 +541,7 @@ def case_kill9_detail(t):
     child, pid, addr = kill_run(t, t.env(), argv_prefix=(t.scope_run, "-q", "-o", t.path("out.h5"), "--"))
     finish(child, "scope-run")
     p = t.load("out.h5")
-    # Every shortcoming at once, as check.check_layout does.
+    # Every shortcoming at once, as profile_checks.check_layout does.
     problems = []
     names = set(p.regions["name"])
     if not {"tick", "ticker", "loop", "main"} <= names:
@@ -643,14 +551,14 @@ def case_kill9_detail(t):
     if col(p, 0, "exit_signal") != int(signal.SIGKILL) or int(p.meta["exit_signal"]) != int(signal.SIGKILL):
         problems.append(f"exit_signal is {col(p, 0, 'exit_signal')} in /processes, {int(p.meta['exit_signal'])} "
                         f"in /metadata, expected {int(signal.SIGKILL)}")
-    if not 0 < p.meta["wall_seconds"] < check.RUN_TIMEOUT:
+    if not 0 < p.meta["wall_seconds"] < RUN_TIMEOUT:
         problems.append(f"/metadata wall_seconds is {p.meta['wall_seconds']}")
     if len(p.lanes[0]["tid"]) != 3:
         problems.append(f"{len(p.lanes[0]['tid'])} thread lanes, expected 3")
     if int(p.meta.get("complete", -1)) != 0:
         problems.append(f"/metadata complete is {p.meta.get('complete')}, expected 0")
     for check_fn in (lambda: check_never_returned(p, ["main", "loop"], slack_ns=100 * MS),
-                     lambda: check.check_starts(p)):
+                     lambda: check_starts(p)):
         try:
             check_fn()
         except Failure as e:
@@ -869,7 +777,7 @@ def case_preinit(t):
     if t.asan:
         # ASan's runtime starts in its constructor, after .preinit_array:
         # sanitized code cannot run that early, the library's included.
-        raise check.Skipped("the library cannot start before ASan's runtime does")
+        raise Skipped("the library cannot start before ASan's runtime does")
     r = t.scope("-q", "-o", "out.h5", "--", t.prog)
     r.expect_rc(0)
     if not os.path.exists(t.path("out.h5")):
@@ -1055,40 +963,6 @@ def case_arena_full(t):
 # ---------------------------------------------------------------------------
 # Cases: long runs, the writer's side (calls spilled to disk while grouped)
 
-SPILL = {"SCOPE_WRITER_WINDOW": "1024"}  # with --chunk-size 512: a window of 1024 calls
-
-
-def kept_arena(t, *args):
-    """Runs the program under plain LD_PRELOAD and keeps its arena; returns the arena's path."""
-    t.need_prog()
-    t.need_scope()
-    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5")}, preload=t.preload)
-    t.run([t.prog, *args], env=env)
-    found = arenas(t.tmp)
-    expect(len(found) == 1, f"expected one kept arena in {t.tmp}, found {found}")
-    return found[0]
-
-
-def write_arena(t, arena, out, env=None, rc=0):
-    r = t.run([t.writer, "--keep", "--chunk-size", "512", "-o", t.path(out), arena], env=t.env(env))
-    r.expect_rc(rc)
-    return r
-
-
-def expect_same_profile(t, held, spilled):
-    """Every column of /regions, /pairs, /events and /processes equal, in value and type."""
-    a, b = h5py.File(t.path(held), "r"), h5py.File(t.path(spilled), "r")
-    differ = []
-    for group in ("regions", "pairs", "events", "processes"):
-        expect_eq(sorted(b[group]), sorted(a[group]), f"columns of /{group}")
-        for name in a[group]:
-            x, y = a[group][name], b[group][name]
-            if x.dtype != y.dtype or not np.array_equal(x[:], y[:]):
-                differ.append(f"/{group}/{name} ({x.dtype} {len(x)} rows, spilled: {y.dtype} {len(y)} rows)")
-    expect(not differ, "the spilled profile differs from the one grouped in memory:\n  " + "\n  ".join(differ))
-    return len(a["events/duration"])
-
-
 def spill_case(t, *args):
     arena = kept_arena(t, *args)
     write_arena(t, arena, "held.h5")
@@ -1175,21 +1049,14 @@ def case_writer_memory(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--prog", help="the test program")
-    ap.add_argument("--bin", required=True, help="directory of scope-run, scope-writer and scope-merge")
-    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so")
-    ap.add_argument("--src", required=True, help="tests/progs")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
+    ap = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir", "sanitized")
     ap.add_argument("--plugins", help="folder of libr_dl1.so and libr_dl2.so, for the dl cases")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="the library is built with ASan: preload this first")
     a = ap.parse_args()
-    return check.run_case(CASES, a.case, lambda: Robust(a))
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

@@ -12,91 +12,24 @@ of the file must be what it was, dataset by dataset. Exit status: 0 pass,
 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import glob
 import os
 import re
-import resource
 import secrets
 import shutil
 import stat
 import subprocess
 import sys
 
-import check  # tests/, this script's own folder
 import h5py
-from check import SKIP, Failure, Skipped, expect, expect_eq  # noqa: F401
 import numpy as np
 
-RUN_TIMEOUT = 300  # seconds for one command
+from harness import Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
+
 REPLACED = {"regions/name", "regions/file", "regions/line"}
 
 
-
-
-class Run:
-    def __init__(self, argv, proc):
-        self.argv = argv
-        self.rc = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
-
-    def expect_rc(self, rc):
-        expect(self.rc == rc, f"`{' '.join(self.argv)}` exited {self.rc}, expected {rc}\n{self.stderr[-2000:]}")
-        return self
-
-    def err_lines(self):
-        return [line for line in self.stderr.splitlines() if line.strip()]
-
-
-class Test:
-    def __init__(self, a):
-        self.bin = a.bin
-        self.progs = a.progs
-        self.src = a.src
-        self.rdcheck = a.rdcheck
-        self.asan = a.sanitized
-        self.work = os.path.abspath(a.workdir)
-        self.tmp = os.path.join(self.work, "tmp")
-        self.scope_run = os.path.join(a.bin, "scope-run")
-        self.symbolize = os.path.join(a.bin, "scope-symbolize")
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.tmp)
-
-    def path(self, *parts):
-        return os.path.join(self.work, *parts)
-
-    def env(self, preload_asan=False, **extra):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("SCOPE_", "ASAN_", "UBSAN_", "DEBUGINFOD_")) and k != "LD_PRELOAD"}
-        env.update(SCOPE_TMPDIR=self.tmp, LC_ALL="C", **extra)
-        if self.asan:
-            env["ASAN_OPTIONS"] = "detect_leaks=0"
-            if preload_asan:
-                env["LD_PRELOAD"] = self.asan
-        return env
-
-    def run(self, argv, env=None, quiet=False, timeout=RUN_TIMEOUT):
-        argv = [str(x) for x in argv]
-        print("$", " ".join(argv), flush=True)
-        try:
-            proc = subprocess.run(argv, env=env or self.env(), cwd=self.work, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, errors="replace", timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise Failure(f"`{' '.join(argv)}` did not finish in {timeout} s")
-        r = Run(argv, proc)
-        print(f"  exit {r.rc}")
-        if r.stderr:
-            print("  stderr:", r.stderr[-3000:].rstrip().replace("\n", "\n  | "))
-        if r.stdout and not quiet:
-            print("  stdout:", r.stdout[:1500].rstrip().replace("\n", "\n  | "))
-        return r
-
-    def prog(self, name):
-        path = os.path.join(self.progs, name)
-        expect(os.access(path, os.X_OK), f"test program {path} was not built")
-        return path
-
+class Test(ToolTest):
     def profile(self, prog, *args, out, raw=False):
         """Profiles PROG ARGS into OUT (in the work folder); raw: with SCOPE_SYMBOLIZE=0."""
         path = self.path(out)
@@ -106,7 +39,7 @@ class Test:
         expect(os.path.isfile(path), f"no profile at {path}")
         return path
 
-    def scope_symbolize(self, *args, rc=0, timeout=RUN_TIMEOUT):
+    def scope_symbolize(self, *args, rc=0, timeout=None):
         expect(os.path.exists(self.symbolize), f"{self.symbolize} was not built")
         return self.run([self.symbolize, *args], timeout=timeout).expect_rc(rc)
 
@@ -556,21 +489,12 @@ def case_cli(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-symbolize")
-    ap.add_argument("--progs", required=True, help="directory of the built test programs")
-    ap.add_argument("--src", required=True, help="directory of the test programs' sources")
-    ap.add_argument("--rdcheck", required=True, help="the program that runs the reader's rd_check on files")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="scope is built with ASan: preload this first")
-    a = ap.parse_args()
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return check.run_case(CASES, a.case, lambda: Test(a))
+    a = parser(__doc__, CASES, "bin", "progs", "src", "rdcheck", "workdir", "sanitized").parse_args()
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

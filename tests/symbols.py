@@ -12,7 +12,6 @@ with libdw's own calls address by address, and times its lookups.
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import importlib.machinery
 import importlib.util
 import math
@@ -22,10 +21,8 @@ import shutil
 import subprocess
 import sys
 
-import check  # tests/, this script's own folder
-from check import Failure, Skipped, expect, expect_eq  # noqa: F401
+from harness import Failure, Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
 
-RUN_TIMEOUT = 600  # seconds for one command
 SMALL, BIG = 2000, 20000  # functions in one unit, for the cost's growth
 MAX_GROWTH = 30  # CPU time of BIG over SMALL: linear is about 10, quadratic 100
 
@@ -39,40 +36,13 @@ def load_bench(path):
     return mod
 
 
-class Test:
+class Test(ToolTest):
+    timeout = 600  # seconds for one command
+
     def __init__(self, a):
-        self.bin = a.bin
-        self.progs = a.progs
+        super().__init__(a)
         self.symcheck = a.symcheck
-        self.asan = a.sanitized
         self.bench = load_bench(a.bench)
-        self.work = os.path.abspath(a.workdir)
-        self.tmp = os.path.join(self.work, "tmp")
-        shutil.rmtree(self.work, ignore_errors=True)
-        os.makedirs(self.tmp)
-
-    def path(self, *parts):
-        return os.path.join(self.work, *parts)
-
-    def env(self, **extra):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("SCOPE_", "ASAN_", "UBSAN_", "DEBUGINFOD_")) and k != "LD_PRELOAD"}
-        env.update(SCOPE_TMPDIR=self.tmp, LC_ALL="C", **extra)
-        if self.asan:
-            env["ASAN_OPTIONS"] = "detect_leaks=0"
-        return env
-
-    def run(self, argv, env=None, quiet=False):
-        argv = [str(x) for x in argv]
-        print("$", " ".join(argv), flush=True)
-        proc = subprocess.run(argv, env=env or self.env(), cwd=self.work, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, errors="replace", timeout=RUN_TIMEOUT)
-        print(f"  exit {proc.returncode}")
-        if proc.stderr:
-            print("  stderr:", proc.stderr[-3000:].rstrip().replace("\n", "\n  | "))
-        if proc.stdout and not quiet:
-            print("  stdout:", proc.stdout[-3000:].rstrip().replace("\n", "\n  | "))
-        return proc
 
     def program(self, name, units, per_unit, cc="gcc", cflags=("-O0",)):
         """A generated program in the work folder; its (name, file, line, calls) list."""
@@ -91,7 +61,7 @@ class Test:
             env["LD_PRELOAD"] = self.asan
         path = self.path(out)
         r = self.run([os.path.join(self.bin, "scope-run"), "-q", "-o", path, "--", exe], env=env, quiet=True)
-        expect(r.returncode == 0 and os.path.isfile(path), f"scope-run {exe} exited {r.returncode}, no {path}")
+        expect(r.rc == 0 and os.path.isfile(path), f"scope-run {exe} exited {r.rc}, no {path}")
         return path
 
     def timed(self, exe, repeat, limit=0.0):
@@ -101,9 +71,9 @@ class Test:
             argv += ["--limit", f"{limit:.6f}"]
         r = self.run(argv + [exe], quiet=True)
         first = r.stdout.split("\n", 1)[0].split()
-        if r.returncode == 3 and first[:1] == ["cpu-limit"]:
+        if r.rc == 3 and first[:1] == ["cpu-limit"]:
             return None, {}
-        expect(r.returncode == 0 and first[:1] == ["cpu"], f"symcheck time {exe} exited {r.returncode}")
+        expect(r.rc == 0 and first[:1] == ["cpu"], f"symcheck time {exe} exited {r.rc}")
         found = {}
         for line in r.stdout.splitlines()[1:]:
             _, name, file, num = line.split("\t")
@@ -133,12 +103,12 @@ def case_same(t):
         libc = {line.split()[-1] for line in maps if "/libc.so" in line}
     files += sorted(libc)
     r = t.run([t.symcheck, "same", "--sweep", "20000", *files])
-    expect_eq(r.returncode, 0, "symcheck same on the test programs (differences above)")
+    expect_eq(r.rc, 0, "symcheck same on the test programs (differences above)")
     gen = [t.program("gcc2000", 1, 2000)[0]]
     if shutil.which("clang"):
         gen.append(t.program("clang3x300", 3, 300, "clang", ("-O2",))[0])
     r = t.run([t.symcheck, "same", "--sweep", "4000", *gen])
-    expect_eq(r.returncode, 0, "symcheck same on the generated programs (differences above)")
+    expect_eq(r.rc, 0, "symcheck same on the generated programs (differences above)")
 
 
 def symbolize_cpu(t, profile, runs, limit=0):
@@ -223,21 +193,15 @@ def case_scale(t):
 
 # ---------------------------------------------------------------------------
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-symbolize")
-    ap.add_argument("--progs", required=True, help="directory of the built test programs")
+    ap = parser(__doc__, CASES, "bin", "progs", "workdir", "sanitized")
     ap.add_argument("--symcheck", required=True, help="tests/symcheck.c, built")
     ap.add_argument("--bench", required=True, help="bench/symbols, whose generator is used")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="scope is built with ASan: preload this first")
     a = ap.parse_args()
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return check.run_case(CASES, a.case, lambda: Test(a))
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

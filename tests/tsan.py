@@ -10,7 +10,6 @@ case; so does any call count per thread lane that is not exact.
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import os
 import re
 import sys
@@ -18,8 +17,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import check  # noqa: E402  (the helpers of the main suite)
-from check import expect, expect_eq  # noqa: E402
+from harness import Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
 
 TSAN_EXIT = 66
 # TSan stops the program at its first report, with an exit status of its own.
@@ -108,20 +106,14 @@ def case_threads(t):
     expect_eq(os.listdir(t.tmp), [], "arena files left after a good run")
 
 
-CASES = check.cases_of(globals())
+CASES = cases_of(globals())
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(CASES))
-    ap.add_argument("--prog", required=True, help="the test program, built with -fsanitize=thread")
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-writer")
-    ap.add_argument("--lib", required=True, help="directory of libscope_preload.so (built with TSan)")
-    ap.add_argument("--src", required=True, help="tests/progs")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    a = ap.parse_args()
-    a.sanitized = None
-    return check.run_case(CASES, a.case, lambda: check.Test(a))
+    a = parser(__doc__, CASES, "prog", "bin", "lib", "src", "workdir",
+               prog="the test program, built with -fsanitize=thread",
+               lib="directory of libscope_preload.so (built with TSan)").parse_args()
+    return run_case(CASES, a.case, lambda: Test(a))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ Exit status: 0 pass, 1 fail, 77 skip (the browser or speedscope cannot be
 had here; the reason is printed).
 """
 
-import argparse
 import functools
 import html.parser
 import http.server
@@ -34,10 +33,10 @@ import threading
 import urllib.parse
 import zlib
 
-import check  # tests/, this script's own folder
 import h5py
-from check import SKIP, Failure, Skipped, expect  # noqa: F401
 import numpy as np
+
+from harness import Failure, Skipped, expect, parser, run_case
 
 SPEEDSCOPE = "speedscope@1.25.0"
 BUDGET_MS = 15000  # virtual time Chromium gives the page to fetch, import and draw
@@ -330,18 +329,14 @@ def show(a):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-report")
-    ap.add_argument("--progs", required=True, help="directory of the built test programs")
+    ap = parser(__doc__, None, "bin", "progs", "workdir", "sanitized")
     ap.add_argument("--cache", required=True, help="where speedscope is unpacked, kept from run to run")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
-    ap.add_argument("--sanitized", metavar="LIBASAN", help="scope is built with ASan: preload this first")
     a = ap.parse_args()
     a.workdir = os.path.abspath(a.workdir)
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return check.run_case({"viewer": show}, "viewer", lambda: a)
+    return run_case({"viewer": show}, "viewer", lambda: a)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,6 @@ a profile it writes must read back (rdcheck).
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
-import argparse
 import hashlib
 import os
 import re
@@ -72,8 +71,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import check  # noqa: E402  (tests/)
-from check import SKIP, Failure, Skipped  # noqa: E402,F401
+from harness import Failure, Skipped, cases_of, parser, run_case  # noqa: E402
 
 HARD_LIMIT = 120  # seconds past the fuzzing time before libFuzzer is killed
 
@@ -543,17 +541,16 @@ def case_arena_replay(a):
 # ---------------------------------------------------------------------------
 
 
+CASES = cases_of(globals())
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("mode", choices=("run", "replay", "arena", "arena-replay"))
+    ap = parser(__doc__, CASES, "bin", "progs", "workdir")
     ap.add_argument("--fuzzer", required=True)
     ap.add_argument("--h5walk", help="the reader's pre-check (run, replay)")
     ap.add_argument("--lib", help="directory of libscope_preload.so (arena, arena-replay)")
     ap.add_argument("--rdcheck", help="the program that runs the reader's rd_check on files (arena-replay)")
-    ap.add_argument("--bin", required=True, help="directory of scope-run and scope-report")
-    ap.add_argument("--progs", required=True, help="directory of the built test programs")
     ap.add_argument("--regressions", required=True, help="tests/fuzz/regressions in the source tree")
-    ap.add_argument("--workdir", required=True, help="a directory of this test's own; emptied first")
     ap.add_argument("--seconds", type=int, default=60)
     ap.add_argument("--corpus")
     a = ap.parse_args()
@@ -561,8 +558,7 @@ def main():
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    cases = {"run": case_run, "replay": case_replay, "arena": case_arena, "arena-replay": case_arena_replay}
-    return check.run_case(cases, a.mode, lambda: a)
+    return run_case(CASES, a.case, lambda: a)
 
 
 if __name__ == "__main__":

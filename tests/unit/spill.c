@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of writer/spill.c: calls packed as varints with zigzag gaps come back as they went in.
+ */
+#include "spill.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Values at the edges of each varint length and of the zigzag gaps between
+ * starts: 0, 7-bit boundaries, 2^63 and the maxima, ascending and back. */
+static const uint64_t edges[] = {
+	0,
+	UINT64_MAX,
+	1,
+	127,
+	128,
+	16383,
+	16384,
+	UINT64_C(1) << 63,
+	(UINT64_C(1) << 63) - 1,
+	UINT64_C(1) << 32,
+	5,
+	5,
+	0,
+	UINT64_MAX - 1,
+	123456789012345,
+};
+#define NEDGES (sizeof edges / sizeof edges[0])
+
+static struct spilled_call call_of(uint64_t row)
+{
+	struct spilled_call c = {
+		.at = row,
+		.start = edges[row % NEDGES],
+		.duration = edges[(row + 3) % NEDGES],
+		.thread = (uint32_t)edges[(row + 5) % NEDGES],
+		.depth = (uint16_t)edges[(row + 7) % NEDGES],
+		.flags = (uint8_t)(row % 3 == 0	  ? 0
+				   : row % 3 == 1 ? EVENT_UNFINISHED
+						  : 0x7f),
+	};
+	if (row >= NEDGES) { /* past the edges: starts that grow and shrink a little */
+		c.start = row * 7919 % 100003 + (row & 1 ? UINT64_C(1) << 40 : 0);
+		c.duration = row * row;
+	}
+	return c;
+}
+
+/* Row ROW's window as spill_read gave it: every column of the call, and its bytes. */
+static int same_row(const struct events *ev, uint64_t slot, uint64_t row, int bytes)
+{
+	struct spilled_call c = call_of(row);
+	unsigned long long r = (unsigned long long)row;
+	int bad = 0;
+
+#define SAME(want, got, col)                                                                       \
+	do {                                                                                       \
+		if ((uint64_t)(want) != (uint64_t)(got)) {                                         \
+			EXPECT_U64((uint64_t)(want), (uint64_t)(got), "spill_read: row %llu's %s", \
+				   r, col);                                                        \
+			bad = 1;                                                                   \
+		}                                                                                  \
+	} while (0)
+	SAME(c.start, ev->start[slot], "start");
+	SAME(c.duration, ev->duration[slot], "duration");
+	SAME(c.thread, ev->thread[slot], "thread");
+	SAME(c.depth, ev->depth[slot], "depth");
+	SAME(c.flags, ev->flags[slot], "flags");
+	if (bytes) {
+		SAME(row % 4 == 2   ? UINT64_MAX - row
+		     : row % 4 == 3 ? 2 * row
+				    : 0,
+		     ev->sent[slot], "sent");
+		SAME(row % 4 == 2 ? row : 0, ev->received[slot], "received");
+	}
+#undef SAME
+	return !bad;
+}
+
+/*
+ * N calls spilled in windows of WINDOW rows, in a scrambled order (a
+ * window's records say their rows), with bytes for some; read back, every
+ * value is what went in.
+ */
+static void round_trip(uint64_t n, uint64_t window, int bytes)
+{
+	struct spill *s = spill_open(".", n, window, bytes);
+	struct events ev = {0};
+	uint64_t prev = 0, good = 0, taken = 0, step = n % 7 ? 7 : 11;
+
+	if (!s) {
+		EXPECT_STR(NULL, writer_failure(), "spill_open(\".\", %llu, %llu)",
+			   (unsigned long long)n, (unsigned long long)window);
+		return;
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t row = k * step % n; /* step and n share no factor */
+		struct spilled_call c = call_of(row);
+		int rc = spill_call(s, &c);
+		if (rc == 0 && bytes && row % 4 == 2) /* two records of one call's bytes add up */
+			rc = spill_bytes(s, row, UINT64_MAX - row - 1, row) ||
+			     spill_bytes(s, row, 1, 0);
+		else if (rc == 0 && bytes && row % 4 == 3)
+			rc = spill_bytes(s, row, 2 * row, 0);
+		if (rc != 0) {
+			EXPECT_I64(0, rc, "spill_call or spill_bytes(row %llu)",
+				   (unsigned long long)row);
+			break;
+		}
+		taken++;
+	}
+	EXPECT_U64(n, taken, "spill_call(n %llu): calls taken", (unsigned long long)n);
+	EXPECT_I64(0, spill_flush(s), "spill_flush(n %llu)", (unsigned long long)n);
+	EXPECT_U64((n + window - 1) / window, spill_windows(s),
+		   "spill_windows(n %llu, window %llu)", (unsigned long long)n,
+		   (unsigned long long)window);
+	EXPECT_U64(window, spill_window_rows(s), "spill_window_rows(window %llu)",
+		   (unsigned long long)window);
+	for (uint64_t w = 0; w < spill_windows(s); w++) {
+		uint64_t lo = w * window, len = n - lo < window ? n - lo : window;
+		EXPECT_I64(0, spill_read(s, w, NULL, 0, &prev, &ev), "spill_read(window %llu)",
+			   (unsigned long long)w);
+		EXPECT_U64(len, ev.n, "spill_read(window %llu).n", (unsigned long long)w);
+		for (uint64_t i = 0; i < len && i < ev.n; i++)
+			good += same_row(&ev, i, lo + i, bytes);
+	}
+	EXPECT_U64(n, good, "spill_read(n %llu, window %llu): rows read back whole",
+		   (unsigned long long)n, (unsigned long long)window);
+	events_free(&ev);
+	spill_close(s);
+}
+
+/* A window with a call missing is refused, saying so. */
+static void missing_call(void)
+{
+	struct spill *s = spill_open(".", 4, 4, 0);
+	struct events ev = {0};
+	uint64_t prev = 0;
+
+	if (!s) {
+		EXPECT_STR(NULL, writer_failure(), "spill_open(\".\", 4, 4)");
+		return;
+	}
+	for (uint64_t row = 0; row < 3; row++) {
+		struct spilled_call c = call_of(row);
+		spill_call(s, &c);
+	}
+	spill_flush(s);
+	EXPECT_I64(-1, spill_read(s, 0, NULL, 0, &prev, &ev), "spill_read(3 of 4 calls spilled)");
+	EXPECT_STR("the arena changed while it was read (3 of 4 calls)", writer_failure(),
+		   "writer_failure() after spill_read(3 of 4 calls spilled)");
+	events_free(&ev);
+	spill_close(s);
+}
+
+void unit_spill(void)
+{
+	round_trip(NEDGES, 4, 1);     /* windows by a shift */
+	round_trip(NEDGES, 3, 0);     /* by a division */
+	round_trip(1, 1, 1);	      /* one call */
+	round_trip(200003, 65536, 1); /* many blocks a window */
+	missing_call();		      /* the writer keeps its first failure: this one */
+	EXPECT_U64(0, (uintptr_t)spill_open("/nonexistent/spill", 4, 4, 0),
+		   "spill_open(\"/nonexistent/spill\")");
+}
