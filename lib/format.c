@@ -2,6 +2,8 @@
 /* Formats durations, JSON strings and CSV fields, and parses durations with units. */
 #include "format.h"
 
+#include <errno.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,17 +32,33 @@ int parse_ns(const char *s, uint64_t *ns)
 	} units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
 	char *end;
 	double v;
+	size_t digits;
 
 	if (!s || !*s || *s == '-' || *s == '+' || strspn(s, "0123456789.") == 0)
 		return -1;
 	v = strtod(s, &end);
+	/* what strtod also takes and a duration is not: hex, inf, nan */
+	if (strspn(s, "0123456789.eE+-") < (size_t)(end - s))
+		return -1;
+	digits = strspn(s, "0123456789");
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
 		double x = v * units[i].scale;
 		if (strcmp(end, units[i].name) != 0)
 			continue;
+		/* whole nanoseconds are read exactly, past what a double holds */
+		if (units[i].scale == 1 && s + digits == end) {
+			unsigned long long n;
+			errno = 0;
+			n = strtoull(s, NULL, 10);
+			if (errno)
+				return -1;
+			*ns = n;
+			return 0;
+		}
 		if (!(x >= 0) || x >= 18446744073709551616.0)
 			return -1;
-		*ns = (uint64_t)llround(x);
+		/* halves away from zero; past 2^53 a double holds no fraction */
+		*ns = x < 9007199254740992.0 ? (uint64_t)llround(x) : (uint64_t)x;
 		return 0;
 	}
 	return -1;

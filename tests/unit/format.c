@@ -91,6 +91,8 @@ static void durations_in(void)
 		"1e20",
 		"18446744074s",
 		"1\n",
+		"0x10",
+		"0x10ns",
 	};
 
 	reads("0", 0);
@@ -111,8 +113,14 @@ static void durations_in(void)
 	reads("1.5e3us", 1500000);
 	reads("1e-400", 0);
 	reads("000042", 42);
-	/* the largest number of ns below 2^63 that a double holds */
+	/* whole nanoseconds exactly, to the last one below 2^64 */
 	reads("9223372036854774784", UINT64_C(9223372036854774784));
+	reads("9223372036854775808", UINT64_C(9223372036854775808));
+	reads("18446744073709551615", UINT64_MAX);
+	reads("18446744073709551615ns", UINT64_MAX);
+	/* past 2^63 through a fraction or a unit: the double's value */
+	reads("1e19", UINT64_C(10000000000000000000));
+	reads("10000000000s", UINT64_C(10000000000000000000));
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		refuses(bad[i]);
 }
