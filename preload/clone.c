@@ -12,8 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
-
 /*
  * A task that clone(CLONE_VM) starts without CLONE_SETTLS runs on its
  * parent's thread pointer, so on the parent's scope_tls: two tasks would

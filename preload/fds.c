@@ -10,8 +10,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
-
 static int (*real_close)(int);
 static int (*real_close_range)(unsigned, unsigned, int);
 static int (*real_dup2)(int, int);

@@ -2,10 +2,9 @@
 /* The two hooks -finstrument-functions calls: the whole hot path. */
 #include "record.h"
 
-#define unlikely(x)  __builtin_expect(!!(x), 0)
-#define SCOPE_EXPORT __attribute__((visibility("default")))
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
-SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_enter(void *fn, void *site)
+SCOPE_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 {
 	uint64_t now = scope_now();
 	struct scope_thread *t = &scope_tls;
@@ -19,7 +18,7 @@ SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_enter(void *fn, void *site)
 	scope_record_open(t, r, fn, scope_caller_frame(), now);
 }
 
-SCOPE_EXPORT SCOPE_NOINST void __cyg_profile_func_exit(void *fn, void *site)
+SCOPE_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 {
 	struct scope_thread *t = &scope_tls;
 	struct scope_rec *seen = t->cur;

@@ -7,8 +7,6 @@
 #include <setjmp.h>
 #include <stdlib.h>
 
-#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
-
 typedef void (*jump_fn)(struct __jmp_buf_tag *, int);
 
 static jump_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;

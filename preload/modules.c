@@ -130,12 +130,6 @@ void scope_modules_capture(struct scope_process *p)
 typedef int (*dlclose_fn)(void *);
 static dlclose_fn real_dlclose;
 
-/*
- * A library about to be closed is written down with the time it may go:
- * its functions are named from it even when it is unloaded before exit and
- * another library takes its place. Loads are not wrapped: dlopen resolves
- * $ORIGIN and RUNPATH against its caller, which a wrapper would change.
- */
 /* Done from scope_init, before the program starts threads. */
 void scope_modules_resolve(void)
 {
@@ -143,7 +137,13 @@ void scope_modules_resolve(void)
 		real_dlclose = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
 }
 
-__attribute__((visibility("default"))) SCOPE_NOINST int dlclose(void *handle)
+/*
+ * A library about to be closed is written down with the time it may go:
+ * its functions are named from it even when it is unloaded before exit and
+ * another library takes its place. Loads are not wrapped: dlopen resolves
+ * $ORIGIN and RUNPATH against its caller, which a wrapper would change.
+ */
+SCOPE_EXPORT int dlclose(void *handle)
 {
 	struct scope_process *p = &scope_proc;
 	struct link_map *lm = NULL;

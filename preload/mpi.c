@@ -8,8 +8,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
-
 /*
  * The library neither links libmpi nor includes <mpi.h>, so one build
  * serves both ABIs in use:

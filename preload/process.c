@@ -15,8 +15,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
-
 extern char **environ;
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

@@ -43,8 +43,8 @@ static SCOPE_NOINST void *trampoline(void *v)
 	return s.fn(s.arg);
 }
 
-__attribute__((visibility("default"))) SCOPE_NOINST int
-pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+SCOPE_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+				void *arg)
 {
 	struct start *s;
 	int rc;
@@ -79,8 +79,7 @@ int scope_pthread_init(void)
 typedef int (*setname_fn)(pthread_t, const char *);
 static setname_fn real_setname;
 
-__attribute__((visibility("default"))) SCOPE_NOINST int pthread_setname_np(pthread_t th,
-									   const char *name)
+SCOPE_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 {
 	/* Threads that name themselves at once may all look it up: each finds
 	 * the same function, so relaxed atomics suffice. */

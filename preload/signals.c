@@ -12,8 +12,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
-
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn real_sigaction;
 

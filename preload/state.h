@@ -10,6 +10,9 @@
 
 #define SCOPE_HIDDEN __attribute__((visibility("hidden")))
 #define SCOPE_NOINST __attribute__((no_instrument_function))
+/* What the library exports (exports.map lists the same): the hooks and the
+ * wrappers of the functions it takes over. */
+#define SCOPE_EXPORT __attribute__((visibility("default"))) SCOPE_NOINST
 
 #define SCOPE_FRAME_SLOTS 512
 #define SCOPE_HELD_SLOTS  32

@@ -466,12 +466,7 @@ out:
 	errno = saved_errno;
 }
 
-/*
- * An exit that is not the innermost open call's. Either calls not recorded
- * are returning, or longjmp, an exception or a thread cancellation left some
- * frames without their exits: then the open chain is searched for the frame
- * that returns, and those above it are closed now.
- */
+/* The frame an open call was entered from, kept by depth. */
 static SCOPE_NOINST uintptr_t frame_of(const struct scope_thread *t, const struct scope_rec *r)
 {
 	return t->frames[(r->fn >> SCOPE_REC_ADDR_BITS) & (SCOPE_FRAME_SLOTS - 1)];
