@@ -60,7 +60,7 @@ struct options {
 	size_t nfiles;
 };
 
-/* ---- Selection (scope-report.c) ----------------------------------------- */
+/* ---- Selection (report-select.c) ---------------------------------------- */
 
 /* Whether the region name passes --include and --exclude. */
 int want_region(const struct options *o, const char *name);
@@ -72,6 +72,31 @@ int want_process(const struct options *o, const struct rd_profile *p, size_t i);
 uint64_t selected_wall(const struct options *o, const struct rd_profile *p);
 /* Wall time of their thread lanes (of --thread only, if given), summed, ns. */
 uint64_t selected_lanes_wall(const struct options *o, const struct rd_profile *p);
+/* Whether --process, --rank and --thread name something in p (the profile at path):
+ * 0, or -1 with the reason printed. */
+int check_selection(const struct options *o, const struct rd_profile *p, const char *path);
+
+/* ---- Call filter (report-select.c) -------------------------------------- */
+
+/* Which calls the exports and trees keep: region, duration, time window. */
+struct call_filter {
+	const struct options *o;
+	const struct rd_profile *p;
+	unsigned char *wanted; /* per region */
+	uint64_t *at0;	       /* per process: ns from the job's start to its start */
+};
+/* Returns 0, or -1 when out of memory. */
+int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p);
+void filter_free(struct call_filter *f);
+/* Whether the call f of process passes. */
+int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr);
+/* A time of process (ns from its start) on the job's timeline, ns since the job's start.
+ * Inline: the exports call it for every call. */
+static inline uint64_t filter_at(const struct call_filter *f, size_t process, uint64_t rel)
+{
+	uint64_t at0 = f->at0[process];
+	return at0 > UINT64_MAX - rel ? UINT64_MAX : at0 + rel;
+}
 
 /* ---- Tables (report-table.c) -------------------------------------------- */
 
@@ -127,7 +152,7 @@ void json_doc_end(FILE *out);
 /* A finite double as JSON (0 for NaN and infinities). */
 void json_double(FILE *out, double v);
 
-/* ---- Maps (report-tree.c) ----------------------------------------------- */
+/* ---- Maps (report-map.c) ------------------------------------------------ */
 
 /* An open-addressing map from 64-bit keys (below UINT64_MAX) to 32-bit values. */
 struct u64map {
@@ -159,20 +184,5 @@ int view_speedscope(const struct options *o, struct rd_profile *p, const char *p
 /* Returns 0, 1 when a region got slower than --max-regression allows, or -1. */
 int view_diff(const struct options *o, struct rd_profile *base, struct rd_profile *now, FILE *out,
 	      char *err, size_t cap);
-
-/* ---- Call filter (report-export.c) -------------------------------------- */
-
-/* Which calls the exports and trees keep: region, duration, time window. */
-struct call_filter {
-	const struct options *o;
-	const struct rd_profile *p;
-	unsigned char *wanted; /* per region */
-	uint64_t *at0;	       /* per process: ns from the job's start to its start */
-};
-/* Returns 0, or -1 when out of memory. */
-int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p);
-void filter_free(struct call_filter *f);
-/* Whether the call f of process passes. */
-int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr);
 
 #endif

@@ -347,92 +347,6 @@ static void options_free(struct options *o)
 	free(o->gates);
 }
 
-/* ---- Selection ---------------------------------------------------------- */
-
-int want_region(const struct options *o, const char *name)
-{
-	int in = o->ninclude == 0;
-	for (size_t i = 0; !in && i < o->ninclude; i++)
-		in = regexec(&o->include[i], name, 0, NULL, 0) == 0;
-	for (size_t i = 0; in && i < o->nexclude; i++)
-		in = regexec(&o->exclude[i], name, 0, NULL, 0) != 0;
-	return in;
-}
-
-unsigned char *region_mask(const struct options *o, const struct rd_profile *p)
-{
-	unsigned char *m = malloc(p->nregions + 1);
-	for (size_t i = 0; m && i < p->nregions; i++)
-		m[i] = (unsigned char)want_region(o, p->regions[i].name);
-	return m;
-}
-
-int want_process(const struct options *o, const struct rd_profile *p, size_t i)
-{
-	return (o->process < 0 || (uint64_t)o->process == i) &&
-	       (o->rank < 0 || p->processes[i].rank == o->rank);
-}
-
-uint64_t selected_wall(const struct options *o, const struct rd_profile *p)
-{
-	uint64_t wall = 0;
-	for (size_t i = 0; i < p->nprocesses; i++)
-		if (want_process(o, p, i))
-			wall += p->processes[i].end - p->processes[i].start;
-	return wall;
-}
-
-/* A lane's span; one that has no end (or a damaged one) runs to its process's end. */
-static uint64_t lane_span(const struct rd_process *pr, const struct rd_lane *l)
-{
-	uint64_t wall = pr->end - pr->start;
-	if (l->end > l->start && l->end <= wall)
-		return l->end - l->start;
-	return l->start < wall ? wall - l->start : 0;
-}
-
-uint64_t selected_lanes_wall(const struct options *o, const struct rd_profile *p)
-{
-	uint64_t wall = 0;
-	for (size_t i = 0; i < p->nprocesses; i++) {
-		const struct rd_process *pr = &p->processes[i];
-		if (!want_process(o, p, i))
-			continue;
-		for (size_t k = 0; k < pr->nlanes; k++)
-			if (o->thread < 0 || (uint64_t)o->thread == k)
-				wall += lane_span(pr, &pr->lanes[k]);
-	}
-	return wall;
-}
-
-/* Checks that --process, --rank and --thread name something in p; exits 2 if not. */
-static void check_selection(const struct options *o, const struct rd_profile *p, const char *path)
-{
-	size_t chosen = 0, with_lane = 0;
-
-	if (o->process >= 0 && (uint64_t)o->process >= p->nprocesses) {
-		fprintf(stderr, "scope-report: %s: no process %lld (it has %zu)\n", path,
-			(long long)o->process, p->nprocesses);
-		exit(2);
-	}
-	for (size_t i = 0; i < p->nprocesses; i++) {
-		if (!want_process(o, p, i))
-			continue;
-		chosen++;
-		with_lane += o->thread >= 0 && (uint64_t)o->thread < p->processes[i].nlanes;
-	}
-	if (o->rank >= 0 && chosen == 0) {
-		fprintf(stderr, "scope-report: %s: no process of rank %lld\n", path,
-			(long long)o->rank);
-		exit(2);
-	}
-	if (o->thread >= 0 && with_lane == 0) {
-		fprintf(stderr, "scope-report: %s: no thread lane %lld in the processes chosen\n",
-			path, (long long)o->thread);
-		exit(2);
-	}
-}
-
 /* ---- Output ------------------------------------------------------------- */
 
 struct output {
@@ -565,7 +479,8 @@ int main(int argc, char **argv)
 			options_free(&o);
 			return 1;
 		}
-		check_selection(&o, p[i], o.files[i]);
+		if (check_selection(&o, p[i], o.files[i]) != 0)
+			exit(2);
 	}
 	if (output_open(&w, o.output, err, sizeof err) != 0) {
 		fprintf(stderr, "scope-report: %s: %s\n", o.output, err);
