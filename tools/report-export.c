@@ -173,9 +173,11 @@ static int chrome_process(struct chrome *c, struct rd_profile *p, size_t i, int 
 	return rc == 0 ? 0 : -1;
 }
 
-int view_chrome(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap)
+int view_chrome(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct chrome c = {.out = out};
 	int pid_ids = pids_unique(p), rc = 0, first = 1;
 
@@ -445,9 +447,11 @@ static void speedscope_free(struct speedscope *s, const struct rd_profile *p)
 	filter_free(&s->f);
 }
 
-int view_speedscope(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		    char *err, size_t cap)
+int view_speedscope(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		    size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct speedscope s = {0};
 	char *copy = strdup(path);
 	int rc = -1;

@@ -201,8 +201,7 @@ static int host_shifts(struct rd_profile *p, int64_t *shift)
 static int timeline(struct call_filter *f, struct rd_profile *p)
 {
 	int64_t *shift = calloc(p->nprocesses + 1, sizeof *shift), zero = INT64_MAX;
-	int aligned = f->o->view == VIEW_CHROME || f->o->view == VIEW_SPEEDSCOPE ||
-		      f->o->view == VIEW_FOLDED;
+	int aligned = f->o->on_timeline;
 
 	f->at0 = calloc(p->nprocesses + 1, sizeof *f->at0);
 	if (!shift || !f->at0 || (aligned && !f->o->no_align && host_shifts(p, shift) != 0)) {

@@ -411,9 +411,11 @@ static int tree_of_process(struct printer *pr, struct call_filter *f, struct rd_
 	return rc;
 }
 
-int view_tree(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
+int view_tree(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 	      size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct printer pr = {.o = o, .p = p, .out = out};
 	struct call_filter f;
 	size_t printed = 0;
@@ -491,9 +493,11 @@ static int print_folded(const struct rd_profile *p, const struct trie *t, FILE *
 	return 0;
 }
 
-int view_folded(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap)
+int view_folded(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct call_filter f;
 	struct builder b;
 	int rc = 0;

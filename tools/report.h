@@ -10,16 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum view {
-	VIEW_FLAT,
-	VIEW_TREE,
-	VIEW_THREADS,
-	VIEW_PROCESSES,
-	VIEW_DIFF,
-	VIEW_CHROME,
-	VIEW_SPEEDSCOPE,
-	VIEW_FOLDED
-};
+struct view; /* a row of the table of views (scope-report.c) */
 enum format { FMT_TEXT, FMT_CSV, FMT_JSON };
 enum sort_key {
 	SORT_SELF,
@@ -40,7 +31,7 @@ struct gate {
 };
 
 struct options {
-	enum view view;
+	const struct view *view;
 	enum format format;
 	enum sort_key sort;
 	int sort_given;
@@ -52,6 +43,7 @@ struct options {
 	uint64_t since, until, min_duration; /* exports; until 0: no end */
 	int windowed;			     /* since, until or min_duration given */
 	int no_align;			     /* --no-align: hosts' clocks as recorded */
+	int on_timeline; /* the view puts calls on the job's timeline (it takes --no-align) */
 	struct gate *gates;
 	size_t ngates;
 	uint64_t min_time; /* --diff: gate only regions above this time */
@@ -164,25 +156,20 @@ struct u64map {
 uint32_t *map_slot(struct u64map *m, uint64_t key, uint32_t fresh, int *added);
 void map_free(struct u64map *m);
 
-/* ---- Views -------------------------------------------------------------- */
-/* Each prints to out and returns 0, or -1 with "FILE: reason" in err. */
+/* ---- Views ------------------------------------------------------------- */
 
-int view_flat(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
-	      size_t cap);
-int view_threads(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		 char *err, size_t cap);
-int view_processes(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		   char *err, size_t cap);
-int view_tree(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
-	      size_t cap);
-int view_folded(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap);
-int view_chrome(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap);
-int view_speedscope(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		    char *err, size_t cap);
-/* Returns 0, 1 when a region got slower than --max-regression allows, or -1. */
-int view_diff(const struct options *o, struct rd_profile *base, struct rd_profile *now, FILE *out,
-	      char *err, size_t cap);
+/*
+ * A view prints the profile in[0] (and in[1], for a view of two profiles) to
+ * out. Returns 0; 1 when it found what the exit status reports (--diff: a
+ * region got slower than --max-regression allows); -1 with "FILE: reason" in
+ * err. scope-report.c's table of views names each.
+ */
+typedef int view_fn(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		    size_t cap);
+
+view_fn view_flat, view_threads, view_processes; /* report-flat.c */
+view_fn view_tree, view_folded;			 /* report-tree.c */
+view_fn view_chrome, view_speedscope;		 /* report-export.c */
+view_fn view_diff;				 /* report-diff.c */
 
 #endif
