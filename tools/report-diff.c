@@ -243,9 +243,10 @@ static void report_slower(const struct options *o, const struct drow *rows, size
 	}
 }
 
-int view_diff(const struct options *o, struct rd_profile *base, struct rd_profile *now, FILE *out,
-	      char *err, size_t cap)
+int view_diff(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+	      size_t cap)
 {
+	struct rd_profile *base = in[0], *now = in[1];
 	size_t na = 0, nb = 0, n = 0, slower;
 	struct fig *a = figures(o, base, &na), *b = figures(o, now, &nb);
 	struct drow *rows = a && b ? join(a, na, b, nb, &n) : NULL;

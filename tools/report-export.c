@@ -9,182 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- The job's timeline ------------------------------------------------- */
-
-/*
- * Every process's start is read from its own host's clock, and hosts'
- * clocks differ. Ranks leave MPI_Init together (it synchronises them), so
- * each host is shifted to make the latest MPI_Init end among its ranks
- * meet the latest one on rank 0's host. Example: ranks 0 and 1 on host a
- * end MPI_Init at 100 and 104, ranks 2 and 3 on host b at 3107 and 3105:
- * b is shifted by 104 - 3107 = -3003. With one host, no MPI_Init, or
- * --no-align, nothing moves. Zero is then the earliest (shifted) start.
- */
-
-#define MAX_SHIFT (INT64_C(1) << 60) /* beyond it a clock is not trusted */
-
-static int by_host(const void *a, const void *b, void *ctx)
-{
-	const struct rd_profile *p = ctx;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	int c = strcmp(p->processes[i].host, p->processes[j].host);
-	return c ? c : (i > j) - (i < j);
-}
-
-/* Numbers the hosts: host[i] of process i, in 0..n-1; returns n, or -1. */
-static long number_hosts(const struct rd_profile *p, size_t *host)
-{
-	size_t *order = malloc((p->nprocesses + 1) * sizeof *order);
-	long n = 0;
-
-	if (!order)
-		return -1;
-	for (size_t i = 0; i < p->nprocesses; i++)
-		order[i] = i;
-	qsort_r(order, p->nprocesses, sizeof *order, by_host, (void *)p);
-	for (size_t k = 0; k < p->nprocesses; k++) {
-		if (k && strcmp(p->processes[order[k]].host, p->processes[order[k - 1]].host))
-			n++;
-		host[order[k]] = (size_t)n;
-	}
-	free(order);
-	return p->nprocesses ? n + 1 : 0;
-}
-
-static int is_mpi_init(const struct rd_region *r)
-{
-	return strcmp(r->kind, "mpi") == 0 &&
-	       (strcmp(r->name, "MPI_Init") == 0 || strcmp(r->name, "MPI_Init_thread") == 0);
-}
-
-/* The latest end of a pair's calls, unix ns on its host's clock; 0 if unreadable. */
-static uint64_t latest_end(struct rd_profile *p, size_t pair)
-{
-	const struct rd_process *pr = &p->processes[p->pairs[pair].process];
-	struct rd_cursor c;
-	struct rd_event e;
-	uint64_t latest = 0;
-	int rc;
-
-	if (rd_cursor_open(p, pair, RD_START | RD_DURATION, 0, &c) != 0)
-		return 0;
-	while ((rc = rd_cursor_next(&c, &e)) == 1)
-		if (e.start + e.duration > latest)
-			latest = e.start + e.duration;
-	rd_cursor_close(&c);
-	return rc == 0 && latest <= UINT64_MAX - pr->start ? pr->start + latest : 0;
-}
-
-/* Each process's shift, ns, from its host's; 0 for all when nothing can be aligned. */
-static int host_shifts(struct rd_profile *p, int64_t *shift)
-{
-	size_t *host = calloc(p->nprocesses + 1, sizeof *host), ref = SIZE_MAX;
-	uint64_t *init_end = NULL;
-	long nhosts = host ? number_hosts(p, host) : -1;
-	int64_t best_rank = INT64_MAX;
-
-	if (nhosts < 0 || !(init_end = calloc((size_t)nhosts + 1, sizeof *init_end))) {
-		free(host);
-		return -1;
-	}
-	for (size_t k = 0; nhosts > 1 && p->has_events && k < p->npairs; k++) {
-		size_t i = p->pairs[k].process;
-		uint64_t end;
-		if (!is_mpi_init(&p->regions[p->pairs[k].region]))
-			continue;
-		end = latest_end(p, k);
-		if (end > init_end[host[i]])
-			init_end[host[i]] = end;
-	}
-	/* The reference is rank 0's host, or the lowest rank's when 0 is missing. */
-	for (size_t i = 0; i < p->nprocesses; i++)
-		if (p->processes[i].rank >= 0 && p->processes[i].rank < best_rank &&
-		    init_end[host[i]]) {
-			best_rank = p->processes[i].rank;
-			ref = host[i];
-		}
-	for (size_t i = 0; i < p->nprocesses; i++) {
-		uint64_t mine = init_end[host[i]], theirs = ref == SIZE_MAX ? 0 : init_end[ref];
-		uint64_t gap = mine > theirs ? mine - theirs : theirs - mine;
-		if (mine && theirs && gap <= (uint64_t)MAX_SHIFT)
-			shift[i] = mine > theirs ? -(int64_t)gap : (int64_t)gap;
-	}
-	free(init_end);
-	free(host);
-	return 0;
-}
-
-/* at0 of every process: its start on the job's timeline. */
-static int timeline(struct call_filter *f, struct rd_profile *p)
-{
-	int64_t *shift = calloc(p->nprocesses + 1, sizeof *shift), zero = INT64_MAX;
-	int aligned = f->o->view == VIEW_CHROME || f->o->view == VIEW_SPEEDSCOPE ||
-		      f->o->view == VIEW_FOLDED;
-
-	f->at0 = calloc(p->nprocesses + 1, sizeof *f->at0);
-	if (!shift || !f->at0 || (aligned && !f->o->no_align && host_shifts(p, shift) != 0)) {
-		free(shift);
-		return -1;
-	}
-	for (size_t i = 0; i < p->nprocesses; i++) {
-		f->at0[i] = p->processes[i].start - p->origin;
-		if (f->at0[i] > (uint64_t)MAX_SHIFT)
-			aligned = 0; /* a clock beyond belief: nothing moves */
-		else if ((int64_t)f->at0[i] + shift[i] < zero)
-			zero = (int64_t)f->at0[i] + shift[i];
-	}
-	for (size_t i = 0; aligned && i < p->nprocesses; i++)
-		f->at0[i] = (uint64_t)((int64_t)f->at0[i] + shift[i] - zero);
-	free(shift);
-	return 0;
-}
-
-/* ---- Call filter -------------------------------------------------------- */
-
-int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p)
-{
-	f->o = o;
-	f->p = p;
-	f->at0 = NULL;
-	f->wanted = region_mask(o, p);
-	/* The cursors that find MPI_Init write only p->err. */
-	if (f->wanted && timeline(f, (struct rd_profile *)p) == 0)
-		return 0;
-	filter_free(f);
-	return -1;
-}
-
-void filter_free(struct call_filter *f)
-{
-	free(f->wanted);
-	free(f->at0);
-	f->wanted = NULL;
-	f->at0 = NULL;
-}
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-/* A call's start in ns since the job's start (see timeline). */
-static uint64_t at_of(const struct call_filter *f, size_t process, uint64_t rel)
-{
-	return add_sat(f->at0[process], rel);
-}
-
-int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr)
-{
-	const struct options *o = f->o;
-	uint64_t at, end;
-
-	if (!f->wanted[fr->region] || fr->duration < o->min_duration)
-		return 0;
-	at = at_of(f, process, fr->start);
-	end = add_sat(at, fr->duration);
-	return end >= o->since && (!o->until || at < o->until);
-}
-
 /* ---- Fast numbers ------------------------------------------------------- */
 
 /* Writes v in decimal at s; returns the end. */
@@ -285,7 +109,7 @@ static int chrome_enter(void *ctx, struct wk_lane *l)
 	s = stpcpy(s, ",\"tid\":");
 	s = put_u64(s, (uint64_t)c->tids[l->lane]);
 	s = stpcpy(s, ",\"ts\":");
-	s = put_us(s, at_of(&c->f, l->process, f->start));
+	s = put_us(s, filter_at(&c->f, l->process, f->start));
 	s = stpcpy(s, ",\"dur\":");
 	s = put_us(s, f->duration);
 	if (f->flags & RD_FLAG_UNFINISHED)
@@ -349,9 +173,11 @@ static int chrome_process(struct chrome *c, struct rd_profile *p, size_t i, int 
 	return rc == 0 ? 0 : -1;
 }
 
-int view_chrome(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap)
+int view_chrome(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct chrome c = {.out = out};
 	int pid_ids = pids_unique(p), rc = 0, first = 1;
 
@@ -475,7 +301,7 @@ static int speedscope_enter(void *ctx, struct wk_lane *l)
 	struct spool_lane *sl = &s->lanes[s->base[l->process] + l->lane];
 
 	f->tag = (uint64_t)filter_call(&s->f, l->process, f);
-	if (f->tag && spool_event(s, sl, 'O', f->region, at_of(&s->f, l->process, f->start))) {
+	if (f->tag && spool_event(s, sl, 'O', f->region, filter_at(&s->f, l->process, f->start))) {
 		s->oom = 1;
 		return -1;
 	}
@@ -488,7 +314,7 @@ static int speedscope_leave(void *ctx, struct wk_lane *l)
 	const struct wk_frame *f = &l->stack[l->n - 1];
 	struct spool_lane *sl = &s->lanes[s->base[l->process] + l->lane];
 
-	if (f->tag && spool_event(s, sl, 'C', f->region, at_of(&s->f, l->process, f->end))) {
+	if (f->tag && spool_event(s, sl, 'C', f->region, filter_at(&s->f, l->process, f->end))) {
 		s->oom = 1;
 		return -1;
 	}
@@ -621,9 +447,11 @@ static void speedscope_free(struct speedscope *s, const struct rd_profile *p)
 	filter_free(&s->f);
 }
 
-int view_speedscope(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		    char *err, size_t cap)
+int view_speedscope(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		    size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct speedscope s = {0};
 	char *copy = strdup(path);
 	int rc = -1;

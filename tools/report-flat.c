@@ -353,9 +353,11 @@ static void heading(const struct options *o, const struct rd_profile *p, const c
 	fprintf(out, ", threads %s\n\n", fmt_ns(b, sizeof b, (double)lanes_wall));
 }
 
-int view_flat(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
+int view_flat(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 	      size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	uint64_t wall = selected_wall(o, p), lanes_wall = selected_lanes_wall(o, p);
 	size_t n = 0;
 	struct stats *st = gather(o, p, &n);
@@ -529,9 +531,11 @@ static int lanes_of_process(struct lanes_ctx *c, struct rd_profile *p, size_t i,
 	return rc == 0 ? 0 : -1;
 }
 
-int view_threads(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		 char *err, size_t cap)
+int view_threads(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		 size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct lanes_ctx c = {.o = o, .p = p};
 	struct table t = {out, o->format, lane_cols, NCOLS(lane_cols), 0};
 	unsigned char *wanted = region_mask(o, p);
@@ -695,9 +699,11 @@ static struct spread *spreads(const struct options *o, const struct rd_profile *
 	return out;
 }
 
-int view_processes(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		   char *err, size_t cap)
+int view_processes(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		   size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct column cols[BYTES_MAX_COLS];
 	struct table t = bytes_table(out, o->format, spread_cols, NCOLS(spread_cols),
 				     show_bytes(o, p), cols);

@@ -6,69 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Map ---------------------------------------------------------------- */
-
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return k;
-}
-
-static int map_grow(struct u64map *m)
-{
-	size_t cap = m->cap ? 2 * m->cap : 1024;
-	uint64_t *keys = calloc(cap, sizeof *keys);
-	uint32_t *vals = malloc(cap * sizeof *vals);
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-		if (!m->keys[i])
-			continue;
-		for (j = mix(m->keys[i]) & (cap - 1); keys[j]; j = (j + 1) & (cap - 1))
-			;
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->cap = cap;
-	return 0;
-}
-
-uint32_t *map_slot(struct u64map *m, uint64_t key, uint32_t fresh, int *added)
-{
-	size_t i;
-
-	*added = 0;
-	if ((m->n + 1) * 2 > m->cap && map_grow(m) != 0)
-		return NULL;
-	key++;
-	for (i = mix(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return &m->vals[i];
-	m->keys[i] = key;
-	m->vals[i] = fresh;
-	m->n++;
-	*added = 1;
-	return &m->vals[i];
-}
-
-void map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof *m);
-}
-
 /* ---- Call-path trie ----------------------------------------------------- */
 
 #define NONE UINT32_MAX
@@ -474,9 +411,11 @@ static int tree_of_process(struct printer *pr, struct call_filter *f, struct rd_
 	return rc;
 }
 
-int view_tree(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
+int view_tree(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 	      size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct printer pr = {.o = o, .p = p, .out = out};
 	struct call_filter f;
 	size_t printed = 0;
@@ -554,9 +493,11 @@ static int print_folded(const struct rd_profile *p, const struct trie *t, FILE *
 	return 0;
 }
 
-int view_folded(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap)
+int view_folded(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		size_t cap)
 {
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
 	struct call_filter f;
 	struct builder b;
 	int rc = 0;

@@ -10,16 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum view {
-	VIEW_FLAT,
-	VIEW_TREE,
-	VIEW_THREADS,
-	VIEW_PROCESSES,
-	VIEW_DIFF,
-	VIEW_CHROME,
-	VIEW_SPEEDSCOPE,
-	VIEW_FOLDED
-};
+struct view; /* a row of the table of views (scope-report.c) */
 enum format { FMT_TEXT, FMT_CSV, FMT_JSON };
 enum sort_key {
 	SORT_SELF,
@@ -40,7 +31,7 @@ struct gate {
 };
 
 struct options {
-	enum view view;
+	const struct view *view;
 	enum format format;
 	enum sort_key sort;
 	int sort_given;
@@ -52,6 +43,7 @@ struct options {
 	uint64_t since, until, min_duration; /* exports; until 0: no end */
 	int windowed;			     /* since, until or min_duration given */
 	int no_align;			     /* --no-align: hosts' clocks as recorded */
+	int on_timeline; /* the view puts calls on the job's timeline (it takes --no-align) */
 	struct gate *gates;
 	size_t ngates;
 	uint64_t min_time; /* --diff: gate only regions above this time */
@@ -60,7 +52,7 @@ struct options {
 	size_t nfiles;
 };
 
-/* ---- Selection (scope-report.c) ----------------------------------------- */
+/* ---- Selection (report-select.c) ---------------------------------------- */
 
 /* Whether the region name passes --include and --exclude. */
 int want_region(const struct options *o, const char *name);
@@ -72,6 +64,31 @@ int want_process(const struct options *o, const struct rd_profile *p, size_t i);
 uint64_t selected_wall(const struct options *o, const struct rd_profile *p);
 /* Wall time of their thread lanes (of --thread only, if given), summed, ns. */
 uint64_t selected_lanes_wall(const struct options *o, const struct rd_profile *p);
+/* Whether --process, --rank and --thread name something in p (the profile at path):
+ * 0, or -1 with the reason printed. */
+int check_selection(const struct options *o, const struct rd_profile *p, const char *path);
+
+/* ---- Call filter (report-select.c) -------------------------------------- */
+
+/* Which calls the exports and trees keep: region, duration, time window. */
+struct call_filter {
+	const struct options *o;
+	const struct rd_profile *p;
+	unsigned char *wanted; /* per region */
+	uint64_t *at0;	       /* per process: ns from the job's start to its start */
+};
+/* Returns 0, or -1 when out of memory. */
+int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p);
+void filter_free(struct call_filter *f);
+/* Whether the call f of process passes. */
+int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr);
+/* A time of process (ns from its start) on the job's timeline, ns since the job's start.
+ * Inline: the exports call it for every call. */
+static inline uint64_t filter_at(const struct call_filter *f, size_t process, uint64_t rel)
+{
+	uint64_t at0 = f->at0[process];
+	return at0 > UINT64_MAX - rel ? UINT64_MAX : at0 + rel;
+}
 
 /* ---- Tables (report-table.c) -------------------------------------------- */
 
@@ -127,7 +144,7 @@ void json_doc_end(FILE *out);
 /* A finite double as JSON (0 for NaN and infinities). */
 void json_double(FILE *out, double v);
 
-/* ---- Maps (report-tree.c) ----------------------------------------------- */
+/* ---- Maps (report-map.c) ------------------------------------------------ */
 
 /* An open-addressing map from 64-bit keys (below UINT64_MAX) to 32-bit values. */
 struct u64map {
@@ -139,40 +156,20 @@ struct u64map {
 uint32_t *map_slot(struct u64map *m, uint64_t key, uint32_t fresh, int *added);
 void map_free(struct u64map *m);
 
-/* ---- Views -------------------------------------------------------------- */
-/* Each prints to out and returns 0, or -1 with "FILE: reason" in err. */
+/* ---- Views ------------------------------------------------------------- */
 
-int view_flat(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
-	      size_t cap);
-int view_threads(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		 char *err, size_t cap);
-int view_processes(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		   char *err, size_t cap);
-int view_tree(const struct options *o, struct rd_profile *p, const char *path, FILE *out, char *err,
-	      size_t cap);
-int view_folded(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap);
-int view_chrome(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		char *err, size_t cap);
-int view_speedscope(const struct options *o, struct rd_profile *p, const char *path, FILE *out,
-		    char *err, size_t cap);
-/* Returns 0, 1 when a region got slower than --max-regression allows, or -1. */
-int view_diff(const struct options *o, struct rd_profile *base, struct rd_profile *now, FILE *out,
-	      char *err, size_t cap);
+/*
+ * A view prints the profile in[0] (and in[1], for a view of two profiles) to
+ * out. Returns 0; 1 when it found what the exit status reports (--diff: a
+ * region got slower than --max-regression allows); -1 with "FILE: reason" in
+ * err. scope-report.c's table of views names each.
+ */
+typedef int view_fn(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		    size_t cap);
 
-/* ---- Call filter (report-export.c) -------------------------------------- */
-
-/* Which calls the exports and trees keep: region, duration, time window. */
-struct call_filter {
-	const struct options *o;
-	const struct rd_profile *p;
-	unsigned char *wanted; /* per region */
-	uint64_t *at0;	       /* per process: ns from the job's start to its start */
-};
-/* Returns 0, or -1 when out of memory. */
-int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p);
-void filter_free(struct call_filter *f);
-/* Whether the call f of process passes. */
-int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr);
+view_fn view_flat, view_threads, view_processes; /* report-flat.c */
+view_fn view_tree, view_folded;			 /* report-tree.c */
+view_fn view_chrome, view_speedscope;		 /* report-export.c */
+view_fn view_diff;				 /* report-diff.c */
 
 #endif

@@ -15,20 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage[] =
+static const char usage_head[] =
 	"usage: scope-report [options] PROFILE.h5\n"
 	"       scope-report --diff [options] BASE.h5 NEW.h5\n"
 	"Show where the time of a scope profile went: a table of its regions by default,\n"
 	"or one of the views below; or export its calls for a trace or flame-graph viewer.\n"
 	"\n"
-	"Views (one at most; the default is the table of regions):\n"
-	"      --tree               call tree of each thread lane: total, self, calls\n"
-	"      --threads            one row per thread lane\n"
-	"      --processes          one row per process, then each region's spread across them\n"
-	"      --diff               BASE.h5 NEW.h5: change of calls, total and self per region\n"
-	"      --chrome             Chrome trace-event JSON (Perfetto, chrome://tracing)\n"
-	"      --speedscope         speedscope JSON, one evented profile per thread lane\n"
-	"      --folded             folded stacks weighted by self time (flamegraph.pl)\n"
+	"Views (one at most; the default is the table of regions):\n";
+
+static const char usage_tail[] =
 	"Tables:\n"
 	"      --format FMT         text (default), csv or json\n"
 	"      --sort KEY           self (default), total, calls, mean, min, max, std, name\n"
@@ -72,6 +67,120 @@ __attribute__((noreturn, format(printf, 1, 2))) static void die_usage(const char
 	va_end(ap);
 	fputs(" (see scope-report --help)\n", stderr);
 	exit(2);
+}
+
+/* ---- The views ---------------------------------------------------------- */
+
+/* The options that only some views take: bits of struct view's takes. */
+enum {
+	VO_FORMAT = 1 << 0, /* --format */
+	VO_WINDOW = 1 << 1, /* --since, --until, --min-duration */
+	VO_ALIGN = 1 << 2,  /* --no-align; a view that takes it puts calls on the job's timeline */
+	VO_SORT = 1 << 3,   /* --sort */
+	VO_STATS = 1 << 4,  /* --sort mean, min, max or std */
+	VO_TOP = 1 << 5,    /* --top */
+	VO_DEPTH = 1 << 6,  /* --depth */
+	VO_GATE = 1 << 7,   /* --max-regression, --min-time */
+	VO_THREAD = 1 << 8, /* --thread */
+};
+
+struct view {
+	const char *name; /* its option; "" for the default, which has none */
+	const char *help; /* its line in --help */
+	view_fn *run;
+	size_t profiles; /* how many it reads: 1, or 2 (BASE.h5 NEW.h5) */
+	unsigned takes;	 /* VO_* */
+	struct {
+		unsigned opts; /* VO_* it refuses in words of its own, instead of limits[]'s */
+		const char *why;
+	} refuse;
+};
+
+/*
+ * Every view, one row each, the default first. The view options, their lines
+ * in --help, which options go with which view, how many profiles a view reads
+ * and what main runs all come from this table. A new view is two steps:
+ *   1. its view_fn in a report-*.c file, declared with the others in report.h;
+ *   2. its row here: option, help line, function, profiles, VO_* it takes.
+ * Then man/scope-report.1 describes it.
+ */
+static const struct view views[] = {
+	{.name = "",
+	 .run = view_flat,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_SORT | VO_STATS | VO_TOP | VO_THREAD},
+	{.name = "--tree",
+	 .help = "call tree of each thread lane: total, self, calls",
+	 .run = view_tree,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_SORT | VO_DEPTH | VO_THREAD,
+	 .refuse = {VO_TOP, "--top does not apply to --tree: use --depth"}},
+	{.name = "--threads",
+	 .help = "one row per thread lane",
+	 .run = view_threads,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_THREAD,
+	 .refuse = {VO_SORT | VO_TOP,
+		    "--threads lists every lane in order: --sort and --top do not apply"}},
+	{.name = "--processes",
+	 .help = "one row per process, then each region's spread across them",
+	 .run = view_processes,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_SORT | VO_TOP},
+	{.name = "--diff",
+	 .help = "BASE.h5 NEW.h5: change of calls, total and self per region",
+	 .run = view_diff,
+	 .profiles = 2,
+	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_GATE},
+	{.name = "--chrome",
+	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
+	 .run = view_chrome,
+	 .profiles = 1,
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD},
+	{.name = "--speedscope",
+	 .help = "speedscope JSON, one evented profile per thread lane",
+	 .run = view_speedscope,
+	 .profiles = 1,
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD},
+	{.name = "--folded",
+	 .help = "folded stacks weighted by self time (flamegraph.pl)",
+	 .run = view_folded,
+	 .profiles = 1,
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD},
+};
+
+#define NVIEWS (sizeof views / sizeof views[0])
+
+/*
+ * The options some views do not take, in the order they are checked: the
+ * first one given that the view does not take is the error, in the view's own
+ * words if it has some. %s is the view or, with takers set, the views that
+ * take the option. --sort comes before its keys: a view that takes no --sort
+ * says so.
+ */
+static const struct limit {
+	unsigned opt;
+	int takers;
+	const char *msg;
+} limits[] = {
+	{VO_FORMAT, 0, "--format applies to tables, not to %s"},
+	{VO_WINDOW, 1, "--since, --until and --min-duration apply to %s"},
+	{VO_ALIGN, 1, "--no-align applies to %s"},
+	{VO_SORT, 0, "--sort and --top apply to tables, not to %s"},
+	{VO_STATS, 0, "%s sorts by self, total, calls or name"},
+	{VO_TOP, 0, "--sort and --top apply to tables, not to %s"},
+	{VO_DEPTH, 1, "--depth applies to %s"},
+	{VO_GATE, 1, "--max-regression and --min-time apply to %s"},
+	{VO_THREAD, 0, "--thread does not apply to %s, which reads the per-process totals"},
+};
+
+static void help(void)
+{
+	fputs(usage_head, stdout);
+	for (size_t i = 0; i < NVIEWS; i++)
+		if (views[i].help)
+			printf("      %-21s%s\n", views[i].name, views[i].help);
+	fputs(usage_tail, stdout);
 }
 
 /* ---- Options ------------------------------------------------------------ */
@@ -173,14 +282,7 @@ static enum sort_key sort_of(const char *v)
 }
 
 enum {
-	OPT_TREE = 256,
-	OPT_THREADS,
-	OPT_PROCESSES,
-	OPT_DIFF,
-	OPT_CHROME,
-	OPT_SPEEDSCOPE,
-	OPT_FOLDED,
-	OPT_FORMAT,
+	OPT_FORMAT = 256,
 	OPT_SORT,
 	OPT_TOP,
 	OPT_DEPTH,
@@ -195,16 +297,10 @@ enum {
 	OPT_NO_ALIGN,
 	OPT_MAX_REGRESSION,
 	OPT_MIN_TIME,
+	OPT_VIEW, /* OPT_VIEW + i: the view views[i] */
 };
 
-static const struct option longs[] = {
-	{"tree", no_argument, 0, OPT_TREE},
-	{"threads", no_argument, 0, OPT_THREADS},
-	{"processes", no_argument, 0, OPT_PROCESSES},
-	{"diff", no_argument, 0, OPT_DIFF},
-	{"chrome", no_argument, 0, OPT_CHROME},
-	{"speedscope", no_argument, 0, OPT_SPEEDSCOPE},
-	{"folded", no_argument, 0, OPT_FOLDED},
+static const struct option common[] = {
 	{"format", required_argument, 0, OPT_FORMAT},
 	{"sort", required_argument, 0, OPT_SORT},
 	{"top", required_argument, 0, OPT_TOP},
@@ -226,74 +322,101 @@ static const struct option longs[] = {
 	{0, 0, 0, 0},
 };
 
-static const char *const view_names[] = {"",	   "--tree",   "--threads",    "--processes",
-					 "--diff", "--chrome", "--speedscope", "--folded"};
-
-static void set_view(struct options *o, enum view v)
+/* getopt's long options: the views' (--tree is "tree"), then the common ones. */
+static const struct option *long_options(void)
 {
-	if (o->view != VIEW_FLAT && o->view != v)
-		die_usage("%s and %s cannot be combined: give one view", view_names[o->view],
-			  view_names[v]);
+	static struct option all[NVIEWS + sizeof common / sizeof common[0]];
+	size_t n = 0;
+
+	for (size_t i = 0; i < NVIEWS; i++)
+		if (views[i].name[0])
+			all[n++] = (struct option){views[i].name + 2, no_argument, 0,
+						   OPT_VIEW + (int)i};
+	memcpy(&all[n], common, sizeof common);
+	return all;
+}
+
+static void set_view(struct options *o, const struct view *v)
+{
+	if (o->view != &views[0] && o->view != v)
+		die_usage("%s and %s cannot be combined: give one view", o->view->name, v->name);
 	o->view = v;
 }
 
-/* Options that make sense with some views only. */
-static void check_combinations(const struct options *o, int format_given, int sort_given)
+/* The VO_* options given; their values tell, but for --format. */
+static unsigned given(const struct options *o, int format_given)
 {
-	int export = o->view == VIEW_CHROME || o->view == VIEW_SPEEDSCOPE || o->view == VIEW_FOLDED;
-	const char *v = view_names[o->view];
+	int stats = o->sort == SORT_MEAN || o->sort == SORT_MIN || o->sort == SORT_MAX ||
+		    o->sort == SORT_STD;
 
-	if (export && format_given)
-		die_usage("--format applies to tables, not to %s", v);
-	if (export && (sort_given || o->top))
-		die_usage("--sort and --top apply to tables, not to %s", v);
-	if (!export && o->windowed)
-		die_usage("--since, --until and --min-duration apply to --chrome, --speedscope "
-			  "and --folded");
-	if (!export && o->no_align)
-		die_usage("--no-align applies to --chrome, --speedscope and --folded");
-	if (sort_given &&
-	    (o->view == VIEW_TREE || o->view == VIEW_DIFF || o->view == VIEW_PROCESSES) &&
-	    o->sort != SORT_SELF && o->sort != SORT_TOTAL && o->sort != SORT_CALLS &&
-	    o->sort != SORT_NAME)
-		die_usage("%s sorts by self, total, calls or name", v);
-	if ((sort_given || o->top) && o->view == VIEW_THREADS)
-		die_usage("--threads lists every lane in order: --sort and --top do not apply");
-	if (o->top && o->view == VIEW_TREE)
-		die_usage("--top does not apply to --tree: use --depth");
-	if (o->depth && o->view != VIEW_TREE)
-		die_usage("--depth applies to --tree");
-	if ((o->ngates || o->min_time) && o->view != VIEW_DIFF)
-		die_usage("--max-regression and --min-time apply to --diff");
-	if (o->thread >= 0 && (o->view == VIEW_DIFF || o->view == VIEW_PROCESSES))
-		die_usage("--thread does not apply to %s, which reads the per-process totals", v);
+	return (format_given ? VO_FORMAT : 0u) | (o->windowed ? VO_WINDOW : 0u) |
+	       (o->no_align ? VO_ALIGN : 0u) | (o->sort_given ? VO_SORT : 0u) |
+	       (o->sort_given && stats ? VO_STATS : 0u) | (o->top ? VO_TOP : 0u) |
+	       (o->depth ? VO_DEPTH : 0u) | (o->ngates || o->min_time ? VO_GATE : 0u) |
+	       (o->thread >= 0 ? VO_THREAD : 0u);
+}
+
+/* The views that take opt: "--a", "--a and --b", "--a, --b and --c". */
+static const char *takers(unsigned opt, char *buf, size_t cap)
+{
+	size_t n = 0, k = 0, len = 0;
+
+	for (size_t i = 0; i < NVIEWS; i++)
+		n += (views[i].takes & opt) != 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < NVIEWS && len < cap; i++)
+		if (views[i].takes & opt) {
+			k++;
+			len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+						k == 1	 ? ""
+						: k == n ? " and "
+							 : ", ",
+						views[i].name);
+		}
+	return buf;
+}
+
+/* Options that make sense with some views only (limits[]), and the profiles a view reads. */
+static void check_combinations(const struct options *o, int format_given)
+{
+	const struct view *v = o->view;
+	unsigned refused = given(o, format_given) & ~v->takes;
+	char list[256];
+
+	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+		if (!(refused & limits[i].opt))
+			continue;
+		if (v->refuse.opts & limits[i].opt)
+			die_usage("%s", v->refuse.why);
+		die_usage(limits[i].msg,
+			  limits[i].takers ? takers(limits[i].opt, list, sizeof list) : v->name);
+	}
 	if (o->since && o->until && o->until <= o->since)
 		die_usage("--until must come after --since");
-	if (o->view == VIEW_DIFF && o->nfiles != 2)
-		die_usage("--diff compares two profiles: give BASE.h5 NEW.h5");
-	if (o->view != VIEW_DIFF && o->nfiles != 1)
+	if (v->profiles == 2 && o->nfiles != 2)
+		die_usage("%s compares two profiles: give BASE.h5 NEW.h5", v->name);
+	if (v->profiles == 1 && o->nfiles != 1)
 		die_usage("%s", o->nfiles ? "give one profile (or --diff BASE.h5 NEW.h5)"
 					  : "no profile given");
 }
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	int c, format_given = 0, sort_given = 0;
+	const struct option *longs = long_options();
+	int c, format_given = 0;
 
 	memset(o, 0, sizeof *o);
+	o->view = &views[0];
 	o->process = o->rank = o->thread = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
+		if (c >= OPT_VIEW) {
+			set_view(o, &views[c - OPT_VIEW]);
+			continue;
+		}
 		switch (c) {
-		case OPT_TREE: set_view(o, VIEW_TREE); break;
-		case OPT_THREADS: set_view(o, VIEW_THREADS); break;
-		case OPT_PROCESSES: set_view(o, VIEW_PROCESSES); break;
-		case OPT_DIFF: set_view(o, VIEW_DIFF); break;
-		case OPT_CHROME: set_view(o, VIEW_CHROME); break;
-		case OPT_SPEEDSCOPE: set_view(o, VIEW_SPEEDSCOPE); break;
-		case OPT_FOLDED: set_view(o, VIEW_FOLDED); break;
 		case OPT_FORMAT: o->format = format_of(optarg), format_given = 1; break;
-		case OPT_SORT: o->sort = sort_of(optarg), sort_given = o->sort_given = 1; break;
+		case OPT_SORT: o->sort = sort_of(optarg), o->sort_given = 1; break;
 		case OPT_TOP:
 			o->top = (size_t)number("--top", optarg);
 			if (!o->top)
@@ -319,7 +442,7 @@ static void parse(int argc, char **argv, struct options *o)
 		case OPT_MAX_REGRESSION: add_gate(o, optarg); break;
 		case OPT_MIN_TIME: o->min_time = duration("--min-time", optarg); break;
 		case 'o': o->output = optarg; break;
-		case 'h': fputs(usage, stdout); exit(0);
+		case 'h': help(); exit(0);
 		case 'V': printf("scope-report %s\n", SCOPE_VERSION); exit(0);
 		case ':': die_usage("option %s needs a value", argv[optind - 1]);
 		default: die_usage("unknown option %s", argv[optind - 1]);
@@ -330,7 +453,8 @@ static void parse(int argc, char **argv, struct options *o)
 			die_usage("too many profiles: '%s'", argv[optind]);
 		o->files[o->nfiles++] = argv[optind];
 	}
-	check_combinations(o, format_given, sort_given);
+	o->on_timeline = (o->view->takes & VO_ALIGN) != 0;
+	check_combinations(o, format_given);
 }
 
 static void options_free(struct options *o)
@@ -345,92 +469,6 @@ static void options_free(struct options *o)
 	free(o->include);
 	free(o->exclude);
 	free(o->gates);
-}
-
-/* ---- Selection ---------------------------------------------------------- */
-
-int want_region(const struct options *o, const char *name)
-{
-	int in = o->ninclude == 0;
-	for (size_t i = 0; !in && i < o->ninclude; i++)
-		in = regexec(&o->include[i], name, 0, NULL, 0) == 0;
-	for (size_t i = 0; in && i < o->nexclude; i++)
-		in = regexec(&o->exclude[i], name, 0, NULL, 0) != 0;
-	return in;
-}
-
-unsigned char *region_mask(const struct options *o, const struct rd_profile *p)
-{
-	unsigned char *m = malloc(p->nregions + 1);
-	for (size_t i = 0; m && i < p->nregions; i++)
-		m[i] = (unsigned char)want_region(o, p->regions[i].name);
-	return m;
-}
-
-int want_process(const struct options *o, const struct rd_profile *p, size_t i)
-{
-	return (o->process < 0 || (uint64_t)o->process == i) &&
-	       (o->rank < 0 || p->processes[i].rank == o->rank);
-}
-
-uint64_t selected_wall(const struct options *o, const struct rd_profile *p)
-{
-	uint64_t wall = 0;
-	for (size_t i = 0; i < p->nprocesses; i++)
-		if (want_process(o, p, i))
-			wall += p->processes[i].end - p->processes[i].start;
-	return wall;
-}
-
-/* A lane's span; one that has no end (or a damaged one) runs to its process's end. */
-static uint64_t lane_span(const struct rd_process *pr, const struct rd_lane *l)
-{
-	uint64_t wall = pr->end - pr->start;
-	if (l->end > l->start && l->end <= wall)
-		return l->end - l->start;
-	return l->start < wall ? wall - l->start : 0;
-}
-
-uint64_t selected_lanes_wall(const struct options *o, const struct rd_profile *p)
-{
-	uint64_t wall = 0;
-	for (size_t i = 0; i < p->nprocesses; i++) {
-		const struct rd_process *pr = &p->processes[i];
-		if (!want_process(o, p, i))
-			continue;
-		for (size_t k = 0; k < pr->nlanes; k++)
-			if (o->thread < 0 || (uint64_t)o->thread == k)
-				wall += lane_span(pr, &pr->lanes[k]);
-	}
-	return wall;
-}
-
-/* Checks that --process, --rank and --thread name something in p; exits 2 if not. */
-static void check_selection(const struct options *o, const struct rd_profile *p, const char *path)
-{
-	size_t chosen = 0, with_lane = 0;
-
-	if (o->process >= 0 && (uint64_t)o->process >= p->nprocesses) {
-		fprintf(stderr, "scope-report: %s: no process %lld (it has %zu)\n", path,
-			(long long)o->process, p->nprocesses);
-		exit(2);
-	}
-	for (size_t i = 0; i < p->nprocesses; i++) {
-		if (!want_process(o, p, i))
-			continue;
-		chosen++;
-		with_lane += o->thread >= 0 && (uint64_t)o->thread < p->processes[i].nlanes;
-	}
-	if (o->rank >= 0 && chosen == 0) {
-		fprintf(stderr, "scope-report: %s: no process of rank %lld\n", path,
-			(long long)o->rank);
-		exit(2);
-	}
-	if (o->thread >= 0 && with_lane == 0) {
-		fprintf(stderr, "scope-report: %s: no thread lane %lld in the processes chosen\n",
-			path, (long long)o->thread);
-		exit(2);
-	}
 }
 
 /* ---- Output ------------------------------------------------------------- */
@@ -524,71 +562,69 @@ static void refuse_overwrite(const struct options *o)
 				  o->output, o->files[i]);
 }
 
-/* ---- Crashes in the HDF5 library ---------------------------------------- */
-
 /* ---- Main --------------------------------------------------------------- */
 
-static int run(const struct options *o, struct rd_profile **p, FILE *out, char *err, size_t cap)
+/* Opens o's profiles into p. Returns 0; 1 when one cannot be read; 2 when the
+ * selection names nothing in one. */
+static int open_profiles(const struct options *o, struct rd_profile **p)
 {
-	const char *path = o->files[0];
+	char err[RD_ERR_MAX + 64];
 
-	switch (o->view) {
-	case VIEW_FLAT: return view_flat(o, p[0], path, out, err, cap);
-	case VIEW_TREE: return view_tree(o, p[0], path, out, err, cap);
-	case VIEW_THREADS: return view_threads(o, p[0], path, out, err, cap);
-	case VIEW_PROCESSES: return view_processes(o, p[0], path, out, err, cap);
-	case VIEW_DIFF: return view_diff(o, p[0], p[1], out, err, cap);
-	case VIEW_CHROME: return view_chrome(o, p[0], path, out, err, cap);
-	case VIEW_SPEEDSCOPE: return view_speedscope(o, p[0], path, out, err, cap);
-	case VIEW_FOLDED: return view_folded(o, p[0], path, out, err, cap);
+	for (size_t i = 0; i < o->nfiles; i++) {
+		h5guard_reading(o->files[i]);
+		p[i] = rd_open(o->files[i], err, sizeof err);
+		if (!p[i]) {
+			fprintf(stderr, "scope-report: %s: %s\n", o->files[i], err);
+			return 1;
+		}
+		if (check_selection(o, p[i], o->files[i]) != 0)
+			return 2;
 	}
-	return -1;
+	return 0;
+}
+
+/* Runs o's view of p into o's output; returns the exit status. */
+static int report(const struct options *o, struct rd_profile **p)
+{
+	char err[RD_ERR_MAX + 64];
+	struct output w;
+	int rc;
+
+	if (output_open(&w, o->output, err, sizeof err) != 0) {
+		fprintf(stderr, "scope-report: %s: %s\n", o->output, err);
+		return 1;
+	}
+	*h5guard_tmp() = (char *)w.tmp;
+	h5guard_reading(o->view->profiles == 1 ? o->files[0] : NULL);
+	err[0] = 0;
+	rc = o->view->run(o, p, w.f, err, sizeof err);
+	h5guard_reading(NULL);
+	*h5guard_tmp() = NULL;
+	if (rc < 0) {
+		output_close(&w, 0, NULL, 0);
+		fprintf(stderr, "scope-report: %s\n", err);
+		return 1;
+	}
+	if (output_close(&w, 1, err, sizeof err) != 0) {
+		fprintf(stderr, "scope-report: %s: %s\n", o->output ? o->output : "standard output",
+			err);
+		return 1;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
 	struct rd_profile *p[2] = {NULL, NULL};
 	struct options o;
-	struct output w;
-	char err[RD_ERR_MAX + 64];
 	int rc;
 
 	parse(argc, argv, &o);
 	refuse_overwrite(&o);
 	h5guard_install("scope-report");
-	for (size_t i = 0; i < o.nfiles; i++) {
-		h5guard_reading(o.files[i]);
-		p[i] = rd_open(o.files[i], err, sizeof err);
-		if (!p[i]) {
-			fprintf(stderr, "scope-report: %s: %s\n", o.files[i], err);
-			rd_close(p[0]);
-			options_free(&o);
-			return 1;
-		}
-		check_selection(&o, p[i], o.files[i]);
-	}
-	if (output_open(&w, o.output, err, sizeof err) != 0) {
-		fprintf(stderr, "scope-report: %s: %s\n", o.output, err);
-		for (size_t i = 0; i < o.nfiles; i++)
-			rd_close(p[i]);
-		options_free(&o);
-		return 1;
-	}
-	*h5guard_tmp() = (char *)w.tmp;
-	h5guard_reading(o.view == VIEW_DIFF ? NULL : o.files[0]);
-	err[0] = 0;
-	rc = run(&o, p, w.f, err, sizeof err);
-	h5guard_reading(NULL);
-	*h5guard_tmp() = NULL;
-	if (rc < 0) {
-		output_close(&w, 0, NULL, 0);
-		fprintf(stderr, "scope-report: %s\n", err);
-		rc = 1;
-	} else if (output_close(&w, 1, err, sizeof err) != 0) {
-		fprintf(stderr, "scope-report: %s: %s\n", o.output ? o.output : "standard output",
-			err);
-		rc = 1;
-	}
+	rc = open_profiles(&o, p);
+	if (rc == 0)
+		rc = report(&o, p);
 	for (size_t i = 0; i < o.nfiles; i++)
 		rd_close(p[i]);
 	options_free(&o);
