@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* scope-run: runs a program under libscope_preload.so and prints where its time went. */
 #define _GNU_SOURCE
-#include "collect.h"
+#include "gather.h"
 #include "job.h"
 #include "profile.h"
 #include "storage.h"
@@ -271,7 +271,7 @@ static double seconds(struct timeval tv)
 }
 
 /* written: whether this run wrote output (else it holds another run's
- * profile, or nothing, and the library, the writer or collect said why). */
+ * profile, or nothing, and the library, the writer or the gathering said why). */
 static void print_summary(const struct options *o, const char *output, int written, double wall,
 			  const struct rusage *ru)
 {
@@ -348,7 +348,7 @@ int main(int argc, char **argv)
 	time_t when = time(NULL);
 	double start;
 	pid_t pid;
-	int status = 0, collected, rc;
+	int status = 0, gathered, rc;
 
 	parse(argc, argv, &o);
 	if (find_program(o.argv[0], program, sizeof program) != 0) {
@@ -416,9 +416,9 @@ int main(int argc, char **argv)
 		sigaction(SIGHUP, &fwd, NULL);
 	}
 	run_wait_all(pid, &status, &ru, &all);
-	collected = run_collect(&dirs, output, pid, status);
+	gathered = run_gather(&dirs, output, pid, status);
 	if (!in_job || job.rank == 0)
-		print_summary(&o, output, collected == COLLECT_PUBLISHED, now() - start, &all);
+		print_summary(&o, output, gathered == GATHER_PUBLISHED, now() - start, &all);
 	if (in_job) {
 		char merge[PATH_MAX + 32];
 		snprintf(merge, sizeof merge, "%s/scope-merge", dir);
@@ -433,5 +433,5 @@ int main(int argc, char **argv)
 		rc = WEXITSTATUS(status);
 	}
 	/* A run whose profile was not written does not pass for a good one. */
-	return rc == 0 && collected == COLLECT_KEPT ? 1 : rc;
+	return rc == 0 && gathered == GATHER_KEPT ? 1 : rc;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Gathering the profiles of every process of a scope-run into one file. */
-#ifndef SCOPE_TOOLS_COLLECT_H
-#define SCOPE_TOOLS_COLLECT_H
+#ifndef SCOPE_TOOLS_GATHER_H
+#define SCOPE_TOOLS_GATHER_H
 
 #include <limits.h>
 #include <sys/resource.h>
@@ -23,17 +23,17 @@ int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir);
  * *ru; all descendants' resources to *all. */
 void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *all);
 
-/* What run_collect did with the output. */
-enum collect_result {
-	COLLECT_PUBLISHED, /* written, with every process of the run */
-	COLLECT_NOTHING,   /* untouched: no process recorded (the library said why) */
-	COLLECT_KEPT,	   /* untouched: what was recorded is kept, and a line said where */
+/* What run_gather did with the output. */
+enum gather_result {
+	GATHER_PUBLISHED, /* written, with every process of the run */
+	GATHER_NOTHING,   /* untouched: no process recorded (the library said why) */
+	GATHER_KEPT,	   /* untouched: what was recorded is kept, and a line said where */
 };
 
 /* Writes what killed processes left in their arenas, then merges every
  * part into output and removes the folders; when a process left no part
  * (its writer failed), the output is not written at all and the parts
- * stay. Returns an enum collect_result. */
-int run_collect(struct run_dirs *d, const char *output, pid_t child, int status);
+ * stay. Returns an enum gather_result. */
+int run_gather(struct run_dirs *d, const char *output, pid_t child, int status);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* After the run: recover killed processes' arenas, merge the parts into the output. */
 #define _GNU_SOURCE
-#include "collect.h"
+#include "gather.h"
 #include "job.h"
 
 #include <scope/arena.h>
@@ -205,7 +205,7 @@ static void say_missing(const struct run_dirs *d, const struct missing *m, int p
 		d->arenas, d->parts, d->parts, d->parts);
 }
 
-int run_collect(struct run_dirs *d, const char *output, pid_t child, int status)
+int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
 {
 	char only[2 * PATH_MAX], merge[PATH_MAX + 32];
 	char *argv[] = {merge, "--parts", d->parts, "-o", (char *)output, NULL};
@@ -222,11 +222,11 @@ int run_collect(struct run_dirs *d, const char *output, pid_t child, int status)
 			say_missing(d, &m, n, output);
 		else
 			rmdir(d->parts);
-		return COLLECT_KEPT;
+		return GATHER_KEPT;
 	}
 	if (n == 0) {
 		rmdir(d->parts);
-		return COLLECT_NOTHING;
+		return GATHER_NOTHING;
 	}
 	if (n == 1 && rename(only, output) == 0) {
 		rc = 0;
@@ -236,11 +236,11 @@ int run_collect(struct run_dirs *d, const char *output, pid_t child, int status)
 	}
 	if (rc == 0) {
 		rmdir(d->parts);
-		return COLLECT_PUBLISHED;
+		return GATHER_PUBLISHED;
 	}
 	fprintf(stderr,
 		"scope-run: the profiles of the run's processes are kept in %s "
 		"(merge them with: scope-merge --parts %s -o FILE)\n",
 		d->parts, d->parts);
-	return COLLECT_KEPT;
+	return GATHER_KEPT;
 }
