@@ -59,4 +59,8 @@ int attr_str(hid_t loc, const char *name, const char *value);
 int attr_i64(hid_t loc, const char *name, int64_t value);
 int attr_f64(hid_t loc, const char *name, double value);
 
+/* The root's attributes: the schema version, the producer (this scope)
+ * and the time unit. Returns 0 or -1. */
+int attr_root(hid_t file);
+
 #endif
