@@ -203,11 +203,12 @@ static const struct column_spec lane_columns[] = {
 	COL(THR, END, struct rd_lane, end),
 };
 static const struct column_spec module_columns[] = {
-	COL(MOD, PATH, struct rd_module, path),	 COL(MOD, BUILD_ID, struct rd_module, build_id),
-	COL(MOD, BIAS, struct rd_module, bias),	 OPT(MOD, LOW, struct rd_module, lo, 0),
-	OPT(MOD, HIGH, struct rd_module, hi, 0),
+	COL(MOD, PATH, struct rd_module, path),		COL(MOD, BIAS, struct rd_module, bias),
+	OPT(MOD, LOW, struct rd_module, lo, 0),		OPT(MOD, HIGH, struct rd_module, hi, 0),
+	COL(MOD, BUILD_ID, struct rd_module, build_id),
 };
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+/* In the order of lib/schema.h's lists: spec[id] is field id's (rd_open checks). */
 _Static_assert(NCOLS(process_columns) == SC_NPROC, "a /processes column without a field");
 _Static_assert(NCOLS(region_columns) == SC_NREG, "a /regions column without a field");
 _Static_assert(NCOLS(pair_columns) == SC_NPAIR, "a /pairs column without a field");
@@ -786,6 +787,25 @@ int rd_same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* Whether every spec lists its fields in lib/schema.h's order, as the
+ * lookups by id want: a list out of order fails every open at once. */
+static int specs_in_order(void)
+{
+	static const struct {
+		const struct column_spec *cols;
+		size_t n;
+	} specs[] = {{process_columns, SC_NPROC},
+		     {region_columns, SC_NREG},
+		     {pair_columns, SC_NPAIR},
+		     {lane_columns, SC_NTHR},
+		     {module_columns, SC_NMOD}};
+	for (size_t s = 0; s < sizeof specs / sizeof *specs; s++)
+		for (size_t i = 0; i < specs[s].n; i++)
+			if (specs[s].cols[i].id != (int)i)
+				return 0;
+	return 1;
+}
+
 static int load(struct rd_profile *p, const char *path)
 {
 	struct table processes = {"/" SC_PROCESSES,
@@ -813,6 +833,8 @@ static int load(struct rd_profile *p, const char *path)
 	htri_t is;
 	int rc;
 
+	if (!specs_in_order())
+		return fail(p, "the reader's column lists are not in lib/schema.h's order");
 	if (why)
 		return fail(p, "%s", why);
 	is = H5Fis_hdf5(path);
@@ -1083,6 +1105,16 @@ int rd_check(const char *path, char *err, size_t errcap)
 }
 
 /* ---- Raw access --------------------------------------------------------- */
+
+const void *rd_process_field(const struct rd_process *r, int id)
+{
+	return (const char *)r + process_columns[id].offset;
+}
+
+const void *rd_pair_field(const struct rd_pair *r, int id)
+{
+	return (const char *)r + pair_columns[id].offset;
+}
 
 int rd_has(const struct rd_profile *p, const char *path)
 {

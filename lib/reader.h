@@ -164,6 +164,12 @@ struct rd_module {
 int rd_modules(struct rd_profile *p, struct rd_module **mods, size_t *n);
 void rd_modules_free(struct rd_module *mods, size_t n);
 
+/* Where field id of a row is (enum sc_proc, enum sc_pair): an int64_t,
+ * a uint64_t or a char * as lib/schema.h types the column (signed
+ * integers, unsigned ones, strings). */
+const void *rd_process_field(const struct rd_process *r, int id);
+const void *rd_pair_field(const struct rd_pair *r, int id);
+
 /* Whether the object at path ("/processes/host") is in the file. */
 int rd_has(const struct rd_profile *p, const char *path);
 

@@ -6,6 +6,7 @@
 #include "profile_out.h"
 #include "publish.h"
 #include "reader.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -44,32 +45,25 @@ static const char usage[] =
  * rows, never with their product.
  */
 
-/* Integer columns of /processes: signed ones first. */
-static const char *const process_ints[] = {"pid",   "ppid", "rank", "exit_status", "exit_signal",
-					   "start", "end",  "lost", "exec",	   "complete"};
-#define NPROC_INTS   (sizeof process_ints / sizeof *process_ints)
-#define NPROC_SIGNED 5
-enum { P_PID, P_PPID, P_RANK, P_STATUS, P_SIGNAL, P_START, P_END, P_LOST, P_EXEC, P_COMPLETE };
-
 /*
- * Columns after the required ones exist only in some profiles (the bytes
- * of MPI calls, the host a process ran on): the merged file has such a
- * column when any input has it, with 0 (or "") in the rows of the inputs
- * without it.
+ * The columns are lib/schema.h's. A column the schema calls optional exists
+ * only in some profiles (the bytes of MPI calls, the host a process ran
+ * on): the merged file has such a column when any input has it, with 0 (or
+ * "") in the rows of the inputs without it; /processes always has its
+ * integer columns, with the reader's fill for older inputs.
  */
-static const char *const process_strs[] = {"executable", "arguments", "host"};
-#define NPROC_STRS	    (sizeof process_strs / sizeof *process_strs)
-#define NPROC_STRS_REQUIRED 2
-static const char *const pair_cols[] = {"process",    "region",	       "first",	 "count",
-					"total_ns",   "self_ns",       "min_ns", "max_ns",
-					"bytes_sent", "bytes_received"};
-#define NPAIR	       (sizeof pair_cols / sizeof *pair_cols)
-#define NPAIR_REQUIRED 8
-enum { Q_PROCESS, Q_REGION, Q_FIRST, Q_COUNT };
-static const char *const event_cols[] = {"start_delta", "duration", "thread",	  "task",
-					 "depth",	"flags",    "bytes_sent", "bytes_received"};
-#define NEVENT		(sizeof event_cols / sizeof *event_cols)
-#define NEVENT_REQUIRED 6
+_Static_assert(SC_NREG == 6, "a new /regions column: read, keep and write it in add_regions and "
+			     "write_tables");
+
+static int is_string(enum sc_type t)
+{
+	return t == SC_STRING;
+}
+
+static int is_signed(enum sc_type t)
+{
+	return t == SC_INT32 || t == SC_INT64;
+}
 
 /* The region columns grow as new regions are found: reserved once per
  * input for all its regions, never per region. */
@@ -111,13 +105,14 @@ struct event_col {
 struct merged {
 	uint64_t nproc, npairs, nevents; /* the totals, from the scan */
 	uint64_t procs, pairs, events;	 /* rows filled so far */
-	/* an optional column no input has is NULL, its width 0 */
-	uint64_t *proc[NPROC_INTS];
-	char **pstr[NPROC_STRS];
-	uint64_t *pair[NPAIR];
-	int has_pstr[NPROC_STRS], has_pair[NPAIR];
-	int ewidth[NEVENT];		 /* the widest input's, 0 when none has it */
-	struct event_col *event[NEVENT]; /* while the events are appended */
+	/* by column of lib/schema.h; an optional column no input has is
+	 * NULL, its width 0; /processes/parent is computed, never read */
+	uint64_t *proc[SC_NPROC]; /* integers, signed ones as int64 */
+	char **pstr[SC_NPROC];	  /* strings */
+	uint64_t *pair[SC_NPAIR];
+	int has_proc[SC_NPROC], has_pair[SC_NPAIR];
+	int ewidth[SC_NEV];		 /* the widest input's, 0 when none has it */
+	struct event_col *event[SC_NEV]; /* while the events are appended */
 	struct strs rname, rmodule, rfile, rkind;
 	struct col roffset, rline;
 	/* region key -> id */
@@ -179,12 +174,13 @@ static uint32_t region_id(struct merged *m, const char *key, int *added)
 	return m->ids[i];
 }
 
-/* One input: what the scan found, then its file while it is read. */
+/* One input: what the scan found, then the profile while it is read. */
 struct input {
 	const char *path;
-	hid_t file;
+	struct rd_profile *p;
 	uint64_t start; /* of its first process */
 	uint64_t nproc, npairs, nevents;
+	int64_t mpi_ranks; /* the job's size its /metadata gives, 0 when none */
 	char err[RD_ERR_MAX];
 };
 
@@ -194,178 +190,74 @@ static int in_fail(struct input *in, const char *what, const char *name)
 	return -1;
 }
 
-static hid_t native_uint(int width)
+static void free_strs(char **v, uint64_t n)
 {
-	return width == 1   ? H5T_NATIVE_UINT8
-	       : width == 2 ? H5T_NATIVE_UINT16
-	       : width == 4 ? H5T_NATIVE_UINT32
-			    : H5T_NATIVE_UINT64;
-}
-
-/* The length of a one-dimensional integer column and its width in bytes
- * (0 when it is absent); -1 when it is there but not such a column. */
-static int column_shape(struct input *in, const char *name, hsize_t *n, int *width)
-{
-	hid_t d, s, t;
-	int rc = 0;
-
-	*n = 0;
-	*width = 0;
-	if (H5Lexists(in->file, name, H5P_DEFAULT) <= 0)
-		return 0;
-	if ((d = H5Dopen2(in->file, name, H5P_DEFAULT)) < 0)
-		return in_fail(in, "cannot be opened", name);
-	s = H5Dget_space(d);
-	t = H5Dget_type(d);
-	if (H5Sget_simple_extent_ndims(s) != 1 || H5Tget_class(t) != H5T_INTEGER)
-		rc = in_fail(in, "is not a column of integers", name);
-	else {
-		size_t size = H5Tget_size(t);
-		H5Sget_simple_extent_dims(s, n, NULL);
-		*width = size <= 1 ? 1 : size <= 2 ? 2 : size <= 4 ? 4 : 8;
-	}
-	H5Tclose(t);
-	H5Sclose(s);
-	H5Dclose(d);
-	return rc;
-}
-
-/* Reads the integer column, which must hold n values, into v as mem_type. */
-static int read_into(struct input *in, const char *name, hid_t mem_type, void *v, hsize_t n)
-{
-	hid_t d = H5Lexists(in->file, name, H5P_DEFAULT) > 0 ? H5Dopen2(in->file, name, H5P_DEFAULT)
-							     : -1;
-	hid_t s, t;
-	hsize_t k = 0;
-	int rc = 0;
-
-	if (d < 0)
-		return in_fail(in, "is missing", name);
-	s = H5Dget_space(d);
-	t = H5Dget_type(d);
-	if (H5Sget_simple_extent_ndims(s) != 1 || H5Tget_class(t) != H5T_INTEGER)
-		rc = in_fail(in, "is not a column of integers", name);
-	else if (H5Sget_simple_extent_dims(s, &k, NULL), k != n)
-		rc = in_fail(in, "does not have as many rows as the rest of its group", name);
-	else if (n > 0 && H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
-		rc = in_fail(in, "cannot be read", name);
-	H5Tclose(t);
-	H5Sclose(s);
-	H5Dclose(d);
-	return rc;
-}
-
-static char **read_strs(struct input *in, const char *name, hsize_t n)
-{
-	hid_t d = H5Dopen2(in->file, name, H5P_DEFAULT), s, t;
-	hsize_t k = 0;
-	char **v = NULL;
-
-	if (d < 0) {
-		in_fail(in, "is missing", name);
-		return NULL;
-	}
-	s = H5Dget_space(d);
-	t = H5Tcopy(H5T_C_S1);
-	H5Tset_size(t, H5T_VARIABLE);
-	H5Tset_cset(t, H5T_CSET_UTF8);
-	if (H5Sget_simple_extent_ndims(s) != 1 || (H5Sget_simple_extent_dims(s, &k, NULL), k != n))
-		in_fail(in, "does not have as many rows as the rest of its group", name);
-	else if ((v = calloc(n + 1, sizeof *v)) &&
-		 H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0) {
-		free(v);
-		v = NULL;
-		in_fail(in, "cannot be read as strings", name);
-	}
-	H5Tclose(t);
-	H5Sclose(s);
-	H5Dclose(d);
-	return v;
-}
-
-static void free_strs(char **v, hsize_t n)
-{
-	for (hsize_t i = 0; v && i < n; i++)
+	for (uint64_t i = 0; v && i < n; i++)
 		free(v[i]);
 	free(v);
 }
 
-/* Opens an input that validate_input passed. */
+/* Opens an input that validate_input passed, through the reader. */
 static int open_input(struct input *in)
 {
-	in->file = H5Fopen(in->path, H5F_ACC_RDONLY, H5P_DEFAULT);
-	if (in->file < 0) {
-		snprintf(in->err, sizeof in->err, "cannot be opened");
-		return -1;
-	}
-	return 0;
+	in->p = rd_open(in->path, in->err, sizeof in->err);
+	return in->p ? 0 : -1;
 }
 
 static void close_input(struct input *in)
 {
-	if (in->file > 0)
-		H5Fclose(in->file);
-	in->file = 0;
+	rd_close(in->p);
+	in->p = NULL;
 }
 
 /*
  * Reads the input as every reader of the merged file will: its tables and
  * their ranges (rd_open), and every call's thread lane, start and end
  * (rd_check_events), so that what the merge writes reads back. Notes its
- * first process's start (the merge's order) and its rows.
+ * first process's start (the merge's order), its rows and its job's size.
  */
 static int validate_input(struct input *in)
 {
-	struct rd_profile *p = rd_open(in->path, in->err, sizeof in->err);
 	int rc = 0;
 
-	if (!p)
+	if (open_input(in) != 0)
 		return -1;
-	if (rd_check_events(p, RD_CHECKED) != 0)
-		rc = -1, snprintf(in->err, sizeof in->err, "%s", p->err);
-	else if (p->nprocesses == 0)
-		rc = in_fail(in, "is empty", "/processes");
+	if (rd_check_events(in->p, RD_CHECKED) != 0)
+		rc = -1, snprintf(in->err, sizeof in->err, "%s", in->p->err);
+	else if (in->p->nprocesses == 0)
+		rc = in_fail(in, "is empty", "/" SC_PROCESSES);
 	else {
-		in->start = p->processes[0].start;
-		in->nproc = p->nprocesses;
-		in->npairs = p->npairs;
-		in->nevents = p->nevents;
+		in->start = in->p->processes[0].start;
+		in->nproc = in->p->nprocesses;
+		in->npairs = in->p->npairs;
+		in->nevents = in->p->nevents;
+		in->mpi_ranks = in->p->meta.mpi_ranks;
 	}
-	rd_close(p);
 	return rc;
 }
 
-/* The first pass over an input: validated, then which columns it has at
- * which widths. */
+/* The first pass over an input: validated, then which optional columns it
+ * has and the widths of its event columns. */
 static int scan_input(struct merged *m, struct input *in)
 {
-	hsize_t k;
-	int width, rc = -1;
+	char name[64];
+	int rc = -1;
 
-	if (validate_input(in) != 0 || open_input(in) != 0)
+	if (validate_input(in) != 0)
 		goto out;
-	for (size_t c = NPROC_STRS_REQUIRED; c < NPROC_STRS; c++) {
-		char name[64];
-		snprintf(name, sizeof name, "/processes/%s", process_strs[c]);
-		if (H5Lexists(in->file, name, H5P_DEFAULT) > 0)
-			m->has_pstr[c] = 1;
+	for (int c = 0; c < SC_NPROC; c++) {
+		snprintf(name, sizeof name, "/%s/%s", SC_PROCESSES, sc_processes[c].name);
+		if (sc_processes[c].need == SC_OPTIONAL && rd_has(in->p, name))
+			m->has_proc[c] = 1;
 	}
-	for (size_t c = 0; c < NPAIR; c++) {
-		char name[64];
-		snprintf(name, sizeof name, "/pairs/%s", pair_cols[c]);
-		if (column_shape(in, name, &k, &width) != 0)
-			goto out;
-		if (width)
+	for (int c = 0; c < SC_NPAIR; c++) {
+		snprintf(name, sizeof name, "/%s/%s", SC_PAIRS, sc_pairs[c].name);
+		if (rd_has(in->p, name))
 			m->has_pair[c] = 1;
 	}
-	for (size_t c = 0; c < NEVENT; c++) {
-		char name[64];
-		snprintf(name, sizeof name, "/events/%s", event_cols[c]);
-		if (column_shape(in, name, &k, &width) != 0)
-			goto out;
-		if (width > m->ewidth[c])
-			m->ewidth[c] = width;
-	}
+	for (int c = 0; c < SC_NEV; c++)
+		if (rd_event_width(in->p, c) > m->ewidth[c])
+			m->ewidth[c] = rd_event_width(in->p, c);
 	m->nproc += in->nproc;
 	m->npairs += in->npairs;
 	m->nevents += in->nevents;
@@ -379,30 +271,33 @@ out:
  * optional column stay 0. */
 static int allocate(struct merged *m)
 {
-	for (size_t c = 0; c < NPROC_INTS; c++)
-		if (!(m->proc[c] = calloc(m->nproc + 1, sizeof *m->proc[c])))
+	for (int c = 0; c < SC_NPROC; c++) {
+		const struct sc_field *f = &sc_processes[c];
+		if (c == SC_PROC_PARENT)
+			continue;
+		if (!is_string(f->type) && !(m->proc[c] = calloc(m->nproc + 1, sizeof *m->proc[c])))
 			return -1;
-	for (size_t c = 0; c < NPROC_STRS; c++)
-		if ((c < NPROC_STRS_REQUIRED || m->has_pstr[c]) &&
+		if (is_string(f->type) && (f->need == SC_REQUIRED || m->has_proc[c]) &&
 		    !(m->pstr[c] = calloc(m->nproc + 1, sizeof *m->pstr[c])))
 			return -1;
-	for (size_t c = 0; c < NPAIR; c++)
-		if ((c < NPAIR_REQUIRED || m->has_pair[c]) &&
+	}
+	for (int c = 0; c < SC_NPAIR; c++)
+		if ((sc_pairs[c].need == SC_REQUIRED || m->has_pair[c]) &&
 		    !(m->pair[c] = calloc(m->npairs + 1, sizeof *m->pair[c])))
 			return -1;
-	for (size_t c = 0; c < NEVENT_REQUIRED; c++)
-		if (!m->ewidth[c])
+	for (int c = 0; c < SC_NEV; c++)
+		if (sc_events[c].need == SC_REQUIRED && !m->ewidth[c])
 			m->ewidth[c] = 1; /* every input lacks it: reading one says so */
 	return 0;
 }
 
 static void merged_free(struct merged *m)
 {
-	for (size_t c = 0; c < NPROC_INTS; c++)
+	for (int c = 0; c < SC_NPROC; c++) {
 		free(m->proc[c]);
-	for (size_t c = 0; c < NPROC_STRS; c++)
 		free_strs(m->pstr[c], m->nproc);
-	for (size_t c = 0; c < NPAIR; c++)
+	}
+	for (int c = 0; c < SC_NPAIR; c++)
 		free(m->pair[c]);
 	free_strs(m->rname.v, m->rname.n);
 	free_strs(m->rmodule.v, m->rmodule.n);
@@ -421,73 +316,29 @@ static int add_processes(struct merged *m, struct input *in)
 	uint64_t base = m->procs, n = in->nproc;
 
 	if (base + n > m->nproc)
-		return in_fail(in, "changed since it was scanned", "/processes");
-	for (size_t c = 0; c < NPROC_INTS; c++) {
-		char name[64];
-		snprintf(name, sizeof name, "/processes/%s", process_ints[c]);
-		if (H5Lexists(in->file, name, H5P_DEFAULT) <= 0) {
-			/* an older part without this column: -1 or 0 */
-			uint64_t fill = c <= P_RANK ? (uint64_t)-1 : 0;
-			for (uint64_t i = 0; i < n; i++)
-				m->proc[c][base + i] = fill;
-		} else if (read_into(in, name,
-				     c < NPROC_SIGNED ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64,
-				     m->proc[c] + base, n) != 0)
-			return -1;
-	}
-	for (size_t c = 0; c < NPROC_STRS; c++) {
-		char name[64], **v;
-		if (!m->pstr[c])
-			continue;
-		snprintf(name, sizeof name, "/processes/%s", process_strs[c]);
-		if (c >= NPROC_STRS_REQUIRED && H5Lexists(in->file, name, H5P_DEFAULT) <= 0) {
-			for (uint64_t i = 0; i < n; i++)
-				if (!(m->pstr[c][base + i] = strdup("")))
-					return -1;
-			continue;
+		return in_fail(in, "changed since it was scanned", "/" SC_PROCESSES);
+	for (int c = 0; c < SC_NPROC; c++) {
+		for (uint64_t i = 0; m->proc[c] && i < n; i++)
+			memcpy(&m->proc[c][base + i], rd_process_field(&in->p->processes[i], c),
+			       sizeof(uint64_t));
+		for (uint64_t i = 0; m->pstr[c] && i < n; i++) {
+			/* the merged table owns the reader's copy */
+			char **v = (char **)rd_process_field(&in->p->processes[i], c);
+			m->pstr[c][base + i] = *v;
+			*v = NULL;
 		}
-		if (!(v = read_strs(in, name, n)))
-			return -1;
-		for (uint64_t i = 0; i < n; i++)
-			m->pstr[c][base + i] = v[i] ? v[i] : strdup("");
-		free(v);
 	}
 	m->procs += n;
 	return 0;
 }
 
 /* Reads the input's regions and returns its id -> merged id table. */
-static uint32_t *add_regions(struct merged *m, struct input *in, hsize_t *nreg)
+static uint32_t *add_regions(struct merged *m, struct input *in, uint64_t *nreg)
 {
-	hsize_t n = 0;
-	char **name = NULL, **module = NULL, **file = NULL, **kind = NULL;
-	uint64_t *offset = NULL, *line = NULL;
+	uint64_t n = in->p->nregions;
+	struct rd_region *reg = in->p->regions;
 	uint32_t *map = NULL;
 
-	{
-		hid_t d = H5Lexists(in->file, "/regions/name", H5P_DEFAULT) > 0
-				  ? H5Dopen2(in->file, "/regions/name", H5P_DEFAULT)
-				  : -1;
-		hid_t s;
-		if (d < 0) {
-			in_fail(in, "is missing", "/regions/name");
-			return NULL;
-		}
-		s = H5Dget_space(d);
-		if (H5Sget_simple_extent_ndims(s) == 1)
-			H5Sget_simple_extent_dims(s, &n, NULL);
-		H5Sclose(s);
-		H5Dclose(d);
-	}
-	if (!(name = read_strs(in, "/regions/name", n)) ||
-	    !(module = read_strs(in, "/regions/module", n)) ||
-	    !(file = read_strs(in, "/regions/file", n)) ||
-	    !(kind = read_strs(in, "/regions/kind", n)) ||
-	    !(offset = malloc((n + 1) * sizeof *offset)) ||
-	    !(line = malloc((n + 1) * sizeof *line)) ||
-	    read_into(in, "/regions/offset", H5T_NATIVE_UINT64, offset, n) != 0 ||
-	    read_into(in, "/regions/line", H5T_NATIVE_UINT64, line, n) != 0)
-		goto out;
 	/* room for every region being new: no column grows inside the loop */
 	if (reserve((void **)&m->rname.v, &m->rname.cap, m->rname.n + n, sizeof(char *)) ||
 	    reserve((void **)&m->rmodule.v, &m->rmodule.cap, m->rmodule.n + n, sizeof(char *)) ||
@@ -497,12 +348,12 @@ static uint32_t *add_regions(struct merged *m, struct input *in, hsize_t *nreg)
 	    reserve((void **)&m->rline.v, &m->rline.cap, m->rline.n + n, 8) ||
 	    !(map = malloc((n + 1) * sizeof *map)))
 		goto out;
-	for (hsize_t r = 0; r < n; r++) {
+	for (uint64_t r = 0; r < n; r++) {
 		char *key;
 		int added;
 		/* name, module and offset as one string; \x1f cannot be in a name */
-		if (asprintf(&key, "%s\x1f%s\x1f%llx", name[r] ? name[r] : "",
-			     module[r] ? module[r] : "", (unsigned long long)offset[r]) < 0)
+		if (asprintf(&key, "%s\x1f%s\x1f%llx", reg[r].name, reg[r].module,
+			     (unsigned long long)reg[r].offset) < 0)
 			goto fail;
 		map[r] = region_id(m, key, &added);
 		free(key);
@@ -510,13 +361,14 @@ static uint32_t *add_regions(struct merged *m, struct input *in, hsize_t *nreg)
 			goto fail;
 		if (!added)
 			continue;
-		m->rname.v[m->rname.n++] = name[r] ? name[r] : strdup("");
-		m->rmodule.v[m->rmodule.n++] = module[r] ? module[r] : strdup("");
-		m->rfile.v[m->rfile.n++] = file[r] ? file[r] : strdup("");
-		m->rkind.v[m->rkind.n++] = kind[r] ? kind[r] : strdup("");
-		name[r] = module[r] = file[r] = kind[r] = NULL; /* the merged tables own them */
-		m->roffset.v[m->roffset.n++] = offset[r];
-		m->rline.v[m->rline.n++] = line[r];
+		m->rname.v[m->rname.n++] = reg[r].name;
+		m->rmodule.v[m->rmodule.n++] = reg[r].module;
+		m->rfile.v[m->rfile.n++] = reg[r].file;
+		m->rkind.v[m->rkind.n++] = reg[r].kind;
+		/* the merged tables own the reader's copies */
+		reg[r].name = reg[r].module = reg[r].file = reg[r].kind = NULL;
+		m->roffset.v[m->roffset.n++] = reg[r].offset;
+		m->rline.v[m->rline.n++] = reg[r].line;
 	}
 	*nreg = n;
 	goto out;
@@ -524,41 +376,31 @@ fail:
 	free(map);
 	map = NULL;
 out:
-	free_strs(name, n);
-	free_strs(module, n);
-	free_strs(file, n);
-	free_strs(kind, n);
-	free(offset);
-	free(line);
 	return map;
 }
 
 /* The input's pairs, pointing at the merged processes, regions and events. */
-static int add_pairs(struct merged *m, struct input *in, const uint32_t *rmap, hsize_t nreg)
+static int add_pairs(struct merged *m, struct input *in, const uint32_t *rmap, uint64_t nreg)
 {
 	uint64_t base = m->pairs, n = in->npairs, ne = in->nevents;
 	uint64_t *process, *region, *first, *count;
 
 	if (base + n > m->npairs)
-		return in_fail(in, "changed since it was scanned", "/pairs");
-	for (size_t c = 0; c < NPAIR; c++) {
-		char name[64];
-		if (!m->pair[c])
-			continue;
-		snprintf(name, sizeof name, "/pairs/%s", pair_cols[c]);
-		if ((c < NPAIR_REQUIRED || H5Lexists(in->file, name, H5P_DEFAULT) > 0) &&
-		    read_into(in, name, H5T_NATIVE_UINT64, m->pair[c] + base, n) != 0)
-			return -1;
-	}
-	process = m->pair[Q_PROCESS] + base;
-	region = m->pair[Q_REGION] + base;
-	first = m->pair[Q_FIRST] + base;
-	count = m->pair[Q_COUNT] + base;
+		return in_fail(in, "changed since it was scanned", "/" SC_PAIRS);
+	/* an optional column this input lacks reads as 0 */
+	for (int c = 0; c < SC_NPAIR; c++)
+		for (uint64_t i = 0; m->pair[c] && i < n; i++)
+			memcpy(&m->pair[c][base + i], rd_pair_field(&in->p->pairs[i], c),
+			       sizeof(uint64_t));
+	process = m->pair[SC_PAIR_PROCESS] + base;
+	region = m->pair[SC_PAIR_REGION] + base;
+	first = m->pair[SC_PAIR_FIRST] + base;
+	count = m->pair[SC_PAIR_COUNT] + base;
 	for (uint64_t i = 0; i < n; i++) {
 		if (process[i] >= in->nproc || region[i] >= nreg || first[i] > ne ||
 		    count[i] > ne - first[i])
 			return in_fail(in, "point outside the file's processes, regions or events",
-				       "/pairs");
+				       "/" SC_PAIRS);
 		process[i] += m->procs - in->nproc;
 		region[i] = rmap[region[i]];
 		first[i] += m->events;
@@ -585,57 +427,36 @@ static int event_flush(struct columns *c, struct event_col *e, int all)
 
 /* Appends one column of the input's events, a chunk's rows at a time; an
  * input without an optional column adds zeros. */
-static int append_event_column(struct columns *c, struct merged *m, struct input *in, size_t k)
+static int append_event_column(struct columns *c, struct merged *m, struct input *in, int k)
 {
 	struct event_col *e = m->event[k];
-	hid_t mem_type = native_uint(e->width), d = -1, s = -1;
 	uint64_t n = in->nevents;
+	int have = rd_event_width(in->p, k) > 0, rc = 0;
 	char name[64];
-	int rc = 0;
 
-	snprintf(name, sizeof name, "/events/%s", event_cols[k]);
-	if (k < NEVENT_REQUIRED || H5Lexists(in->file, name, H5P_DEFAULT) > 0) {
-		hsize_t rows = 0;
-		int width;
-		if (column_shape(in, name, &rows, &width) != 0)
-			return -1;
-		if (!width)
-			return in_fail(in, "is missing", name);
-		if (rows != n)
-			return in_fail(in, "does not have as many rows as the rest of its group",
-				       name);
-		d = H5Dopen2(in->file, name, H5P_DEFAULT);
-		s = H5Dget_space(d);
-	}
+	snprintf(name, sizeof name, "/%s/%s", SC_EVENTS, sc_events[k].name);
+	if (sc_events[k].need == SC_REQUIRED && !have)
+		return in_fail(in, "is missing", name);
 	for (uint64_t off = 0; rc == 0 && off < n;) {
-		hsize_t start = off, len = n - off < e->grain ? n - off : e->grain;
+		uint64_t len = n - off < e->grain ? n - off : e->grain;
 		unsigned char *to = e->buf + e->have * (uint64_t)e->width;
-		if (d < 0)
+		if (!have)
 			memset(to, 0, len * (uint64_t)e->width);
-		else {
-			hid_t mem = H5Screate_simple(1, &len, NULL);
-			if (H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, NULL, &len, NULL) < 0 ||
-			    H5Dread(d, mem_type, mem, s, H5P_DEFAULT, to) < 0)
-				rc = in_fail(in, "cannot be read", name);
-			H5Sclose(mem);
-		}
+		else if (rd_event_rows(in->p, k, off, len, e->width, to) != 0)
+			rc = in_fail(in, "cannot be read", name);
 		e->have += len;
 		off += len;
 		if (rc == 0 && event_flush(c, e, 0) != 0)
 			rc = in_fail(in, "cannot be appended to the output", name);
 	}
-	if (s >= 0)
-		H5Sclose(s);
-	if (d >= 0)
-		H5Dclose(d);
 	return rc;
 }
 
 static int add_events(struct columns *c, struct merged *m, struct input *in)
 {
 	if (m->events + in->nevents > m->nevents)
-		return in_fail(in, "changed since it was scanned", "/events");
-	for (size_t k = 0; k < NEVENT; k++)
+		return in_fail(in, "changed since it was scanned", "/" SC_EVENTS);
+	for (int k = 0; k < SC_NEV; k++)
 		if (m->event[k] && append_event_column(c, m, in, k) != 0)
 			return -1;
 	m->events += in->nevents;
@@ -647,10 +468,10 @@ static int add_events(struct columns *c, struct merged *m, struct input *in)
  * value when the inputs are narrowed as the writer narrows them. */
 static int events_begin(struct columns *c, hid_t file, struct merged *m)
 {
-	hid_t g = H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(file, SC_EVENTS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	int rc = g >= 0 ? 0 : -1;
 
-	for (size_t k = 0; rc == 0 && k < NEVENT; k++) {
+	for (int k = 0; rc == 0 && k < SC_NEV; k++) {
 		struct event_col *e;
 		if (!m->ewidth[k])
 			continue;
@@ -660,7 +481,7 @@ static int events_begin(struct columns *c, hid_t file, struct merged *m)
 		}
 		e->width = m->ewidth[k];
 		e->o.d = -1;
-		rc = col_begin(c, g, event_cols[k], e->width, m->nevents, &e->o);
+		rc = col_begin(c, g, sc_events[k].name, e->width, m->nevents, &e->o);
 		e->grain = e->o.deflated && e->o.chunk_elems ? e->o.chunk_elems
 							     : column_chunk_elems(&c->st);
 		if (rc == 0 && !(e->buf = malloc(2 * e->grain * (uint64_t)e->width)))
@@ -676,7 +497,7 @@ static int events_begin(struct columns *c, hid_t file, struct merged *m)
 static int events_end(struct columns *c, struct merged *m, int write)
 {
 	int rc = 0;
-	for (size_t k = 0; k < NEVENT; k++) {
+	for (int k = 0; k < SC_NEV; k++) {
 		struct event_col *e = m->event[k];
 		if (!e)
 			continue;
@@ -696,10 +517,9 @@ static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
 {
 	for (uint64_t p = 0; p < in->nproc; p++) {
 		char from[32], to[32];
-		snprintf(from, sizeof from, "process%llu", (unsigned long long)p);
-		snprintf(to, sizeof to, "process%llu", (unsigned long long)(base + p));
-		if (H5Lexists(in->file, from, H5P_DEFAULT) > 0 &&
-		    H5Ocopy(in->file, from, out, to, H5P_DEFAULT, H5P_DEFAULT) < 0)
+		snprintf(from, sizeof from, SC_PROCESS_N, (size_t)p);
+		snprintf(to, sizeof to, SC_PROCESS_N, (size_t)(base + p));
+		if (rd_has(in->p, from) && rd_copy(in->p, from, out, to) != 0)
 			return in_fail(in, "cannot be copied", from);
 	}
 	return 0;
@@ -709,15 +529,14 @@ static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
  * process<N> groups (and, for the first, /metadata) into the output. */
 static int add_input(struct columns *c, struct merged *m, struct input *in, hid_t out, int first)
 {
-	uint64_t base = m->procs;
-	hsize_t nreg = 0;
+	uint64_t base = m->procs, nreg = 0;
 	uint32_t *rmap = NULL;
 	int rc = -1;
 
 	if (open_input(in) != 0)
 		goto out;
-	if (first && H5Ocopy(in->file, "metadata", out, "metadata", H5P_DEFAULT, H5P_DEFAULT) < 0) {
-		in_fail(in, "cannot be copied", "/metadata");
+	if (first && rd_copy(in->p, SC_METADATA, out, SC_METADATA) != 0) {
+		in_fail(in, "cannot be copied", "/" SC_METADATA);
 		goto out;
 	}
 	if (add_processes(m, in) == 0 && (rmap = add_regions(m, in, &nreg)) != NULL &&
@@ -774,8 +593,8 @@ static uint64_t bound(const uint64_t *order, uint64_t n, const struct pid_order 
  */
 static int link_parents(struct merged *m, int64_t *parent)
 {
-	const uint64_t *pid = m->proc[P_PID], *ppid = m->proc[P_PPID], *start = m->proc[P_START];
-	const uint64_t *exec = m->proc[P_EXEC];
+	const uint64_t *pid = m->proc[SC_PROC_PID], *ppid = m->proc[SC_PROC_PPID];
+	const uint64_t *start = m->proc[SC_PROC_START], *exec = m->proc[SC_PROC_EXEC];
 	uint64_t n = m->procs;
 	uint64_t *order = malloc((n + 1) * sizeof *order);
 	int64_t *last_exec = malloc((n + 1) * sizeof *last_exec);
@@ -839,28 +658,34 @@ static int write_strs(hid_t g, const char *name, char **v, uint64_t n)
 	return col_str(g, name, (const char *const *)v, n);
 }
 
+/* In the order the columns always had: signed integers (parent after
+ * ppid), unsigned ones, strings. */
 static int write_processes(struct columns *c, hid_t file, struct merged *m)
 {
 	uint64_t n = m->procs;
 	int64_t *parent = malloc((n + 1) * sizeof *parent);
-	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(file, SC_PROCESSES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	int rc = g >= 0 && parent && link_parents(m, parent) == 0 ? 0 : -1;
 
-	for (size_t k = 0; rc == 0 && k < NPROC_INTS; k++) {
-		if (k < NPROC_SIGNED)
-			rc = col_int64(c, g, process_ints[k], (const int64_t *)m->proc[k], n);
-		else if (k == P_EXEC || k == P_COMPLETE) {
+	for (int k = 0; rc == 0 && k < SC_NPROC; k++)
+		if (k == SC_PROC_PARENT)
+			rc = col_int64(c, g, sc_processes[k].name, parent, n);
+		else if (is_signed(sc_processes[k].type))
+			rc = col_int64(c, g, sc_processes[k].name, (const int64_t *)m->proc[k], n);
+	for (int k = 0; rc == 0 && k < SC_NPROC; k++) {
+		const struct sc_field *f = &sc_processes[k];
+		if (is_signed(f->type) || is_string(f->type))
+			continue;
+		if (f->type == SC_UINT8) {
 			/* flags: one byte, as the writer stores them */
 			narrow(m->proc[k], m->proc[k], n, 1);
-			rc = col_uint(c, g, process_ints[k], m->proc[k], n, 1);
+			rc = col_uint(c, g, f->name, m->proc[k], n, 1);
 		} else
-			rc = col_uint(c, g, process_ints[k], m->proc[k], n, 8);
-		if (rc == 0 && k == P_PPID)
-			rc = col_int64(c, g, "parent", parent, n);
+			rc = col_uint(c, g, f->name, m->proc[k], n, 8);
 	}
-	for (size_t k = 0; rc == 0 && k < NPROC_STRS; k++)
+	for (int k = 0; rc == 0 && k < SC_NPROC; k++)
 		if (m->pstr[k])
-			rc = write_strs(g, process_strs[k], m->pstr[k], n);
+			rc = write_strs(g, sc_processes[k].name, m->pstr[k], n);
 	free(parent);
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
@@ -869,23 +694,27 @@ static int write_processes(struct columns *c, hid_t file, struct merged *m)
 
 static int write_tables(struct columns *c, hid_t file, struct merged *m)
 {
-	hid_t g = H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = g >= 0 && write_strs(g, "name", m->rname.v, m->rname.n) == 0 &&
-				 write_strs(g, "module", m->rmodule.v, m->rmodule.n) == 0 &&
-				 col_uint(c, g, "offset", m->roffset.v, m->roffset.n, 8) == 0 &&
-				 write_strs(g, "file", m->rfile.v, m->rfile.n) == 0 &&
-				 col_narrow(c, g, "line", m->rline.v, 8, m->rline.n) == 0 &&
-				 write_strs(g, "kind", m->rkind.v, m->rkind.n) == 0
+	hid_t g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && write_strs(g, SC_REG(NAME), m->rname.v, m->rname.n) == 0 &&
+				 write_strs(g, SC_REG(MODULE), m->rmodule.v, m->rmodule.n) == 0 &&
+				 col_uint(c, g, SC_REG(OFFSET), m->roffset.v, m->roffset.n, 8) ==
+					 0 &&
+				 write_strs(g, SC_REG(FILE), m->rfile.v, m->rfile.n) == 0 &&
+				 col_narrow(c, g, SC_REG(LINE), m->rline.v, 8, m->rline.n) == 0 &&
+				 write_strs(g, SC_REG(KIND), m->rkind.v, m->rkind.n) == 0
 			 ? 0
 			 : -1;
 
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
-	g = rc == 0 ? H5Gcreate2(file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
-	for (size_t k = 0; g >= 0 && rc == 0 && k < NPAIR; k++)
+	g = rc == 0 ? H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+	/* process and region at the narrowest width that holds them (the
+	 * writer's are 32 bits), the rest at 64 */
+	for (int k = 0; g >= 0 && rc == 0 && k < SC_NPAIR; k++)
 		if (m->pair[k])
-			rc = k <= Q_REGION ? col_narrow(c, g, pair_cols[k], m->pair[k], 8, m->pairs)
-					   : col_uint(c, g, pair_cols[k], m->pair[k], m->pairs, 8);
+			rc = k == SC_PAIR_PROCESS || k == SC_PAIR_REGION
+				     ? col_narrow(c, g, sc_pairs[k].name, m->pair[k], 8, m->pairs)
+				     : col_uint(c, g, sc_pairs[k].name, m->pair[k], m->pairs, 8);
 	if (g < 0 || H5Gclose(g) < 0)
 		rc = -1;
 	return rc;
@@ -901,7 +730,7 @@ static void missing_ranks(hid_t g, struct job *j)
 	if (!seen)
 		return;
 	for (uint64_t i = 0; i < j->m->procs; i++) {
-		int64_t r = (int64_t)j->m->proc[P_RANK][i];
+		int64_t r = (int64_t)j->m->proc[SC_PROC_RANK][i];
 		if (r >= 0 && r < j->ranks)
 			seen[r] = 1;
 	}
@@ -909,8 +738,8 @@ static void missing_ranks(hid_t g, struct job *j)
 		if (!seen[r])
 			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
 						len ? "," : "", r);
-	attr_i64(g, "mpi_ranks", j->ranks);
-	attr_str(g, "missing_ranks", list);
+	attr_i64(g, SC_META(MPI_RANKS), j->ranks);
+	attr_str(g, SC_META(MISSING_RANKS), list);
 	free(seen);
 }
 
@@ -926,19 +755,19 @@ static void replace_i64(hid_t g, const char *name, int64_t v)
 static int finish_metadata(hid_t out, struct job *j)
 {
 	uint64_t lost = 0;
-	hid_t g = H5Gopen2(out, "metadata", H5P_DEFAULT);
+	hid_t g = H5Gopen2(out, SC_METADATA, H5P_DEFAULT);
 
 	if (g < 0)
 		return -1;
 	for (uint64_t i = 0; i < j->m->procs; i++)
-		lost += j->m->proc[P_LOST][i];
-	replace_i64(g, "lost_records", (int64_t)lost);
-	replace_i64(g, "processes", (int64_t)j->m->procs);
+		lost += j->m->proc[SC_PROC_LOST][i];
+	replace_i64(g, SC_META(LOST_RECORDS), (int64_t)lost);
+	replace_i64(g, SC_META(PROCESSES), (int64_t)j->m->procs);
 	if (j->ranks > 0) {
-		if (H5Aexists(g, "mpi_ranks") > 0)
-			H5Adelete(g, "mpi_ranks");
-		if (H5Aexists(g, "missing_ranks") > 0)
-			H5Adelete(g, "missing_ranks");
+		if (H5Aexists(g, SC_META(MPI_RANKS)) > 0)
+			H5Adelete(g, SC_META(MPI_RANKS));
+		if (H5Aexists(g, SC_META(MISSING_RANKS)) > 0)
+			H5Adelete(g, SC_META(MISSING_RANKS));
 		missing_ranks(g, j);
 	}
 	return H5Gclose(g);
@@ -948,15 +777,12 @@ static int write_merged(const char *path, void *ctx)
 {
 	struct job *j = ctx;
 	struct columns c;
-	char producer[64];
 	hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
 	int rc = -1;
 
 	if (file < 0)
 		return -1;
-	snprintf(producer, sizeof producer, "scope %s", SCOPE_VERSION);
-	if (columns_init(&c, j->st) != 0 || attr_i64(file, "schema", 3) != 0 ||
-	    attr_str(file, "producer", producer) != 0 || attr_str(file, "time_unit", "ns") != 0 ||
+	if (columns_init(&c, j->st) != 0 || attr_root(file) != 0 ||
 	    events_begin(&c, file, j->m) != 0)
 		goto out;
 	for (size_t i = 0; i < j->n; i++)
@@ -974,24 +800,6 @@ out:
 	if (H5Fclose(file) < 0)
 		rc = -1;
 	return rc;
-}
-
-/* The MPI job's size its first profile recorded, 0 when none. */
-static int job_size(struct input *in)
-{
-	int64_t v = 0;
-	hid_t a;
-	if (open_input(in) != 0)
-		return 0;
-	if (H5Aexists_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT) > 0 &&
-	    (a = H5Aopen_by_name(in->file, "metadata", "mpi_ranks", H5P_DEFAULT, H5P_DEFAULT)) >=
-		    0) {
-		if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0)
-			v = 0;
-		H5Aclose(a);
-	}
-	close_input(in);
-	return (int)v;
 }
 
 static int by_start(const void *x, const void *y)
@@ -1111,7 +919,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct job j = {&m, in, n, &st, o.ranks ? o.ranks : job_size(&in[0]), NULL};
+		struct job j = {&m, in, n, &st, o.ranks ? o.ranks : (int)in[0].mpi_ranks, NULL};
 		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
 			if (j.fault)
 				fprintf(stderr, "scope-merge: %s: %s; nothing was written\n",
