@@ -1,37 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* scope-merge: combines the profiles of a run's processes into one file. */
+/* The merge: combines the profiles of a run's processes into one file (scope-merge, the last rank).
+ */
 #define _GNU_SOURCE
+#include "merge.h"
+
 #include "columns.h"
 #include "merge_parts.h"
-#include "profile_out.h"
 #include "publish.h"
 #include "reader.h"
 #include "schema.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <libgen.h>
 #include <string.h>
 #include <unistd.h>
-
-static const char usage[] =
-	"usage: scope-merge [options] OUTPUT\n"
-	"       scope-merge [options] -o OUTPUT INPUT...\n"
-	"       scope-merge [options] --parts DIR -o OUTPUT\n"
-	"Combine the profiles of a run's processes into one. With OUTPUT alone, merge\n"
-	"OUTPUT and the parts its run left beside it (OUTPUT-STEM.*.part.h5).\n"
-	"\n"
-	"  -o, --output FILE        the merged profile\n"
-	"      --parts DIR          merge every .h5 file in DIR\n"
-	"      --compression SPEC   auto (default), none, gzip or gzip:LEVEL (1-9)\n"
-	"      --chunk-size N       elements per HDF5 chunk\n"
-	"      --keep               keep the inputs (default: parts are removed once merged)\n"
-	"      --ranks N            an MPI job of N ranks: list the ranks missing in /metadata\n"
-	"  -h, --help               this text\n"
-	"  -V, --version            the version\n";
 
 /*
  * Merging is one pass over the inputs in the order of their first start,
@@ -808,94 +791,15 @@ static int by_start(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-struct options {
-	const char *output, *parts, *compression, *chunk;
-	int keep, ranks;
-	char **inputs;
-	int ninputs;
-};
-
-static void parse(int argc, char **argv, struct options *o)
+int merge_profiles(const struct merge_request *r)
 {
-	enum { PARTS = 256, COMPRESSION, CHUNK, KEEP, RANKS };
-	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
-					      {"parts", required_argument, 0, PARTS},
-					      {"compression", required_argument, 0, COMPRESSION},
-					      {"chunk-size", required_argument, 0, CHUNK},
-					      {"keep", no_argument, 0, KEEP},
-					      {"ranks", required_argument, 0, RANKS},
-					      {"help", no_argument, 0, 'h'},
-					      {"version", no_argument, 0, 'V'},
-					      {0, 0, 0, 0}};
-	int c;
-
-	memset(o, 0, sizeof *o);
-	while ((c = getopt_long(argc, argv, "o:hV", longs, NULL)) != -1) {
-		switch (c) {
-		case 'o': o->output = optarg; break;
-		case PARTS: o->parts = optarg; break;
-		case COMPRESSION: o->compression = optarg; break;
-		case CHUNK: o->chunk = optarg; break;
-		case KEEP: o->keep = 1; break;
-		case RANKS: o->ranks = atoi(optarg); break;
-		case 'h': fputs(usage, stdout); exit(0);
-		case 'V': printf("scope-merge %s\n", SCOPE_VERSION); exit(0);
-		default: fputs("scope-merge: see scope-merge --help\n", stderr); exit(2);
-		}
-	}
-	o->inputs = argv + optind;
-	o->ninputs = argc - optind;
-	if (!o->output && !o->parts && o->ninputs == 1) {
-		o->output = o->inputs[0];
-		o->ninputs = 0;
-	}
-	if (!o->output || (o->parts && o->ninputs) || (!o->parts && !o->ninputs && !o->output)) {
-		fputs("scope-merge: give OUTPUT, or -o OUTPUT with inputs or --parts DIR (see "
-		      "scope-merge --help)\n",
-		      stderr);
-		exit(2);
-	}
-}
-
-/* Exits when the output would replace what it is made of: one of the
- * inputs named (or a link to it), or a file of the parts folder. */
-static void refuse_overwrite(const struct options *o)
-{
-	char *dir = strdup(o->output);
-
-	for (int i = 0; i < o->ninputs; i++)
-		if (rd_same_file(o->output, o->inputs[i])) {
-			fprintf(stderr, "scope-merge: -o %s is the input %s: give another output\n",
-				o->output, o->inputs[i]);
-			exit(2);
-		}
-	if (o->parts && dir && rd_same_file(dirname(dir), o->parts)) {
-		fprintf(stderr,
-			"scope-merge: -o %s is inside --parts %s, whose files it merges: give an "
-			"output outside it\n",
-			o->output, o->parts);
-		exit(2);
-	}
-	free(dir);
-}
-
-int main(int argc, char **argv)
-{
-	struct options o;
-	struct storage st;
+	struct merge_request o = *r;
 	struct merged m = {0};
 	struct input *in = NULL;
 	char **paths, why[512];
 	size_t n;
 	int owned, rc = 1;
 
-	parse(argc, argv, &o);
-	refuse_overwrite(&o);
-	if (storage_parse(&st, o.compression) != 0 || storage_parse_chunk(&st, o.chunk) != 0) {
-		fputs("scope-merge: bad storage setting: use auto, none, gzip or gzip:1..9\n",
-		      stderr);
-		return 2;
-	}
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if (parts_gather(o.output, o.parts, o.inputs, o.ninputs, &paths, &n, &owned) != 0 ||
 	    n == 0) {
@@ -919,7 +823,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	{
-		struct job j = {&m, in, n, &st, o.ranks ? o.ranks : (int)in[0].mpi_ranks, NULL};
+		struct job j = {&m, in, n, o.st, o.ranks ? o.ranks : (int)in[0].mpi_ranks, NULL};
 		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
 			if (j.fault)
 				fprintf(stderr, "scope-merge: %s: %s; nothing was written\n",
@@ -945,4 +849,15 @@ out:
 	free(paths);
 	free(in);
 	return rc;
+}
+
+int merge_ranks(const char *dir, int ranks, const char *output, const void *unused)
+{
+	struct storage st;
+	struct merge_request r = {.output = output, .parts = dir, .st = &st, .ranks = ranks};
+
+	(void)unused;
+	if (storage_parse(&st, NULL) != 0 || storage_parse_chunk(&st, NULL) != 0)
+		return -1;
+	return merge_profiles(&r) == 0 ? 0 : -1;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Writing one-dimensional columns to HDF5 with the storage policy of the profile. */
-#ifndef SCOPE_WRITER_COLUMNS_H
-#define SCOPE_WRITER_COLUMNS_H
+#ifndef SCOPE_LIB_COLUMNS_H
+#define SCOPE_LIB_COLUMNS_H
 
-#include "writer.h"
+#include "storage.h"
+
+#include <stdint.h>
 
 #include <hdf5.h>
 
