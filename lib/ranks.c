@@ -137,11 +137,26 @@ void job_forget(const char *dir)
 		closedir(d);
 }
 
+/* `scope-merge --parts DIR --ranks N -o OUTPUT`, with the program at path. */
+static int merge_by_program(const char *dir, int ranks, const char *output, const void *path)
+{
+	char size[16];
+	char *argv[] = {(char *)path, "--parts", (char *)dir,	 "--ranks",
+			size,	      "-o",	 (char *)output, NULL};
+
+	snprintf(size, sizeof size, "%d", ranks);
+	return run_tool(path, argv);
+}
+
 int job_finish(const struct job *j, const char *output, const char *merge, const char *who)
 {
-	char lock[PATH_MAX + 16], size[16];
-	char *argv[] = {(char *)merge, "--parts", (char *)j->dir, "--ranks",
-			size,	       "-o",	  (char *)output, NULL};
+	return job_finish_with(j, output, merge_by_program, merge, who);
+}
+
+int job_finish_with(const struct job *j, const char *output, job_merge_fn merge, const void *ctx,
+		    const char *who)
+{
+	char lock[PATH_MAX + 16];
 	int fd;
 
 	if (arrivals(j) < j->size)
@@ -151,8 +166,7 @@ int job_finish(const struct job *j, const char *output, const char *merge, const
 	if (fd < 0)
 		return 0; /* another rank found them all at the same moment */
 	close(fd);
-	snprintf(size, sizeof size, "%d", j->size);
-	if (run_tool(merge, argv) != 0) {
+	if (merge(j->dir, j->size, output, ctx) != 0) {
 		fprintf(stderr,
 			"%s: the ranks' profiles are kept in %s (merge them with: "
 			"scope-merge --parts %s -o %s)\n",

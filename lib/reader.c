@@ -23,20 +23,35 @@
 #define CACHE_MAX_BYTES (64u << 20)
 #define CACHE_MAX_SLOTS (1u << 20)
 
-/* Column i of /events is the one enum rd_column's bit i asks for. */
-static const char *const event_names[RD_NCOLUMNS] = {"start_delta", "duration", "thread",
-						     "task",	    "depth",	"flags"};
-enum { C_START, C_DURATION, C_THREAD, C_TASK, C_DEPTH, C_FLAGS };
+/* The fields of each group, from lib/schema.h's lists (here, not through
+ * its tables, so that the fuzzers link the reader alone). */
+struct field {
+	const char *name;
+	enum sc_type type;
+	enum sc_need need;
+};
+#define FIELD(id, name, type, need, unit, what) {name, type, need},
+static const struct field event_fields[SC_NEV] = {SC_EVENT_FIELDS(FIELD)};
+static const struct field process_fields[SC_NPROC] = {SC_PROCESS_FIELDS(FIELD)};
+static const struct field region_fields[SC_NREG] = {SC_REGION_FIELDS(FIELD)};
+static const struct field pair_fields[SC_NPAIR] = {SC_PAIR_FIELDS(FIELD)};
+static const struct field thread_fields[SC_NTHR] = {SC_THREAD_FIELDS(FIELD)};
+static const struct field module_fields[SC_NMOD] = {SC_MODULE_FIELDS(FIELD)};
+#define META_NAME(id, name, ...) [SC_META_##id] = name,
+static const char *const meta_names[SC_NMETA] = {SC_METADATA_FIELDS(META_NAME)};
+#define ROOT_NAME(id, name, ...) [SC_ROOT_##id] = name,
+static const char *const root_names[SC_NROOT] = {SC_ROOT_FIELDS(ROOT_NAME)};
+#define EVENT_NAME(i) (event_fields[i].name)
 
 struct rd_h5 {
 	hid_t file;
-	hid_t events[RD_NCOLUMNS]; /* in the order of event_names */
-	hid_t spaces[RD_NCOLUMNS];
+	hid_t events[SC_NEV]; /* in lib/schema.h's order; -1: an optional one the file lacks */
+	hid_t spaces[SC_NEV];
 	/* Each column is read in its own width (no conversion inside HDF5,
 	 * whose per-read buffers cost more than the widening loop) into
 	 * scratch, then widened to 64 bits. */
-	hid_t memtype[RD_NCOLUMNS];
-	size_t width[RD_NCOLUMNS];
+	hid_t memtype[SC_NEV];
+	size_t width[SC_NEV]; /* 0: not in the file */
 	void *scratch;
 	size_t scratch_cap; /* bytes */
 };
@@ -134,56 +149,104 @@ static int type_fits(hid_t d, enum kind kind, int is_unsigned)
 
 /* ---- Tables ------------------------------------------------------------- */
 
+/* A field of a table and where its values go in the row struct; the
+ * name, type and need are lib/schema.h's for field id. */
 struct column_spec {
-	const char *name;
-	enum kind kind;
-	size_t offset; /* of the field in the row struct */
-	int optional;  /* files written before it was added lack it: "" or 0 */
+	int id;
+	size_t offset;
+	int64_t fill; /* an optional column the file lacks: every row's number; strings are "" */
 };
 
 /* clang-format off */
-#define COL(type, field, kind) {#field, kind, offsetof(type, field), 0}
-#define OPT(type, field, kind) {#field, kind, offsetof(type, field), 1}
+#define COL(prefix, id, type, field) {SC_##prefix##_##id, offsetof(type, field), 0}
+#define OPT(prefix, id, type, field, fill) {SC_##prefix##_##id, offsetof(type, field), fill}
 /* clang-format on */
 
+/* Every field of each table has its place in the row struct: a column
+ * added to lib/schema.h stops the build until it has one. */
 static const struct column_spec process_columns[] = {
-	COL(struct rd_process, pid, K_I64),	  COL(struct rd_process, parent, K_I64),
-	COL(struct rd_process, rank, K_I64),	  COL(struct rd_process, executable, K_STR),
-	COL(struct rd_process, arguments, K_STR), COL(struct rd_process, start, K_U64),
-	COL(struct rd_process, end, K_U64),	  COL(struct rd_process, exit_status, K_I64),
-	COL(struct rd_process, lost, K_U64),	  OPT(struct rd_process, host, K_STR),
+	COL(PROC, PID, struct rd_process, pid),
+	OPT(PROC, PPID, struct rd_process, ppid, -1),
+	COL(PROC, PARENT, struct rd_process, parent),
+	COL(PROC, RANK, struct rd_process, rank),
+	COL(PROC, EXECUTABLE, struct rd_process, executable),
+	COL(PROC, ARGUMENTS, struct rd_process, arguments),
+	COL(PROC, START, struct rd_process, start),
+	COL(PROC, END, struct rd_process, end),
+	COL(PROC, EXIT_STATUS, struct rd_process, exit_status),
+	OPT(PROC, EXIT_SIGNAL, struct rd_process, exit_signal, 0),
+	COL(PROC, LOST, struct rd_process, lost),
+	OPT(PROC, EXEC, struct rd_process, exec, 0),
+	OPT(PROC, COMPLETE, struct rd_process, complete, 0),
+	OPT(PROC, HOST, struct rd_process, host, 0),
 };
 static const struct column_spec region_columns[] = {
-	COL(struct rd_region, name, K_STR),   COL(struct rd_region, module, K_STR),
-	COL(struct rd_region, offset, K_U64), COL(struct rd_region, file, K_STR),
-	COL(struct rd_region, line, K_U64),   COL(struct rd_region, kind, K_STR),
+	COL(REG, NAME, struct rd_region, name),	    COL(REG, MODULE, struct rd_region, module),
+	COL(REG, OFFSET, struct rd_region, offset), COL(REG, FILE, struct rd_region, file),
+	COL(REG, LINE, struct rd_region, line),	    COL(REG, KIND, struct rd_region, kind),
 };
 static const struct column_spec pair_columns[] = {
-	COL(struct rd_pair, process, K_U64),	COL(struct rd_pair, region, K_U64),
-	COL(struct rd_pair, first, K_U64),	COL(struct rd_pair, count, K_U64),
-	COL(struct rd_pair, total_ns, K_U64),	COL(struct rd_pair, self_ns, K_U64),
-	COL(struct rd_pair, min_ns, K_U64),	COL(struct rd_pair, max_ns, K_U64),
-	OPT(struct rd_pair, bytes_sent, K_U64), OPT(struct rd_pair, bytes_received, K_U64),
+	COL(PAIR, PROCESS, struct rd_pair, process),
+	COL(PAIR, REGION, struct rd_pair, region),
+	COL(PAIR, FIRST, struct rd_pair, first),
+	COL(PAIR, COUNT, struct rd_pair, count),
+	COL(PAIR, TOTAL_NS, struct rd_pair, total_ns),
+	COL(PAIR, SELF_NS, struct rd_pair, self_ns),
+	COL(PAIR, MIN_NS, struct rd_pair, min_ns),
+	COL(PAIR, MAX_NS, struct rd_pair, max_ns),
+	OPT(PAIR, BYTES_SENT, struct rd_pair, bytes_sent, 0),
+	OPT(PAIR, BYTES_RECEIVED, struct rd_pair, bytes_received, 0),
 };
 static const struct column_spec lane_columns[] = {
-	COL(struct rd_lane, tid, K_U64),    COL(struct rd_lane, name, K_STR),
-	COL(struct rd_lane, parent, K_I64), COL(struct rd_lane, start, K_U64),
-	COL(struct rd_lane, end, K_U64),
+	COL(THR, TID, struct rd_lane, tid),	  COL(THR, NAME, struct rd_lane, name),
+	COL(THR, PARENT, struct rd_lane, parent), COL(THR, START, struct rd_lane, start),
+	COL(THR, END, struct rd_lane, end),
+};
+static const struct column_spec module_columns[] = {
+	COL(MOD, PATH, struct rd_module, path),		COL(MOD, BIAS, struct rd_module, bias),
+	OPT(MOD, LOW, struct rd_module, lo, 0),		OPT(MOD, HIGH, struct rd_module, hi, 0),
+	COL(MOD, BUILD_ID, struct rd_module, build_id),
 };
 #define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+/* In the order of lib/schema.h's lists: spec[id] is field id's (rd_open checks). */
+_Static_assert(NCOLS(process_columns) == SC_NPROC, "a /processes column without a field");
+_Static_assert(NCOLS(region_columns) == SC_NREG, "a /regions column without a field");
+_Static_assert(NCOLS(pair_columns) == SC_NPAIR, "a /pairs column without a field");
+_Static_assert(NCOLS(lane_columns) == SC_NTHR, "a lanes/threads column without a field");
+_Static_assert(NCOLS(module_columns) == SC_NMOD, "a modules column without a field");
+
+/* How a field is read: integers of any width and sign as 64-bit numbers
+ * (signed ones as int64), strings as copies. */
+static enum kind kind_of(const struct field *f)
+{
+	return f->type == SC_STRING			    ? K_STR
+	       : f->type == SC_INT32 || f->type == SC_INT64 ? K_I64
+							    : K_U64;
+}
 
 struct table {
 	const char *path; /* "/pairs" */
+	const struct field *fields;
 	const struct column_spec *cols;
 	size_t ncols, stride;
 	void *rows;
 	size_t n;
 };
 
+static enum kind col_kind(const struct table *t, const struct column_spec *c)
+{
+	return kind_of(&t->fields[c->id]);
+}
+
+static const char *col_name(const struct table *t, const struct column_spec *c)
+{
+	return t->fields[c->id].name;
+}
+
 static void table_free(struct table *t)
 {
 	for (size_t c = 0; t->rows && c < t->ncols; c++) {
-		if (t->cols[c].kind != K_STR)
+		if (col_kind(t, &t->cols[c]) != K_STR)
 			continue;
 		for (size_t i = 0; i < t->n; i++)
 			free(*(char **)((char *)t->rows + i * t->stride + t->cols[c].offset));
@@ -240,7 +303,7 @@ static int read_numbers(struct rd_profile *p, hid_t d, const char *path, struct 
 			const struct column_spec *c)
 {
 	uint64_t *v = malloc((t->n ? t->n : 1) * sizeof *v);
-	hid_t mt = c->kind == K_U64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
+	hid_t mt = col_kind(t, c) == K_U64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
 
 	if (!v)
 		return fail(p, "out of memory reading %s", path);
@@ -295,15 +358,15 @@ static int check_column(struct rd_profile *p, hid_t d, const char *path, struct 
 
 	if (n < 0)
 		return fail(p, "%s is not a one-dimensional column", path);
-	if (!type_fits(d, c->kind, 0))
+	if (!type_fits(d, col_kind(t, c), 0))
 		return fail(p, "%s is not a column of %s", path,
-			    c->kind == K_STR ? "variable-length strings" : "integers");
-	if (c->kind != K_STR && storage_fits(p, d, path, (uint64_t)n) != 0)
+			    col_kind(t, c) == K_STR ? "variable-length strings" : "integers");
+	if (col_kind(t, c) != K_STR && storage_fits(p, d, path, (uint64_t)n) != 0)
 		return -1;
 	if (t->rows) {
 		if ((uint64_t)n != t->n)
 			return fail(p, "%s has %lld rows, %s/%s has %zu", path, (long long)n,
-				    t->path, t->cols[0].name, t->n);
+				    t->path, col_name(t, &t->cols[0]), t->n);
 		return 0;
 	}
 	if (plausible(p, d, path, (uint64_t)n) != 0)
@@ -314,14 +377,18 @@ static int check_column(struct rd_profile *p, hid_t d, const char *path, struct 
 	return 0;
 }
 
-/* An optional column the file lacks: its numbers stay 0, its strings are "". */
+/* An optional column the file lacks: its numbers are c->fill, its strings "". */
 static int absent_column(struct rd_profile *p, struct table *t, const struct column_spec *c)
 {
-	for (size_t i = 0; c->kind == K_STR && i < t->n; i++) {
-		char *s = strdup("");
-		if (!s)
+	for (size_t i = 0; i < t->n; i++) {
+		char *row = (char *)t->rows + i * t->stride + c->offset, *s;
+		if (col_kind(t, c) != K_STR) {
+			memcpy(row, &c->fill, sizeof c->fill);
+			continue;
+		}
+		if (!(s = strdup("")))
 			return fail(p, "out of memory reading %s", t->path);
-		memcpy((char *)t->rows + i * t->stride + c->offset, &s, sizeof s);
+		memcpy(row, &s, sizeof s);
 	}
 	return 0;
 }
@@ -333,16 +400,16 @@ static int read_column(struct rd_profile *p, hid_t g, struct table *t, const str
 	hid_t d;
 	int rc;
 
-	snprintf(path, sizeof path, "%s/%s", t->path, c->name);
-	if (c->optional && H5Lexists(g, c->name, H5P_DEFAULT) <= 0)
+	snprintf(path, sizeof path, "%s/%s", t->path, col_name(t, c));
+	if (t->fields[c->id].need == SC_OPTIONAL && H5Lexists(g, col_name(t, c), H5P_DEFAULT) <= 0)
 		return absent_column(p, t, c);
-	d = open_object(p, g, path, c->name, 0);
+	d = open_object(p, g, path, col_name(t, c), 0);
 	if (d < 0)
 		return -1;
 	rc = check_column(p, d, path, t, c);
 	if (rc == 0)
-		rc = c->kind == K_STR ? read_strings(p, d, path, t, c)
-				      : read_numbers(p, d, path, t, c);
+		rc = col_kind(t, c) == K_STR ? read_strings(p, d, path, t, c)
+					     : read_numbers(p, d, path, t, c);
 	H5Oclose(d);
 	return rc;
 }
@@ -410,6 +477,20 @@ static double attr_double(hid_t obj, const char *name)
 	return v;
 }
 
+/* An integer attribute as int64 (HDF5 converts any numeric type); 0 when absent or unreadable. */
+static int64_t attr_int64(hid_t obj, const char *name)
+{
+	hid_t a = open_scalar_attr(obj, name);
+	int64_t v = 0;
+
+	if (a < 0)
+		return 0;
+	if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0)
+		v = 0;
+	H5Aclose(a);
+	return v;
+}
+
 /* A variable-length string attribute, copied; "" when absent or another type. NULL only
  * when out of memory. */
 static char *attr_string(hid_t obj, const char *name)
@@ -444,23 +525,33 @@ static int check_schema(struct rd_profile *p)
 	char *unit;
 	int rc;
 
-	if (H5Aexists(root, "schema") <= 0)
+	if (H5Aexists(root, root_names[SC_ROOT_SCHEMA]) <= 0)
 		return fail(p, "not a scope profile (no schema attribute)");
-	a = open_scalar_attr(root, "schema");
+	a = open_scalar_attr(root, root_names[SC_ROOT_SCHEMA]);
 	if (a < 0 || attr_class(a) != H5T_INTEGER || H5Aread(a, H5T_NATIVE_INT64, &schema) < 0) {
 		if (a >= 0)
 			H5Aclose(a);
 		return fail(p, "the schema attribute is not an integer");
 	}
 	H5Aclose(a);
-	if (schema != RD_SCHEMA)
-		return fail(p, "schema %lld is not supported (this scope reads schema %d)",
-			    (long long)schema, RD_SCHEMA);
-	unit = attr_string(root, "time_unit");
+	if (schema < SC_SCHEMA_OLDEST || schema > SC_SCHEMA)
+		return SC_SCHEMA_OLDEST == SC_SCHEMA
+			       ? fail(p,
+				      "schema %lld is not supported (this scope reads schema %d)",
+				      (long long)schema, SC_SCHEMA)
+			       : fail(p,
+				      "schema %lld is not supported (this scope reads schemas %d "
+				      "to "
+				      "%d)",
+				      (long long)schema, SC_SCHEMA_OLDEST, SC_SCHEMA);
+	unit = attr_string(root, root_names[SC_ROOT_TIME_UNIT]);
 	if (!unit)
 		return fail(p, "out of memory");
-	rc = *unit && strcmp(unit, "ns") != 0
-		     ? fail(p, "time unit '%.32s' is not supported (this scope reads ns)", unit)
+	rc = *unit && strcmp(unit, SC_TIME_UNIT) != 0
+		     ? fail(p,
+			    "time unit '%.32s' is not supported (this scope reads " SC_TIME_UNIT
+			    ")",
+			    unit)
 		     : 0;
 	free(unit);
 	return rc;
@@ -472,18 +563,19 @@ static int read_meta(struct rd_profile *p)
 	double lost;
 	hid_t m;
 
-	if (H5Lexists(p->h5->file, "metadata", H5P_DEFAULT) <= 0 ||
-	    (m = H5Oopen(p->h5->file, "metadata", H5P_DEFAULT)) < 0)
+	if (H5Lexists(p->h5->file, SC_METADATA, H5P_DEFAULT) <= 0 ||
+	    (m = H5Oopen(p->h5->file, SC_METADATA, H5P_DEFAULT)) < 0)
 		m = H5Gopen2(p->h5->file, "/", H5P_DEFAULT); /* read as absent */
-	md->wall_seconds = attr_double(m, "wall_seconds");
-	md->cpu_seconds = attr_double(m, "cpu_seconds");
-	md->peak_rss_bytes = attr_double(m, "peak_rss_bytes");
-	lost = attr_double(m, "lost_records");
+	md->wall_seconds = attr_double(m, meta_names[SC_META_WALL_SECONDS]);
+	md->cpu_seconds = attr_double(m, meta_names[SC_META_CPU_SECONDS]);
+	md->peak_rss_bytes = attr_double(m, meta_names[SC_META_PEAK_RSS_BYTES]);
+	lost = attr_double(m, meta_names[SC_META_LOST_RECORDS]);
 	md->lost_records = lost > 0 ? (uint64_t)lost : 0;
-	md->command_line = attr_string(m, "command_line");
-	md->host = attr_string(m, "host");
-	md->start_time_utc = attr_string(m, "start_time_utc");
-	md->clock_source = attr_string(m, "clock_source");
+	md->mpi_ranks = attr_int64(m, meta_names[SC_META_MPI_RANKS]);
+	md->command_line = attr_string(m, meta_names[SC_META_COMMAND_LINE]);
+	md->host = attr_string(m, meta_names[SC_META_HOST]);
+	md->start_time_utc = attr_string(m, meta_names[SC_META_START_TIME_UTC]);
+	md->clock_source = attr_string(m, meta_names[SC_META_CLOCK_SOURCE]);
 	H5Oclose(m);
 	if (!md->command_line || !md->host || !md->start_time_utc || !md->clock_source)
 		return fail(p, "out of memory");
@@ -496,9 +588,14 @@ static int read_lanes(struct rd_profile *p)
 {
 	for (size_t i = 0; i < p->nprocesses; i++) {
 		char path[64];
-		struct table t = {
-			path, lane_columns, NCOLS(lane_columns), sizeof(struct rd_lane), NULL, 0};
-		snprintf(path, sizeof path, "/process%zu/lanes/threads", i);
+		struct table t = {path,
+				  thread_fields,
+				  lane_columns,
+				  NCOLS(lane_columns),
+				  sizeof(struct rd_lane),
+				  NULL,
+				  0};
+		snprintf(path, sizeof path, "/" SC_PROCESS_N "/" SC_LANES "/" SC_THREADS, i);
 		if (read_table(p, &t) != 0) {
 			table_free(&t);
 			return -1;
@@ -531,17 +628,19 @@ static int open_events(struct rd_profile *p)
 	int64_t n0 = -1;
 	int rc = 0;
 
-	if (H5Lexists(p->h5->file, "events", H5P_DEFAULT) <= 0)
+	if (H5Lexists(p->h5->file, SC_EVENTS, H5P_DEFAULT) <= 0)
 		return 0; /* aggregate only */
-	g = open_group(p, "events");
+	g = open_group(p, SC_EVENTS);
 	if (g < 0)
 		return -1;
-	for (int i = 0; i < RD_NCOLUMNS && rc == 0; i++) {
-		const char *name = event_names[i];
+	for (int i = 0; i < SC_NEV && rc == 0; i++) {
+		const char *name = EVENT_NAME(i);
 		char path[64];
 		hid_t o;
 		int64_t n;
-		snprintf(path, sizeof path, "/events/%s", name);
+		snprintf(path, sizeof path, "/" SC_EVENTS "/%s", name);
+		if (event_fields[i].need == SC_OPTIONAL && H5Lexists(g, name, H5P_DEFAULT) <= 0)
+			continue;
 		if ((o = open_object(p, g, path, name, 0)) < 0) {
 			rc = -1;
 			break;
@@ -557,7 +656,7 @@ static int open_events(struct rd_profile *p)
 			rc = -1;
 		else if (n0 >= 0 && n != n0)
 			rc = fail(p, "/events/%s has %lld rows, /events/%s has %lld", name,
-				  (long long)n, event_names[0], (long long)n0);
+				  (long long)n, EVENT_NAME(0), (long long)n0);
 		else if ((p->h5->spaces[i] = H5Dget_space(p->h5->events[i])) < 0)
 			rc = fail(p, "/events/%s cannot be read", name);
 		else
@@ -608,15 +707,17 @@ static int cache_size(hid_t d, uint64_t nevents, size_t readers, size_t *bytes, 
  */
 int rd_cache(struct rd_profile *p, size_t readers)
 {
-	for (int i = 0; p->has_events && i < RD_NCOLUMNS; i++) {
+	for (int i = 0; p->has_events && i < SC_NEV; i++) {
 		char path[64];
 		size_t bytes, slots;
 		hid_t dapl, d;
+		if (p->h5->events[i] < 0)
+			continue;
 		if (cache_size(p->h5->events[i], p->nevents, readers, &bytes, &slots) != 0)
-			return fail(p, "/events/%s cannot be read", event_names[i]);
+			return fail(p, "/events/%s cannot be read", EVENT_NAME(i));
 		if (!bytes)
 			continue;
-		snprintf(path, sizeof path, "/events/%s", event_names[i]);
+		snprintf(path, sizeof path, "/" SC_EVENTS "/%s", EVENT_NAME(i));
 		dapl = H5Pcreate(H5P_DATASET_ACCESS);
 		d = dapl >= 0 && H5Pset_chunk_cache(dapl, slots, bytes, 1.0) >= 0
 			    ? H5Dopen2(p->h5->file, path, dapl)
@@ -686,23 +787,54 @@ int rd_same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* Whether every spec lists its fields in lib/schema.h's order, as the
+ * lookups by id want: a list out of order fails every open at once. */
+static int specs_in_order(void)
+{
+	static const struct {
+		const struct column_spec *cols;
+		size_t n;
+	} specs[] = {{process_columns, SC_NPROC},
+		     {region_columns, SC_NREG},
+		     {pair_columns, SC_NPAIR},
+		     {lane_columns, SC_NTHR},
+		     {module_columns, SC_NMOD}};
+	for (size_t s = 0; s < sizeof specs / sizeof *specs; s++)
+		for (size_t i = 0; i < specs[s].n; i++)
+			if (specs[s].cols[i].id != (int)i)
+				return 0;
+	return 1;
+}
+
 static int load(struct rd_profile *p, const char *path)
 {
-	struct table processes = {"/processes",
+	struct table processes = {"/" SC_PROCESSES,
+				  process_fields,
 				  process_columns,
 				  NCOLS(process_columns),
 				  sizeof(struct rd_process),
 				  NULL,
 				  0};
-	struct table regions = {
-		"/regions", region_columns, NCOLS(region_columns), sizeof(struct rd_region), NULL,
-		0};
-	struct table pairs = {
-		"/pairs", pair_columns, NCOLS(pair_columns), sizeof(struct rd_pair), NULL, 0};
+	struct table regions = {"/" SC_REGIONS,
+				region_fields,
+				region_columns,
+				NCOLS(region_columns),
+				sizeof(struct rd_region),
+				NULL,
+				0};
+	struct table pairs = {"/" SC_PAIRS,
+			      pair_fields,
+			      pair_columns,
+			      NCOLS(pair_columns),
+			      sizeof(struct rd_pair),
+			      NULL,
+			      0};
 	const char *why = rd_not_a_file(path);
 	htri_t is;
 	int rc;
 
+	if (!specs_in_order())
+		return fail(p, "the reader's column lists are not in lib/schema.h's order");
 	if (why)
 		return fail(p, "%s", why);
 	is = H5Fis_hdf5(path);
@@ -726,8 +858,8 @@ static int load(struct rd_profile *p, const char *path)
 		rc = read_table(p, &pairs);
 		p->pairs = pairs.rows;
 		p->npairs = pairs.n;
-		p->has_bytes = H5Lexists(p->h5->file, "/pairs/bytes_sent", H5P_DEFAULT) > 0 &&
-			       H5Lexists(p->h5->file, "/pairs/bytes_received", H5P_DEFAULT) > 0;
+		p->has_bytes = rd_has(p, "/" SC_PAIRS "/bytes_sent") &&
+			       rd_has(p, "/" SC_PAIRS "/bytes_received");
 	}
 	if (rc != 0)
 		return -1;
@@ -747,7 +879,7 @@ struct rd_profile *rd_open(const char *path, char *err, size_t errcap)
 		return NULL;
 	}
 	p->h5->file = -1;
-	for (int i = 0; i < RD_NCOLUMNS; i++)
+	for (int i = 0; i < SC_NEV; i++)
 		p->h5->events[i] = p->h5->spaces[i] = -1;
 	if (load(p, path) != 0) {
 		snprintf(err, errcap, "%s", p->err[0] ? p->err : "cannot be read");
@@ -757,10 +889,10 @@ struct rd_profile *rd_open(const char *path, char *err, size_t errcap)
 	return p;
 }
 
-static void free_rows(const struct column_spec *cols, size_t ncols, size_t stride, void *rows,
-		      size_t n)
+static void free_rows(const struct field *fields, const struct column_spec *cols, size_t ncols,
+		      size_t stride, void *rows, size_t n)
 {
-	struct table t = {"", cols, ncols, stride, rows, n};
+	struct table t = {"", fields, cols, ncols, stride, rows, n};
 	table_free(&t);
 }
 
@@ -769,19 +901,19 @@ void rd_close(struct rd_profile *p)
 	if (!p)
 		return;
 	for (size_t i = 0; p->processes && i < p->nprocesses; i++)
-		free_rows(lane_columns, NCOLS(lane_columns), sizeof(struct rd_lane),
+		free_rows(thread_fields, lane_columns, NCOLS(lane_columns), sizeof(struct rd_lane),
 			  p->processes[i].lanes, p->processes[i].nlanes);
-	free_rows(process_columns, NCOLS(process_columns), sizeof(struct rd_process), p->processes,
-		  p->nprocesses);
-	free_rows(region_columns, NCOLS(region_columns), sizeof(struct rd_region), p->regions,
-		  p->nregions);
+	free_rows(process_fields, process_columns, NCOLS(process_columns),
+		  sizeof(struct rd_process), p->processes, p->nprocesses);
+	free_rows(region_fields, region_columns, NCOLS(region_columns), sizeof(struct rd_region),
+		  p->regions, p->nregions);
 	free(p->pairs);
 	free(p->meta.command_line);
 	free(p->meta.host);
 	free(p->meta.start_time_utc);
 	free(p->meta.clock_source);
 	if (p->h5) {
-		for (int i = 0; i < RD_NCOLUMNS; i++) {
+		for (int i = 0; i < SC_NEV; i++) {
 			if (p->h5->spaces[i] >= 0)
 				H5Sclose(p->h5->spaces[i]);
 			if (p->h5->events[i] >= 0)
@@ -876,7 +1008,7 @@ static int read_slice(struct rd_profile *p, int i, hsize_t off, hsize_t n, hid_t
 	}
 	if (H5Sselect_hyperslab(h->spaces[i], H5S_SELECT_SET, &off, NULL, &n, NULL) < 0 ||
 	    H5Dread(h->events[i], h->memtype[i], mem, h->spaces[i], H5P_DEFAULT, h->scratch) < 0)
-		return fail(p, "/events/%s rows [%llu, %llu) cannot be read", event_names[i],
+		return fail(p, "/events/%s rows [%llu, %llu) cannot be read", EVENT_NAME(i),
 			    (unsigned long long)off, (unsigned long long)(off + n));
 	widen(to, h->scratch, h->width[i], (size_t)n);
 	return 0;
@@ -917,19 +1049,19 @@ int rd_cursor_next(struct rd_cursor *c, struct rd_event *e)
 	i = c->pos++;
 	row = c->row - c->len + i;
 	memset(e, 0, sizeof *e);
-	if (c->buf[C_START]) {
-		if (c->start > UINT64_MAX - c->buf[C_START][i])
-			return fail(c->p, "/events/start_delta row %llu: the start passes 2^64 ns",
-				    (unsigned long long)row);
-		c->start += c->buf[C_START][i];
+	if (c->buf[SC_EV_START_DELTA]) {
+		if (c->start > UINT64_MAX - c->buf[SC_EV_START_DELTA][i])
+			return fail(c->p, "/events/%s row %llu: the start passes 2^64 ns",
+				    EVENT_NAME(SC_EV_START_DELTA), (unsigned long long)row);
+		c->start += c->buf[SC_EV_START_DELTA][i];
 		e->start = c->start;
 	}
-	e->duration = c->buf[C_DURATION] ? c->buf[C_DURATION][i] : 0;
-	e->thread = c->buf[C_THREAD] ? c->buf[C_THREAD][i] : 0;
-	e->task = c->buf[C_TASK] ? c->buf[C_TASK][i] : 0;
-	e->depth = c->buf[C_DEPTH] ? c->buf[C_DEPTH][i] : 0;
-	e->flags = c->buf[C_FLAGS] ? (uint8_t)c->buf[C_FLAGS][i] : 0;
-	if (c->buf[C_THREAD] && e->thread >= c->nlanes)
+	e->duration = c->buf[SC_EV_DURATION] ? c->buf[SC_EV_DURATION][i] : 0;
+	e->thread = c->buf[SC_EV_THREAD] ? c->buf[SC_EV_THREAD][i] : 0;
+	e->task = c->buf[SC_EV_TASK] ? c->buf[SC_EV_TASK][i] : 0;
+	e->depth = c->buf[SC_EV_DEPTH] ? c->buf[SC_EV_DEPTH][i] : 0;
+	e->flags = c->buf[SC_EV_FLAGS] ? (uint8_t)c->buf[SC_EV_FLAGS][i] : 0;
+	if (c->buf[SC_EV_THREAD] && e->thread >= c->nlanes)
 		return fail(c->p,
 			    "/events/thread row %llu: lane %llu is out of range (process %llu has "
 			    "%llu lanes)",
@@ -970,4 +1102,117 @@ int rd_check(const char *path, char *err, size_t errcap)
 		snprintf(err, errcap, "%s", p->err);
 	rd_close(p);
 	return rc;
+}
+
+/* ---- Raw access --------------------------------------------------------- */
+
+const void *rd_process_field(const struct rd_process *r, int id)
+{
+	return (const char *)r + process_columns[id].offset;
+}
+
+const void *rd_pair_field(const struct rd_pair *r, int id)
+{
+	return (const char *)r + pair_columns[id].offset;
+}
+
+int rd_has(const struct rd_profile *p, const char *path)
+{
+	return H5Lexists(p->h5->file, path, H5P_DEFAULT) > 0;
+}
+
+/* Appends the rows of table t to *mods (t's rows are then *mods'). */
+static int append_modules(struct rd_profile *p, struct table *t, struct rd_module **mods, size_t *n)
+{
+	struct rd_module *grown;
+
+	if (t->n >= SIZE_MAX / sizeof *grown - *n - 1 ||
+	    !(grown = realloc(*mods, (*n + t->n + 1) * sizeof *grown)))
+		return fail(p, "out of memory reading %s", t->path);
+	memcpy(grown + *n, t->rows, t->n * sizeof *grown);
+	*mods = grown;
+	*n += t->n;
+	free(t->rows);
+	t->rows = NULL;
+	t->n = 0;
+	return 0;
+}
+
+int rd_modules(struct rd_profile *p, struct rd_module **mods, size_t *n)
+{
+	int rc = 0;
+
+	*mods = NULL;
+	*n = 0;
+	for (size_t i = 0; i < p->nprocesses && rc == 0; i++) {
+		char proc[32], path[64];
+		struct table t = {path,
+				  module_fields,
+				  module_columns,
+				  NCOLS(module_columns),
+				  sizeof **mods,
+				  NULL,
+				  0};
+		snprintf(proc, sizeof proc, SC_PROCESS_N, i);
+		snprintf(path, sizeof path, "/%s/" SC_MODULES, proc);
+		if (!rd_has(p, proc) || !rd_has(p, path + 1))
+			continue; /* no table: nothing to add */
+		rc = read_table(p, &t);
+		if (rc == 0)
+			rc = append_modules(p, &t, mods, n);
+		table_free(&t);
+	}
+	if (rc != 0) {
+		rd_modules_free(*mods, *n);
+		*mods = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void rd_modules_free(struct rd_module *mods, size_t n)
+{
+	for (size_t i = 0; mods && i < n; i++) {
+		free(mods[i].path);
+		free(mods[i].build_id);
+	}
+	free(mods);
+}
+
+int rd_event_width(const struct rd_profile *p, int col)
+{
+	return p->has_events && col >= 0 && col < SC_NEV ? (int)p->h5->width[col] : 0;
+}
+
+int rd_event_rows(struct rd_profile *p, int col, uint64_t off, uint64_t n, int width, void *to)
+{
+	struct rd_h5 *h = p->h5;
+	hsize_t start = off, len = n;
+	hid_t mem, type = width == 1   ? H5T_NATIVE_UINT8
+			  : width == 2 ? H5T_NATIVE_UINT16
+			  : width == 4 ? H5T_NATIVE_UINT32
+				       : H5T_NATIVE_UINT64;
+	int rc = 0;
+
+	if (!rd_event_width(p, col))
+		return fail(p, "/events/%s is missing",
+			    col >= 0 && col < SC_NEV ? EVENT_NAME(col) : "?");
+	if (n == 0)
+		return 0;
+	mem = H5Screate_simple(1, &len, NULL);
+	if (mem < 0 ||
+	    H5Sselect_hyperslab(h->spaces[col], H5S_SELECT_SET, &start, NULL, &len, NULL) < 0 ||
+	    H5Dread(h->events[col], type, mem, h->spaces[col], H5P_DEFAULT, to) < 0)
+		rc = fail(p, "/events/%s rows [%llu, %llu) cannot be read", EVENT_NAME(col),
+			  (unsigned long long)off, (unsigned long long)(off + n));
+	if (mem >= 0)
+		H5Sclose(mem);
+	return rc;
+}
+
+_Static_assert(sizeof(hid_t) == sizeof(int64_t), "rd_copy takes a hid_t as int64_t");
+
+int rd_copy(struct rd_profile *p, const char *name, int64_t to, const char *as)
+{
+	return H5Ocopy(p->h5->file, name, (hid_t)to, as, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
 }

@@ -3,10 +3,12 @@
 #ifndef SCOPE_LIB_READER_H
 #define SCOPE_LIB_READER_H
 
+#include "schema.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-#define RD_SCHEMA  3
+#define RD_SCHEMA  SC_SCHEMA
 #define RD_ERR_MAX 512
 
 /* A row of /process<N>/lanes/threads. */
@@ -19,10 +21,12 @@ struct rd_lane {
 
 /* A row of /processes, with its thread lanes. */
 struct rd_process {
-	int64_t pid, parent, rank, exit_status;
+	int64_t pid, ppid, parent, rank, exit_status, exit_signal;
 	uint64_t start, end, lost; /* unix ns; end >= start */
+	uint64_t exec, complete;
 	char *executable, *arguments;
 	char *host; /* "" when the file has no /processes/host */
+	/* ppid is -1, exit_signal, exec and complete 0 in files without them */
 	struct rd_lane *lanes;
 	size_t nlanes;
 };
@@ -45,6 +49,7 @@ struct rd_pair {
 struct rd_meta {
 	double wall_seconds, cpu_seconds, peak_rss_bytes;
 	uint64_t lost_records;
+	int64_t mpi_ranks; /* the MPI job's size, 0 when not a job's */
 	char *command_line, *host, *start_time_utc, *clock_source;
 };
 
@@ -66,7 +71,8 @@ struct rd_profile {
 	struct rd_h5 *h5;
 };
 
-/* Event columns, to choose which a cursor reads. */
+/* Event columns, to choose which a cursor reads: bit i is column i of
+ * /events in lib/schema.h's order, the required ones. */
 enum rd_column {
 	RD_START = 1 << 0, /* start_delta, decoded into start */
 	RD_DURATION = 1 << 1,
@@ -77,6 +83,8 @@ enum rd_column {
 	RD_ALL = (1 << 6) - 1,
 };
 #define RD_NCOLUMNS 6
+_Static_assert(RD_NCOLUMNS == SC_EV_FLAGS + 1 && SC_EV_START_DELTA == 0,
+	       "a cursor reads the required /events columns, first in lib/schema.h's order");
 
 #define RD_FLAG_UNFINISHED 1u /* the call never returned */
 
@@ -138,6 +146,45 @@ int rd_check_events(struct rd_profile *p, unsigned columns);
  * it: the whole of what a reader may meet. For tests and fuzzers. Returns
  * 0, or -1 with the reason in err. */
 int rd_check(const char *path, char *err, size_t errcap);
+
+/* ---- Raw access, for the programs that transform profiles -------------- */
+
+/* A row of /process<N>/modules. */
+struct rd_module {
+	char *path, *build_id; /* build_id: hex, "" when none was recorded */
+	uint64_t bias, lo, hi; /* lo and hi are 0 in files without them */
+};
+
+/*
+ * Reads the /process<N>/modules tables of every process into one array,
+ * process after process (a process without a table adds nothing). Returns
+ * 0, or -1 with the reason in p->err (a table whose columns are missing,
+ * mistyped or of different lengths).
+ */
+int rd_modules(struct rd_profile *p, struct rd_module **mods, size_t *n);
+void rd_modules_free(struct rd_module *mods, size_t n);
+
+/* Where field id of a row is (enum sc_proc, enum sc_pair): an int64_t,
+ * a uint64_t or a char * as lib/schema.h types the column (signed
+ * integers, unsigned ones, strings). */
+const void *rd_process_field(const struct rd_process *r, int id);
+const void *rd_pair_field(const struct rd_pair *r, int id);
+
+/* Whether the object at path ("/processes/host") is in the file. */
+int rd_has(const struct rd_profile *p, const char *path);
+
+/* The width in bytes (1, 2, 4 or 8) in which /events column col
+ * (enum sc_ev) is stored; 0 when the file lacks it. */
+int rd_event_width(const struct rd_profile *p, int col);
+
+/* Reads rows [off, off + n) of /events column col as unsigned integers of
+ * width bytes into to. Returns 0, or -1 with the reason in p->err. */
+int rd_event_rows(struct rd_profile *p, int col, uint64_t off, uint64_t n, int width, void *to);
+
+/* Copies the object name of the profile (a group with all it holds, its
+ * attributes included) to the HDF5 location to (a hid_t) as as. Returns
+ * 0, or -1. */
+int rd_copy(struct rd_profile *p, const char *name, int64_t to, const char *as);
 
 /* Why path cannot be read as a file without blocking: strerror of stat's
  * error ("No such file or directory"), "is a directory" or "not a regular

@@ -3,10 +3,10 @@
 # one test per group of it, unit-GROUP; `unit --list` names the groups, which
 # cases-agree holds against the tests. The writer's files under test are
 # compiled into it from writer/, as fuzz.cmake does for the arena harness, and
-# reached only through writer.h, spill.h and columns.h. Included from
+# reached only through writer.h, spill.h and lib/columns.h. Included from
 # tests/CMakeLists.txt.
 
-set(unit_writer arena_read collect columns events fail phase spill stream)
+set(unit_writer arena_read collect events fail phase spill stream)
 set(unit_srcs unit/unit.c unit/columns.c unit/format.c unit/spill.c unit/storage.c unit/tick.c)
 foreach(f IN LISTS unit_writer)
   list(APPEND unit_srcs ${PROJECT_SOURCE_DIR}/writer/${f}.c)
@@ -14,7 +14,7 @@ endforeach()
 add_executable(unit ${unit_srcs})
 target_include_directories(unit PRIVATE ${PROJECT_SOURCE_DIR}/writer ${PROJECT_SOURCE_DIR}/include
   ${HDF5_INCLUDE_DIRS})
-target_link_libraries(unit PRIVATE scope_common ${HDF5_C_LIBRARIES} PkgConfig::LIBDEFLATE Threads::Threads)
+target_link_libraries(unit PRIVATE scope_write scope_common ${HDF5_C_LIBRARIES} PkgConfig::LIBDEFLATE Threads::Threads)
 set_target_properties(unit PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
 set(unit_groups columns format spill storage tick)

@@ -115,7 +115,7 @@ static void options_free(struct options *o)
 /* A module that holds regions to resolve. */
 struct target {
 	const char *path;
-	const struct sf_module *m; /* its first row in the module tables; NULL: none */
+	const struct rd_module *m; /* its first row in the module tables; NULL: none */
 	size_t regions;		   /* to resolve */
 	int usable;		   /* its file is there and is the one recorded (or --force) */
 };
@@ -123,7 +123,7 @@ struct target {
 struct work {
 	const struct options *o;
 	struct rd_profile *p;
-	const struct sf_module *mods;
+	const struct rd_module *mods;
 	size_t nmods;
 	struct target *targets;
 	size_t ntargets;
@@ -312,7 +312,7 @@ static int resolve_all(struct work *w)
 	if (!sm)
 		return -1;
 	for (size_t i = 0; i < w->ntargets; i++) {
-		const struct sf_module *m = w->targets[i].m;
+		const struct rd_module *m = w->targets[i].m;
 		sm[i] = (struct scope_sym_module){w->targets[i].path, m ? m->bias : 0,
 						  m ? m->lo : 0, m ? m->hi : 0, 0};
 	}
@@ -402,7 +402,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct work w;
 	char err[RD_ERR_MAX];
-	struct sf_module *mods = NULL;
+	struct rd_module *mods = NULL;
 	size_t nmods = 0;
 	int rc;
 
@@ -417,8 +417,8 @@ int main(int argc, char **argv)
 		options_free(&o);
 		return 1;
 	}
-	if (sf_read_modules(o.file, w.p->nprocesses, &mods, &nmods, err, sizeof err) != 0) {
-		say("%s: %s", o.file, err);
+	if (rd_modules(w.p, &mods, &nmods) != 0) {
+		say("%s: %s", o.file, w.p->err);
 		rc = 1;
 	} else {
 		w.mods = mods;
@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 		rc = symbolize(&w);
 	}
 	work_free(&w);
-	sf_free_modules(mods, nmods);
+	rd_modules_free(mods, nmods);
 	rd_close(w.p);
 	options_free(&o);
 	return rc;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Reads the module tables of a profile and rewrites its /regions through a temporary sibling. */
+/* Rewrites the /regions of a profile through a temporary sibling. */
 #define _GNU_SOURCE
 #include "symfile.h"
 
 #include "publish.h"
 
 #include "reader.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,206 +25,6 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t cap, con
 	vsnprintf(err, cap, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-/* ---- Module tables ------------------------------------------------------ */
-
-/* Rows of the one-dimensional dataset d, or -1. */
-static int64_t rows_of(hid_t d)
-{
-	hid_t s = H5Dget_space(d);
-	hsize_t n = 0;
-	int ok;
-
-	if (s < 0)
-		return -1;
-	ok = H5Sget_simple_extent_ndims(s) == 1 && H5Sget_simple_extent_dims(s, &n, NULL) == 1;
-	H5Sclose(s);
-	return ok && n <= (hsize_t)INT64_MAX ? (int64_t)n : -1;
-}
-
-/* The class of d's type. */
-static H5T_class_t class_of(hid_t d, int *vlen)
-{
-	hid_t t = H5Dget_type(d);
-	H5T_class_t c = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-
-	*vlen = t >= 0 && c == H5T_STRING && H5Tis_variable_str(t) > 0;
-	if (t >= 0)
-		H5Tclose(t);
-	return c;
-}
-
-/* Opens column name of g as a one-dimensional dataset of want rows (want < 0:
- * any, stored in *want), of strings (vlen) or integers. Returns it or -1. */
-static hid_t open_column(hid_t g, const char *where, const char *name, int strings, int64_t *want,
-			 char *err, size_t cap)
-{
-	hid_t d;
-	int64_t n;
-	int vlen;
-	H5T_class_t c;
-
-	if (H5Lexists(g, name, H5P_DEFAULT) <= 0)
-		return fail(err, cap, "%s/%s is missing", where, name);
-	d = H5Dopen2(g, name, H5P_DEFAULT);
-	if (d < 0)
-		return fail(err, cap, "%s/%s is not a dataset", where, name);
-	n = rows_of(d);
-	c = class_of(d, &vlen);
-	if (n < 0 || (strings ? !vlen : c != H5T_INTEGER)) {
-		H5Dclose(d);
-		return fail(err, cap, "%s/%s is not a column of %s", where, name,
-			    strings ? "variable-length strings" : "integers");
-	}
-	if (*want >= 0 && n != *want) {
-		H5Dclose(d);
-		return fail(err, cap, "%s/%s has %lld rows, %s/path has %lld", where, name,
-			    (long long)n, where, (long long)*want);
-	}
-	*want = n;
-	return d;
-}
-
-/* Reads n strings of d into the field at offset of each row (copies). */
-static int read_str(hid_t d, struct sf_module *rows, size_t n, size_t offset)
-{
-	hid_t ft = H5Dget_type(d), mt = H5Tcopy(H5T_C_S1), sp = H5Dget_space(d);
-	char **v = calloc(n + 1, sizeof *v);
-	int rc = -1, have = 0;
-
-	if (ft >= 0 && mt >= 0 && sp >= 0 && v && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-	    H5Tset_cset(mt, H5Tget_cset(ft)) >= 0 &&
-	    (n == 0 || (have = H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0))) {
-		rc = 0;
-		for (size_t i = 0; i < n && rc == 0; i++) {
-			char *s = strdup(v[i] ? v[i] : "");
-			memcpy((char *)&rows[i] + offset, &s, sizeof s);
-			rc = s ? 0 : -1;
-		}
-	}
-	if (have)
-		H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, v);
-	free(v);
-	if (sp >= 0)
-		H5Sclose(sp);
-	if (mt >= 0)
-		H5Tclose(mt);
-	if (ft >= 0)
-		H5Tclose(ft);
-	return rc;
-}
-
-static int read_u64(hid_t d, struct sf_module *rows, size_t n, size_t offset)
-{
-	uint64_t *v = calloc(n + 1, sizeof *v);
-	int rc = v && (n == 0 ||
-		       H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0)
-			 ? 0
-			 : -1;
-
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		memcpy((char *)&rows[i] + offset, &v[i], sizeof v[i]);
-	free(v);
-	return rc;
-}
-
-struct column {
-	const char *name;
-	int strings, optional;
-	size_t offset;
-};
-
-static const struct column module_columns[] = {
-	{"path", 1, 0, offsetof(struct sf_module, path)},
-	{"build_id", 1, 0, offsetof(struct sf_module, build_id)},
-	{"bias", 0, 0, offsetof(struct sf_module, bias)},
-	{"low", 0, 1, offsetof(struct sf_module, lo)},
-	{"high", 0, 1, offsetof(struct sf_module, hi)},
-};
-#define NCOLUMNS (sizeof module_columns / sizeof module_columns[0])
-
-/* Makes room for rows more modules at the end of *mods, zeroed; counts them in *n. */
-static struct sf_module *grow(struct sf_module **mods, size_t *n, int64_t rows)
-{
-	struct sf_module *grown;
-
-	if ((uint64_t)rows >= SIZE_MAX / sizeof *grown - *n - 1)
-		return NULL;
-	grown = realloc(*mods, (*n + (size_t)rows + 1) * sizeof *grown);
-	if (!grown)
-		return NULL;
-	*mods = grown;
-	memset(grown + *n, 0, ((size_t)rows + 1) * sizeof *grown);
-	*n += (size_t)rows;
-	return grown + *n - rows;
-}
-
-/* Appends the rows of the modules table g (named where) to *mods. */
-static int read_table(hid_t g, const char *where, struct sf_module **mods, size_t *n, char *err,
-		      size_t cap)
-{
-	struct sf_module *rows = NULL;
-	int64_t nrows = -1;
-	int rc = 0;
-
-	for (size_t c = 0; c < NCOLUMNS && rc == 0; c++) {
-		const struct column *col = &module_columns[c];
-		hid_t d;
-		if (col->optional && H5Lexists(g, col->name, H5P_DEFAULT) <= 0)
-			continue;
-		d = open_column(g, where, col->name, col->strings, &nrows, err, cap);
-		if (d < 0)
-			return -1;
-		if (!rows && !(rows = grow(mods, n, nrows))) {
-			H5Dclose(d);
-			return fail(err, cap, "out of memory reading %s", where);
-		}
-		rc = col->strings ? read_str(d, rows, (size_t)nrows, col->offset)
-				  : read_u64(d, rows, (size_t)nrows, col->offset);
-		H5Dclose(d);
-		if (rc != 0)
-			fail(err, cap, "%s/%s cannot be read", where, col->name);
-	}
-	return rc;
-}
-
-int sf_read_modules(const char *path, size_t nprocesses, struct sf_module **mods, size_t *n,
-		    char *err, size_t cap)
-{
-	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-	int rc = 0;
-
-	*mods = NULL;
-	*n = 0;
-	if (f < 0)
-		return fail(err, cap, "cannot be opened as HDF5");
-	for (size_t i = 0; i < nprocesses && rc == 0; i++) {
-		char proc[32], where[64];
-		hid_t g;
-		snprintf(proc, sizeof proc, "process%zu", i);
-		snprintf(where, sizeof where, "/%s/modules", proc);
-		if (H5Lexists(f, proc, H5P_DEFAULT) <= 0 || H5Lexists(f, where, H5P_DEFAULT) <= 0)
-			continue; /* no table: nothing to add */
-		g = H5Gopen2(f, where, H5P_DEFAULT);
-		if (g < 0) {
-			rc = fail(err, cap, "%s is not a group", where);
-			break;
-		}
-		rc = read_table(g, where, mods, n, err, cap);
-		H5Gclose(g);
-	}
-	H5Fclose(f);
-	return rc;
-}
-
-void sf_free_modules(struct sf_module *mods, size_t n)
-{
-	for (size_t i = 0; mods && i < n; i++) {
-		free(mods[i].path);
-		free(mods[i].build_id);
-	}
-	free(mods);
 }
 
 /* ---- Copying ------------------------------------------------------------ */
@@ -365,11 +166,11 @@ static int write_strings(hid_t from, hid_t to, const char *name, const char *con
 /* /regions anew: its other members copied, name, file and line written from r. */
 static int write_regions(hid_t src, hid_t dst, const struct sf_regions *r, char *err, size_t cap)
 {
-	static const char *const replaced[] = {"name", "file", "line", NULL};
-	hid_t from = H5Gopen2(src, "regions", H5P_DEFAULT);
+	const char *const replaced[] = {SC_REG(NAME), SC_REG(FILE), SC_REG(LINE), NULL};
+	hid_t from = H5Gopen2(src, SC_REGIONS, H5P_DEFAULT);
 	hid_t gcpl = from >= 0 ? H5Gget_create_plist(from) : -1;
-	hid_t to = gcpl >= 0 ? H5Gcreate2(dst, "regions", H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
-	struct copy_ctx c = {to, replaced, err, cap, "/regions/"};
+	hid_t to = gcpl >= 0 ? H5Gcreate2(dst, SC_REGIONS, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
+	struct copy_ctx c = {to, replaced, err, cap, "/" SC_REGIONS "/"};
 	int rc = -1;
 
 	if (to < 0)
@@ -377,12 +178,12 @@ static int write_regions(hid_t src, hid_t dst, const struct sf_regions *r, char 
 	else if (copy_attrs(from, to) != 0)
 		fail(err, cap, "the attributes of /regions cannot be copied");
 	else if (copy_members(from, &c) == 0) {
-		if (write_strings(from, to, "name", r->name) != 0)
-			fail(err, cap, "/regions/name cannot be written");
-		else if (write_strings(from, to, "file", r->file) != 0)
-			fail(err, cap, "/regions/file cannot be written");
-		else if (write_like(from, to, "line", H5T_NATIVE_UINT64, r->line) != 0)
-			fail(err, cap, "/regions/line cannot be written");
+		if (write_strings(from, to, SC_REG(NAME), r->name) != 0)
+			fail(err, cap, "/%s/%s cannot be written", SC_REGIONS, SC_REG(NAME));
+		else if (write_strings(from, to, SC_REG(FILE), r->file) != 0)
+			fail(err, cap, "/%s/%s cannot be written", SC_REGIONS, SC_REG(FILE));
+		else if (write_like(from, to, SC_REG(LINE), H5T_NATIVE_UINT64, r->line) != 0)
+			fail(err, cap, "/%s/%s cannot be written", SC_REGIONS, SC_REG(LINE));
 		else
 			rc = 0;
 	}
@@ -399,7 +200,7 @@ static int write_regions(hid_t src, hid_t dst, const struct sf_regions *r, char 
 static int write_copy(const char *path, const char *tmp, const struct sf_regions *r, char *err,
 		      size_t cap)
 {
-	static const char *const top_skip[] = {"regions", NULL};
+	static const char *const top_skip[] = {SC_REGIONS, NULL};
 	hid_t src = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	hid_t fcpl = src >= 0 ? H5Fget_create_plist(src) : -1;
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dst = -1;

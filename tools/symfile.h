@@ -1,27 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* scope-symbolize's HDF5 side: the module tables of a profile, and its atomic rewrite with new
- * region names. */
+/* scope-symbolize's HDF5 side: the atomic rewrite of a profile with new region names. */
 #ifndef SCOPE_TOOLS_SYMFILE_H
 #define SCOPE_TOOLS_SYMFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* A row of /process<N>/modules. */
-struct sf_module {
-	char *path, *build_id; /* build_id: hex, "" when none was recorded */
-	uint64_t bias, lo, hi;
-};
-
-/*
- * Reads the /process<N>/modules tables of the profile at path, for N below
- * nprocesses, into one array (a process without a table adds nothing).
- * Returns 0, or -1 with a one-line reason in err (a table that is not one:
- * columns missing, mistyped or of different lengths).
- */
-int sf_read_modules(const char *path, size_t nprocesses, struct sf_module **mods, size_t *n,
-		    char *err, size_t cap);
-void sf_free_modules(struct sf_module *mods, size_t n);
 
 /* The new values of /regions/name, file and line, one row per region. */
 struct sf_regions {

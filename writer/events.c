@@ -109,6 +109,7 @@ int events_sort(struct events *ev, uint64_t first, uint64_t n)
 		PERMUTE(ev->received, uint64_t);
 	}
 #undef PERMUTE
+	_Static_assert(SC_NEV == 8, "events_sort moves every held /events column");
 	free(idx);
 	free(tmp);
 	free(col);

@@ -2,6 +2,7 @@
 /* scope-writer: turns a recording arena into a published HDF5 profile. */
 #define _GNU_SOURCE
 #include "columns.h"
+#include "merge.h"
 #include "profile_out.h"
 #include "publish.h"
 #include "ranks.h"
@@ -10,7 +11,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <hdf5.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,19 +172,13 @@ static int write_profile(const char *tmp, void *ctx)
 	return rc;
 }
 
-/* The last rank of a job to publish merges every rank's profile, with the
- * scope-merge installed beside this program. */
+/* The last rank of a job to publish merges every rank's profile. */
 static void finish_job(const struct job *job, const struct scope_arena_header *h)
 {
-	char self[PATH_MAX], merge[PATH_MAX + 16], output[SCOPE_PATH_BYTES + 1];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	char output[SCOPE_PATH_BYTES + 1];
 
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	snprintf(merge, sizeof merge, "%s/scope-merge", dirname(self));
 	snprintf(output, sizeof output, "%.*s", SCOPE_PATH_BYTES, h->output);
-	job_finish(job, output, merge, "scope-writer");
+	job_finish_with(job, output, merge_ranks, NULL, "scope-writer");
 }
 
 struct options {
@@ -194,7 +188,7 @@ struct options {
 };
 
 /* An inherited descriptor: valid, and not passed on to what this program
- * starts (scope-merge, debuginfod). Returns it, or -1 after one line. */
+ * starts (debuginfod). Returns it, or -1 after one line. */
 static int arena_fd(const char *arg)
 {
 	char *end;

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "columns.h"
 #include "profile_out.h"
+#include "schema.h"
 
 #include <gnu/libc-version.h>
 #include <stdio.h>
@@ -93,26 +94,27 @@ static void machine(hid_t g)
 
 	cpuinfo(model, sizeof model, &mhz, &physical);
 	gethostname(host, sizeof host - 1);
-	attr_str(g, "host", host);
-	attr_str(g, "cpu_model", model);
-	attr_i64(g, "logical_cores", sysconf(_SC_NPROCESSORS_ONLN));
-	attr_i64(g, "physical_cores", physical);
-	attr_f64(g, "cpu_mhz", mhz);
-	attr_i64(g, "memory_bytes", (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE));
+	attr_str(g, SC_META(HOST), host);
+	attr_str(g, SC_META(CPU_MODEL), model);
+	attr_i64(g, SC_META(LOGICAL_CORES), sysconf(_SC_NPROCESSORS_ONLN));
+	attr_i64(g, SC_META(PHYSICAL_CORES), physical);
+	attr_f64(g, SC_META(CPU_MHZ), mhz);
+	attr_i64(g, SC_META(MEMORY_BYTES),
+		 (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE));
 	if (uname(&u) == 0) {
-		attr_str(g, "kernel", u.release);
+		attr_str(g, SC_META(KERNEL), u.release);
 		os_name(os, sizeof os);
 		snprintf(platform, sizeof platform, "%s %s%s%s", u.sysname, u.machine,
 			 os[0] ? ", " : "", os);
-		attr_str(g, "platform", platform);
+		attr_str(g, SC_META(PLATFORM), platform);
 	}
-	attr_str(g, "libc_version", gnu_get_libc_version());
+	attr_str(g, SC_META(LIBC_VERSION), gnu_get_libc_version());
 	for (size_t i = 0; i < sizeof thread_vars / sizeof *thread_vars; i++) {
 		const char *v = getenv(thread_vars[i]);
 		char key[64];
 		if (!v)
 			continue;
-		snprintf(key, sizeof key, "env_%s", thread_vars[i]);
+		snprintf(key, sizeof key, SC_ENV_ "%s", thread_vars[i]);
 		attr_str(g, key, v);
 	}
 }
@@ -120,32 +122,34 @@ static void machine(hid_t g)
 int metadata_write(hid_t file, const struct run_info *run)
 {
 	const struct scope_arena_header *h = run->hdr;
-	hid_t g = H5Gcreate2(file, "metadata", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(file, SC_METADATA, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	char when[64];
 
 	if (g < 0)
 		return -1;
-	attr_str(g, "command_line", run->command_line);
-	attr_str(g, "working_dir", h->cwd);
+	attr_str(g, SC_META(COMMAND_LINE), run->command_line);
+	attr_str(g, SC_META(WORKING_DIR), h->cwd);
 	iso_utc(when, sizeof when, h->start_unix_ns);
-	attr_str(g, "start_time_utc", when);
+	attr_str(g, SC_META(START_TIME_UTC), when);
 	machine(g);
-	attr_str(g, "clock_source", h->clock_source == SCOPE_CLOCK_TSC ? "tsc" : "monotonic");
-	attr_f64(g, "clock_frequency_hz", run->clock_hz);
-	attr_i64(g, "exit_status", run->exit_kind == SCOPE_EXIT_STATUS ? run->exit_code : -1);
-	attr_i64(g, "exit_signal", run->exit_kind == SCOPE_EXIT_SIGNAL ? run->exit_code : 0);
-	attr_f64(g, "wall_seconds", (double)run->end_ns / 1e9);
-	attr_f64(g, "cpu_seconds", (double)(h->cpu_user_ns + h->cpu_sys_ns) / 1e9);
-	attr_i64(g, "peak_rss_bytes", (int64_t)h->max_rss_kib * 1024);
-	attr_str(g, "compression", run->compression);
-	attr_i64(g, "lost_records", (int64_t)run->lost);
-	attr_i64(g, "lost_arena_full", (int64_t)h->lost[SCOPE_LOST_ARENA_FULL]);
-	attr_i64(g, "lost_no_lane", (int64_t)h->lost[SCOPE_LOST_NO_LANE]);
-	attr_i64(g, "lost_shared_tls", (int64_t)h->lost[SCOPE_LOST_SHARED_TLS]);
+	attr_str(g, SC_META(CLOCK_SOURCE),
+		 h->clock_source == SCOPE_CLOCK_TSC ? "tsc" : "monotonic");
+	attr_f64(g, SC_META(CLOCK_FREQUENCY_HZ), run->clock_hz);
+	attr_i64(g, SC_META(EXIT_STATUS),
+		 run->exit_kind == SCOPE_EXIT_STATUS ? run->exit_code : -1);
+	attr_i64(g, SC_META(EXIT_SIGNAL), run->exit_kind == SCOPE_EXIT_SIGNAL ? run->exit_code : 0);
+	attr_f64(g, SC_META(WALL_SECONDS), (double)run->end_ns / 1e9);
+	attr_f64(g, SC_META(CPU_SECONDS), (double)(h->cpu_user_ns + h->cpu_sys_ns) / 1e9);
+	attr_i64(g, SC_META(PEAK_RSS_BYTES), (int64_t)h->max_rss_kib * 1024);
+	attr_str(g, SC_META(COMPRESSION), run->compression);
+	attr_i64(g, SC_META(LOST_RECORDS), (int64_t)run->lost);
+	attr_i64(g, SC_META(LOST_ARENA_FULL), (int64_t)h->lost[SCOPE_LOST_ARENA_FULL]);
+	attr_i64(g, SC_META(LOST_NO_LANE), (int64_t)h->lost[SCOPE_LOST_NO_LANE]);
+	attr_i64(g, SC_META(LOST_SHARED_TLS), (int64_t)h->lost[SCOPE_LOST_SHARED_TLS]);
 	/* what recording one call cost, enter and exit, for reports to subtract */
-	attr_f64(g, "overhead_ns_per_call", (double)h->overhead_ticks * 1e9 / run->clock_hz);
-	attr_i64(g, "complete", h->state == SCOPE_ARENA_STOPPED);
+	attr_f64(g, SC_META(OVERHEAD_NS_PER_CALL), (double)h->overhead_ticks * 1e9 / run->clock_hz);
+	attr_i64(g, SC_META(COMPLETE), h->state == SCOPE_ARENA_STOPPED);
 	if (h->ranks > 0)
-		attr_i64(g, "mpi_ranks", h->ranks);
+		attr_i64(g, SC_META(MPI_RANKS), h->ranks);
 	return H5Gclose(g) < 0 ? -1 : 0;
 }

@@ -4,14 +4,13 @@
 #include "profile_out.h"
 
 #include "columns.h"
+#include "schema.h"
 #include "spill.h"
 #include "symbolize.h"
 #include "unwind.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define SCHEMA_VERSION 3
 
 /* Writes the event columns of calls grouped in memory. They are narrowed
  * in place: p->ev is spent. */
@@ -28,59 +27,65 @@ static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 		for (uint64_t i = reg->first + reg->count; i-- > reg->first + 1;)
 			ev->start[i] -= ev->start[i - 1];
 	}
-	if (task && col_narrow(c, g, "start_delta", ev->start, 8, ev->n) == 0 &&
-	    col_narrow(c, g, "duration", ev->duration, 8, ev->n) == 0 &&
-	    col_narrow(c, g, "thread", ev->thread, 4, ev->n) == 0 &&
-	    col_uint(c, g, "task", task, ev->n, 1) == 0 &&
-	    col_narrow(c, g, "depth", ev->depth, 4, ev->n) == 0 &&
-	    col_uint(c, g, "flags", ev->flags, ev->n, 1) == 0 &&
-	    (!p->bytes || (col_narrow(c, g, "bytes_sent", ev->sent, 8, ev->n) == 0 &&
-			   col_narrow(c, g, "bytes_received", ev->received, 8, ev->n) == 0)))
+	if (task && col_narrow(c, g, SC_EV(START_DELTA), ev->start, 8, ev->n) == 0 &&
+	    col_narrow(c, g, SC_EV(DURATION), ev->duration, 8, ev->n) == 0 &&
+	    col_narrow(c, g, SC_EV(THREAD), ev->thread, 4, ev->n) == 0 &&
+	    col_uint(c, g, SC_EV(TASK), task, ev->n, 1) == 0 &&
+	    col_narrow(c, g, SC_EV(DEPTH), ev->depth, 4, ev->n) == 0 &&
+	    col_uint(c, g, SC_EV(FLAGS), ev->flags, ev->n, 1) == 0 &&
+	    (!p->bytes || (col_narrow(c, g, SC_EV(BYTES_SENT), ev->sent, 8, ev->n) == 0 &&
+			   col_narrow(c, g, SC_EV(BYTES_RECEIVED), ev->received, 8, ev->n) == 0)))
 		rc = 0;
 	free(task);
 	return rc;
 }
 
-enum { START, DURATION, THREAD, TASK, DEPTH, FLAGS, SENT, RECEIVED, NCOLS };
+/* The columns below list every event column by hand. */
+_Static_assert(SC_NEV == 8,
+	       "a new /events column: write it here, in write_events_held and in collect");
 
 /* Writes the event columns of spilled calls, window by window, each at the
  * width its largest value needs. */
 static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 {
-	static const char *const names[NCOLS] = {"start_delta", "duration",	 "thread",
-						 "task",	"depth",	 "flags",
-						 "bytes_sent",	"bytes_received"};
-	const int in_width[NCOLS] = {8, 8, 4, 1, 4, 1, 8, 8};
-	const int width[NCOLS] = {width_for(p->max.start_delta), width_for(p->max.duration),
-				  width_for(p->max.thread),	 1,
-				  width_for(p->max.depth),	 1,
-				  width_for(p->max.sent),	 width_for(p->max.received)};
-	int ncols = p->bytes ? NCOLS : SENT, rc = 0, k;
+	const int in_width[SC_NEV] = {
+		[SC_EV_START_DELTA] = 8, [SC_EV_DURATION] = 8,	    [SC_EV_THREAD] = 4,
+		[SC_EV_TASK] = 1,	 [SC_EV_DEPTH] = 4,	    [SC_EV_FLAGS] = 1,
+		[SC_EV_BYTES_SENT] = 8,	 [SC_EV_BYTES_RECEIVED] = 8};
+	const int width[SC_NEV] = {[SC_EV_START_DELTA] = width_for(p->max.start_delta),
+				   [SC_EV_DURATION] = width_for(p->max.duration),
+				   [SC_EV_THREAD] = width_for(p->max.thread),
+				   [SC_EV_TASK] = 1,
+				   [SC_EV_DEPTH] = width_for(p->max.depth),
+				   [SC_EV_FLAGS] = 1,
+				   [SC_EV_BYTES_SENT] = width_for(p->max.sent),
+				   [SC_EV_BYTES_RECEIVED] = width_for(p->max.received)};
+	int ncols = p->bytes ? SC_NEV : SC_EV_BYTES_SENT, rc = 0, k;
 	uint64_t *prev = calloc(p->nregions + 1, sizeof *prev), n = p->nevents;
-	struct col_out out[NCOLS];
+	struct col_out out[SC_NEV];
 	struct events win = {0};
 
 	for (k = 0; k < ncols && rc == 0; k++)
-		if ((rc = col_begin(c, g, names[k], width[k], n, &out[k])) != 0)
+		if ((rc = col_begin(c, g, sc_events[k].name, width[k], n, &out[k])) != 0)
 			break;
 	ncols = k;
 	if (!prev)
 		rc = -1;
 	for (uint64_t w = 0; rc == 0 && w < spill_windows(p->spill); w++) {
-		void *data[NCOLS] = {0};
+		void *data[SC_NEV] = {0};
 		if (spill_read(p->spill, w, p->regions, p->nregions, prev, &win) != 0) {
 			rc = -1;
 			break;
 		}
-		data[START] = win.start;
-		data[DURATION] = win.duration;
-		data[THREAD] = win.thread;
-		data[DEPTH] = win.depth;
-		data[FLAGS] = win.flags;
-		data[SENT] = win.sent;
-		data[RECEIVED] = win.received;
+		data[SC_EV_START_DELTA] = win.start;
+		data[SC_EV_DURATION] = win.duration;
+		data[SC_EV_THREAD] = win.thread;
+		data[SC_EV_DEPTH] = win.depth;
+		data[SC_EV_FLAGS] = win.flags;
+		data[SC_EV_BYTES_SENT] = win.sent;
+		data[SC_EV_BYTES_RECEIVED] = win.received;
 		for (k = 0; k < ncols && rc == 0; k++) {
-			if (k == TASK)
+			if (k == SC_EV_TASK)
 				continue; /* no task lanes yet: all zero, never stored */
 			narrow_to(data[k], in_width[k], width[k], win.n);
 			rc = col_put(c, &out[k], data[k], w * spill_window_rows(p->spill), win.n);
@@ -96,7 +101,7 @@ static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 
 static int write_events(struct columns *c, hid_t file, struct profile *p)
 {
-	hid_t g = H5Gcreate2(file, "events", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(file, SC_EVENTS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	int rc = g < 0 ? -1 : p->spill ? write_events_spilled(c, g, p) : write_events_held(c, g, p);
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
@@ -106,7 +111,7 @@ static int write_events(struct columns *c, hid_t file, struct profile *p)
 static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 {
 	uint32_t n = p->nregions;
-	hid_t g = H5Gcreate2(file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	uint32_t *u32 = malloc((n + 1) * sizeof *u32);
 	uint64_t *u64 = malloc((n + 1) * sizeof *u64);
 	int rc = g >= 0 && u32 && u64 ? 0 : -1;
@@ -117,17 +122,18 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 			arr[i] = (expr);                                                           \
 		rc = col_uint(c, g, name, arr, n, width);                                          \
 	}
-	COLUMN("process", 0, u32, 4)
-	COLUMN("region", i, u32, 4)
-	COLUMN("first", p->regions[i].first, u64, 8)
-	COLUMN("count", p->regions[i].count, u64, 8)
-	COLUMN("total_ns", p->regions[i].total_ns, u64, 8)
-	COLUMN("self_ns", p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0, u64, 8)
-	COLUMN("min_ns", p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
-	COLUMN("max_ns", p->regions[i].max_ns, u64, 8)
+	COLUMN(SC_PAIR(PROCESS), 0, u32, 4)
+	COLUMN(SC_PAIR(REGION), i, u32, 4)
+	COLUMN(SC_PAIR(FIRST), p->regions[i].first, u64, 8)
+	COLUMN(SC_PAIR(COUNT), p->regions[i].count, u64, 8)
+	COLUMN(SC_PAIR(TOTAL_NS), p->regions[i].total_ns, u64, 8)
+	COLUMN(SC_PAIR(SELF_NS), p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0,
+	       u64, 8)
+	COLUMN(SC_PAIR(MIN_NS), p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
+	COLUMN(SC_PAIR(MAX_NS), p->regions[i].max_ns, u64, 8)
 	if (p->bytes) {
-		COLUMN("bytes_sent", p->regions[i].sent, u64, 8)
-		COLUMN("bytes_received", p->regions[i].received, u64, 8)
+		COLUMN(SC_PAIR(BYTES_SENT), p->regions[i].sent, u64, 8)
+		COLUMN(SC_PAIR(BYTES_RECEIVED), p->regions[i].received, u64, 8)
 	}
 #undef COLUMN
 	free(u32);
@@ -186,10 +192,13 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 		modules[r] = syms[r].module >= 0 ? run->mods[syms[r].module].path : "";
 		kinds[r] = region_kind(run, syms[r].module);
 	}
-	g = H5Gcreate2(file, "regions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (g >= 0 && col_str(g, "name", names, n) == 0 && col_str(g, "module", modules, n) == 0 &&
-	    col_uint(c, g, "offset", offsets, n, 8) == 0 && col_str(g, "file", files, n) == 0 &&
-	    col_uint(c, g, "line", lines, n, 4) == 0 && col_str(g, "kind", kinds, n) == 0)
+	g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g >= 0 && col_str(g, SC_REG(NAME), names, n) == 0 &&
+	    col_str(g, SC_REG(MODULE), modules, n) == 0 &&
+	    col_uint(c, g, SC_REG(OFFSET), offsets, n, 8) == 0 &&
+	    col_str(g, SC_REG(FILE), files, n) == 0 &&
+	    col_uint(c, g, SC_REG(LINE), lines, n, 4) == 0 &&
+	    col_str(g, SC_REG(KIND), kinds, n) == 0)
 		rc = 0;
 out:
 	for (uint32_t r = 0; syms && r < n; r++)
@@ -212,7 +221,7 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 			   const struct profile *p)
 {
 	const struct scope_arena_header *h = run->hdr;
-	hid_t g = H5Gcreate2(file, "processes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(file, SC_PROCESSES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	int64_t pid = h->pid, ppid = h->ppid, parent = -1, rank = h->rank;
 	uint64_t lost = p->lost;
 	uint8_t exec = run->exit_kind == SCOPE_EXIT_EXEC,
@@ -224,15 +233,20 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	const char *exe = h->exe, *args = run->command_line, *host = run->host;
 	int rc = -1;
 
-	if (g >= 0 && col_int64(c, g, "pid", &pid, 1) == 0 &&
-	    col_int64(c, g, "ppid", &ppid, 1) == 0 && col_int64(c, g, "parent", &parent, 1) == 0 &&
-	    col_int64(c, g, "rank", &rank, 1) == 0 && col_str(g, "executable", &exe, 1) == 0 &&
-	    col_str(g, "arguments", &args, 1) == 0 && col_uint(c, g, "start", &start, 1, 8) == 0 &&
-	    col_uint(c, g, "end", &end, 1, 8) == 0 &&
-	    col_int64(c, g, "exit_status", &status, 1) == 0 &&
-	    col_int64(c, g, "exit_signal", &sig, 1) == 0 &&
-	    col_uint(c, g, "lost", &lost, 1, 8) == 0 && col_uint(c, g, "exec", &exec, 1, 1) == 0 &&
-	    col_uint(c, g, "complete", &complete, 1, 1) == 0 && col_str(g, "host", &host, 1) == 0)
+	if (g >= 0 && col_int64(c, g, SC_PROC(PID), &pid, 1) == 0 &&
+	    col_int64(c, g, SC_PROC(PPID), &ppid, 1) == 0 &&
+	    col_int64(c, g, SC_PROC(PARENT), &parent, 1) == 0 &&
+	    col_int64(c, g, SC_PROC(RANK), &rank, 1) == 0 &&
+	    col_str(g, SC_PROC(EXECUTABLE), &exe, 1) == 0 &&
+	    col_str(g, SC_PROC(ARGUMENTS), &args, 1) == 0 &&
+	    col_uint(c, g, SC_PROC(START), &start, 1, 8) == 0 &&
+	    col_uint(c, g, SC_PROC(END), &end, 1, 8) == 0 &&
+	    col_int64(c, g, SC_PROC(EXIT_STATUS), &status, 1) == 0 &&
+	    col_int64(c, g, SC_PROC(EXIT_SIGNAL), &sig, 1) == 0 &&
+	    col_uint(c, g, SC_PROC(LOST), &lost, 1, 8) == 0 &&
+	    col_uint(c, g, SC_PROC(EXEC), &exec, 1, 1) == 0 &&
+	    col_uint(c, g, SC_PROC(COMPLETE), &complete, 1, 1) == 0 &&
+	    col_str(g, SC_PROC(HOST), &host, 1) == 0)
 		rc = 0;
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
@@ -250,7 +264,7 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	uint64_t *start = calloc(n + 1, sizeof *start), *end = calloc(n + 1, sizeof *end);
 	char(*names)[17] = calloc(n + 1, sizeof *names);
 	const char **name_ptrs = calloc(n + 1, sizeof *name_ptrs);
-	hid_t lg = H5Gcreate2(proc, "lanes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), g = -1;
+	hid_t lg = H5Gcreate2(proc, SC_LANES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), g = -1;
 	int rc = -1;
 
 	if (lg < 0 || !tid || !parent || !start || !end || !names || !name_ptrs)
@@ -266,10 +280,12 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 		names[i][16] = '\0';
 		name_ptrs[i] = names[i];
 	}
-	g = H5Gcreate2(lg, "threads", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (g >= 0 && col_uint(c, g, "tid", tid, n, 4) == 0 &&
-	    col_str(g, "name", name_ptrs, n) == 0 && col_int32(g, "parent", parent, n) == 0 &&
-	    col_uint(c, g, "start", start, n, 8) == 0 && col_uint(c, g, "end", end, n, 8) == 0)
+	g = H5Gcreate2(lg, SC_THREADS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g >= 0 && col_uint(c, g, SC_THR(TID), tid, n, 4) == 0 &&
+	    col_str(g, SC_THR(NAME), name_ptrs, n) == 0 &&
+	    col_int32(g, SC_THR(PARENT), parent, n) == 0 &&
+	    col_uint(c, g, SC_THR(START), start, n, 8) == 0 &&
+	    col_uint(c, g, SC_THR(END), end, n, 8) == 0)
 		rc = 0;
 out:
 	free(tid);
@@ -290,7 +306,7 @@ static int write_modules(struct columns *c, hid_t proc, const struct run_info *r
 	size_t n = run->nmods;
 	const char **paths = calloc(n + 1, sizeof *paths), **ids = calloc(n + 1, sizeof *ids);
 	uint64_t *bias = calloc(n + 1, 8), *lo = calloc(n + 1, 8), *hi = calloc(n + 1, 8);
-	hid_t g = H5Gcreate2(proc, "modules", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = H5Gcreate2(proc, SC_MODULES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	int rc = -1;
 
 	if (g >= 0 && paths && ids && bias && lo && hi) {
@@ -301,9 +317,11 @@ static int write_modules(struct columns *c, hid_t proc, const struct run_info *r
 			lo[i] = run->mods[i].lo;
 			hi[i] = run->mods[i].hi;
 		}
-		if (col_str(g, "path", paths, n) == 0 && col_uint(c, g, "bias", bias, n, 8) == 0 &&
-		    col_uint(c, g, "low", lo, n, 8) == 0 && col_uint(c, g, "high", hi, n, 8) == 0 &&
-		    col_str(g, "build_id", ids, n) == 0)
+		if (col_str(g, SC_MOD(PATH), paths, n) == 0 &&
+		    col_uint(c, g, SC_MOD(BIAS), bias, n, 8) == 0 &&
+		    col_uint(c, g, SC_MOD(LOW), lo, n, 8) == 0 &&
+		    col_uint(c, g, SC_MOD(HIGH), hi, n, 8) == 0 &&
+		    col_str(g, SC_MOD(BUILD_ID), ids, n) == 0)
 			rc = 0;
 	}
 	free(paths);
@@ -345,10 +363,11 @@ static int write_crash(struct columns *c, hid_t proc, const struct run_info *run
 			goto out;
 		names[i] = syms[i].name;
 	}
-	g = H5Gcreate2(proc, "crash", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (g >= 0 && attr_i64(g, "signal", h->crash_signal) == 0 &&
-	    attr_i64(g, "lane", h->crash_lane) == 0 && col_uint(c, g, "address", pcs, n, 8) == 0 &&
-	    col_str(g, "name", names, n) == 0)
+	g = H5Gcreate2(proc, SC_CRASH, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g >= 0 && attr_i64(g, sc_crash_attrs[SC_CRASHA_SIGNAL].name, h->crash_signal) == 0 &&
+	    attr_i64(g, sc_crash_attrs[SC_CRASHA_LANE].name, h->crash_lane) == 0 &&
+	    col_uint(c, g, sc_crash[SC_CRASH_ADDRESS].name, pcs, n, 8) == 0 &&
+	    col_str(g, sc_crash[SC_CRASH_NAME].name, names, n) == 0)
 		rc = 0;
 out:
 	for (size_t i = 0; i < n; i++)
@@ -363,7 +382,9 @@ out:
 static int write_process_group(struct columns *c, hid_t file, const struct run_info *run,
 			       const struct profile *p)
 {
-	hid_t g = H5Gcreate2(file, "process0", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	char name[32];
+	hid_t g = (snprintf(name, sizeof name, SC_PROCESS_N, (size_t)0),
+		   H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
 	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 &&
 				 write_crash(c, g, run) == 0
 			 ? 0
@@ -371,17 +392,6 @@ static int write_process_group(struct columns *c, hid_t file, const struct run_i
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
 	return rc;
-}
-
-static int write_root(hid_t file)
-{
-	char producer[64];
-	snprintf(producer, sizeof producer, "scope %s", SCOPE_VERSION);
-	return attr_i64(file, "schema", SCHEMA_VERSION) == 0 &&
-			       attr_str(file, "producer", producer) == 0 &&
-			       attr_str(file, "time_unit", "ns") == 0
-		       ? 0
-		       : -1;
 }
 
 int profile_write(const char *path, const struct run_info *run, struct profile *p,
@@ -398,7 +408,7 @@ int profile_write(const char *path, const struct run_info *run, struct profile *
 	H5Pclose(fapl);
 	if (file < 0)
 		return -1;
-	if (columns_init(&c, st) == 0 && write_root(file) == 0 && metadata_write(file, run) == 0 &&
+	if (columns_init(&c, st) == 0 && attr_root(file) == 0 && metadata_write(file, run) == 0 &&
 	    write_processes(&c, file, run, p) == 0 && (phase("metadata"), 1) &&
 	    write_regions(&c, file, run, p) == 0 && (phase("regions"), 1) &&
 	    write_pairs(&c, file, p) == 0 && write_events(&c, file, p) == 0 &&

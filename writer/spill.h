@@ -12,6 +12,8 @@ struct spilled_call {
 	uint32_t depth;
 	uint8_t flags;
 };
+_Static_assert(SC_NEV == 8, "a new /events column: a field here (or a record of its own, as the "
+			    "bytes have) and its encoding in spill.c");
 
 /* A spill of n calls in windows of window rows, in a file made in dir.
  * Returns NULL after printing why. */

@@ -3,6 +3,7 @@
 #ifndef SCOPE_WRITER_H
 #define SCOPE_WRITER_H
 
+#include "schema.h"
 #include "storage.h"
 
 #include <scope/arena.h>
@@ -78,6 +79,13 @@ struct events {
 	uint8_t *flags;
 	uint64_t *sent, *received; /* bytes an MPI call moved; NULL when none did */
 };
+
+/* struct events, struct event_max, struct spilled_call, events_alloc,
+ * events_sort and the spill's records each list the /events columns by
+ * hand (task is not held: no task lanes yet, every call is 0): a column
+ * added to lib/schema.h stops the build here until each list has it. */
+_Static_assert(SC_NEV == 8, "a new /events column: add it to struct events, struct event_max, "
+			    "struct spilled_call, events_alloc, events_sort and spill.c");
 
 #define EVENT_UNFINISHED 1u
 

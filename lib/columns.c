@@ -2,10 +2,12 @@
 /* Column storage: compact or contiguous when small, else shuffled and deflated on every core. */
 #define _GNU_SOURCE
 #include "columns.h"
+#include "schema.h"
 #include "transfer.h"
 
 #include <libdeflate.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -354,6 +356,17 @@ int attr_i64(hid_t loc, const char *name, int64_t value)
 int attr_f64(hid_t loc, const char *name, double value)
 {
 	return attr_write(loc, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+int attr_root(hid_t file)
+{
+	char producer[64];
+	snprintf(producer, sizeof producer, "scope %s", SCOPE_VERSION);
+	return attr_i64(file, SC_ROOT(SCHEMA), SC_SCHEMA) == 0 &&
+			       attr_str(file, SC_ROOT(PRODUCER), producer) == 0 &&
+			       attr_str(file, SC_ROOT(TIME_UNIT), SC_TIME_UNIT) == 0
+		       ? 0
+		       : -1;
 }
 
 /* Stores an unsigned column in the narrowest width its values fit,

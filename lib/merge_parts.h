@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Which profiles scope-merge combines: named, in a parts folder, or left beside the output. */
-#ifndef SCOPE_WRITER_MERGE_PARTS_H
-#define SCOPE_WRITER_MERGE_PARTS_H
+#ifndef SCOPE_LIB_MERGE_PARTS_H
+#define SCOPE_LIB_MERGE_PARTS_H
 
 #include <stddef.h>
 

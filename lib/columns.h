@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Writing one-dimensional columns to HDF5 with the storage policy of the profile. */
-#ifndef SCOPE_WRITER_COLUMNS_H
-#define SCOPE_WRITER_COLUMNS_H
+#ifndef SCOPE_LIB_COLUMNS_H
+#define SCOPE_LIB_COLUMNS_H
 
-#include "writer.h"
+#include "storage.h"
+
+#include <stdint.h>
 
 #include <hdf5.h>
 
@@ -58,5 +60,9 @@ int col_str(hid_t loc, const char *name, const char *const *data, uint64_t n);
 int attr_str(hid_t loc, const char *name, const char *value);
 int attr_i64(hid_t loc, const char *name, int64_t value);
 int attr_f64(hid_t loc, const char *name, double value);
+
+/* The root's attributes: the schema version, the producer (this scope)
+ * and the time unit. Returns 0 or -1. */
+int attr_root(hid_t file);
 
 #endif

@@ -1,0 +1,863 @@
+/* SPDX-License-Identifier: MIT */
+/* The merge: combines the profiles of a run's processes into one file (scope-merge, the last rank).
+ */
+#define _GNU_SOURCE
+#include "merge.h"
+
+#include "columns.h"
+#include "merge_parts.h"
+#include "publish.h"
+#include "reader.h"
+#include "schema.h"
+
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * Merging is one pass over the inputs in the order of their first start,
+ * one input open at a time. A scan before it reads only each input's sizes
+ * and column types, so the output's event columns are created at their
+ * final length and width, and each input's events are appended to them and
+ * written a chunk at a time as chunks fill: events never all sit in memory.
+ * The small tables (processes, pairs) are allocated once at their final
+ * length and each input is read straight into its slice; regions are
+ * deduplicated through a hash index of names. Time grows with the inputs'
+ * rows, never with their product.
+ */
+
+/*
+ * The columns are lib/schema.h's. A column the schema calls optional exists
+ * only in some profiles (the bytes of MPI calls, the host a process ran
+ * on): the merged file has such a column when any input has it, with 0 (or
+ * "") in the rows of the inputs without it; /processes always has its
+ * integer columns, with the reader's fill for older inputs.
+ */
+_Static_assert(SC_NREG == 6, "a new /regions column: read, keep and write it in add_regions and "
+			     "write_tables");
+
+static int is_string(enum sc_type t)
+{
+	return t == SC_STRING;
+}
+
+static int is_signed(enum sc_type t)
+{
+	return t == SC_INT32 || t == SC_INT64;
+}
+
+/* The region columns grow as new regions are found: reserved once per
+ * input for all its regions, never per region. */
+struct col {
+	uint64_t *v;
+	uint64_t n, cap;
+};
+
+struct strs {
+	char **v;
+	uint64_t n, cap;
+};
+
+static int reserve(void **v, uint64_t *cap, uint64_t need, size_t size)
+{
+	uint64_t c = *cap ? *cap : 256;
+	void *grown;
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(grown = realloc(*v, c * size)))
+		return -1;
+	*v = grown;
+	*cap = c;
+	return 0;
+}
+
+/* An event column of the output, appended input after input: whole
+ * chunks are written as they fill, so about two chunks of it are in memory. */
+struct event_col {
+	struct col_out o;
+	unsigned char *buf; /* rows [done, done + have) */
+	uint64_t done, have;
+	uint64_t grain; /* rows per write: the column's chunk */
+	int width;
+};
+
+struct merged {
+	uint64_t nproc, npairs, nevents; /* the totals, from the scan */
+	uint64_t procs, pairs, events;	 /* rows filled so far */
+	/* by column of lib/schema.h; an optional column no input has is
+	 * NULL, its width 0; /processes/parent is computed, never read */
+	uint64_t *proc[SC_NPROC]; /* integers, signed ones as int64 */
+	char **pstr[SC_NPROC];	  /* strings */
+	uint64_t *pair[SC_NPAIR];
+	int has_proc[SC_NPROC], has_pair[SC_NPAIR];
+	int ewidth[SC_NEV];		 /* the widest input's, 0 when none has it */
+	struct event_col *event[SC_NEV]; /* while the events are appended */
+	struct strs rname, rmodule, rfile, rkind;
+	struct col roffset, rline;
+	/* region key -> id */
+	char **keys;
+	uint32_t *ids;
+	uint64_t mask, nkeys;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603u;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211u;
+	return h;
+}
+
+static int key_grow(struct merged *m)
+{
+	uint64_t cap = m->mask ? 2 * (m->mask + 1) : 1024;
+	char **keys = calloc(cap, sizeof *keys);
+	uint32_t *ids = calloc(cap, sizeof *ids);
+	if (!keys || !ids) {
+		free(keys);
+		free(ids);
+		return -1;
+	}
+	for (uint64_t i = 0; m->mask && i <= m->mask; i++) {
+		uint64_t j;
+		if (!m->keys[i])
+			continue;
+		for (j = hash_str(m->keys[i]) & (cap - 1); keys[j]; j = (j + 1) & (cap - 1))
+			;
+		keys[j] = m->keys[i];
+		ids[j] = m->ids[i];
+	}
+	free(m->keys);
+	free(m->ids);
+	m->keys = keys;
+	m->ids = ids;
+	m->mask = cap - 1;
+	return 0;
+}
+
+/* The merged id of a region, by name, module and offset; *added tells when
+ * it is new. UINT32_MAX without memory. */
+static uint32_t region_id(struct merged *m, const char *key, int *added)
+{
+	uint64_t i;
+	*added = 0;
+	if ((m->nkeys + 1) * 2 > m->mask + 1 && key_grow(m) != 0)
+		return UINT32_MAX;
+	for (i = hash_str(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
+		if (strcmp(m->keys[i], key) == 0)
+			return m->ids[i];
+	if (!(m->keys[i] = strdup(key)))
+		return UINT32_MAX;
+	m->ids[i] = (uint32_t)m->nkeys++;
+	*added = 1;
+	return m->ids[i];
+}
+
+/* One input: what the scan found, then the profile while it is read. */
+struct input {
+	const char *path;
+	struct rd_profile *p;
+	uint64_t start; /* of its first process */
+	uint64_t nproc, npairs, nevents;
+	int64_t mpi_ranks; /* the job's size its /metadata gives, 0 when none */
+	char err[RD_ERR_MAX];
+};
+
+static int in_fail(struct input *in, const char *what, const char *name)
+{
+	snprintf(in->err, sizeof in->err, "%s %s", name, what);
+	return -1;
+}
+
+static void free_strs(char **v, uint64_t n)
+{
+	for (uint64_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Opens an input that validate_input passed, through the reader. */
+static int open_input(struct input *in)
+{
+	in->p = rd_open(in->path, in->err, sizeof in->err);
+	return in->p ? 0 : -1;
+}
+
+static void close_input(struct input *in)
+{
+	rd_close(in->p);
+	in->p = NULL;
+}
+
+/*
+ * Reads the input as every reader of the merged file will: its tables and
+ * their ranges (rd_open), and every call's thread lane, start and end
+ * (rd_check_events), so that what the merge writes reads back. Notes its
+ * first process's start (the merge's order), its rows and its job's size.
+ */
+static int validate_input(struct input *in)
+{
+	int rc = 0;
+
+	if (open_input(in) != 0)
+		return -1;
+	if (rd_check_events(in->p, RD_CHECKED) != 0)
+		rc = -1, snprintf(in->err, sizeof in->err, "%s", in->p->err);
+	else if (in->p->nprocesses == 0)
+		rc = in_fail(in, "is empty", "/" SC_PROCESSES);
+	else {
+		in->start = in->p->processes[0].start;
+		in->nproc = in->p->nprocesses;
+		in->npairs = in->p->npairs;
+		in->nevents = in->p->nevents;
+		in->mpi_ranks = in->p->meta.mpi_ranks;
+	}
+	return rc;
+}
+
+/* The first pass over an input: validated, then which optional columns it
+ * has and the widths of its event columns. */
+static int scan_input(struct merged *m, struct input *in)
+{
+	char name[64];
+	int rc = -1;
+
+	if (validate_input(in) != 0)
+		goto out;
+	for (int c = 0; c < SC_NPROC; c++) {
+		snprintf(name, sizeof name, "/%s/%s", SC_PROCESSES, sc_processes[c].name);
+		if (sc_processes[c].need == SC_OPTIONAL && rd_has(in->p, name))
+			m->has_proc[c] = 1;
+	}
+	for (int c = 0; c < SC_NPAIR; c++) {
+		snprintf(name, sizeof name, "/%s/%s", SC_PAIRS, sc_pairs[c].name);
+		if (rd_has(in->p, name))
+			m->has_pair[c] = 1;
+	}
+	for (int c = 0; c < SC_NEV; c++)
+		if (rd_event_width(in->p, c) > m->ewidth[c])
+			m->ewidth[c] = rd_event_width(in->p, c);
+	m->nproc += in->nproc;
+	m->npairs += in->npairs;
+	m->nevents += in->nevents;
+	rc = 0;
+out:
+	close_input(in);
+	return rc;
+}
+
+/* Every column at its final length, zeroed: rows of an input without an
+ * optional column stay 0. */
+static int allocate(struct merged *m)
+{
+	for (int c = 0; c < SC_NPROC; c++) {
+		const struct sc_field *f = &sc_processes[c];
+		if (c == SC_PROC_PARENT)
+			continue;
+		if (!is_string(f->type) && !(m->proc[c] = calloc(m->nproc + 1, sizeof *m->proc[c])))
+			return -1;
+		if (is_string(f->type) && (f->need == SC_REQUIRED || m->has_proc[c]) &&
+		    !(m->pstr[c] = calloc(m->nproc + 1, sizeof *m->pstr[c])))
+			return -1;
+	}
+	for (int c = 0; c < SC_NPAIR; c++)
+		if ((sc_pairs[c].need == SC_REQUIRED || m->has_pair[c]) &&
+		    !(m->pair[c] = calloc(m->npairs + 1, sizeof *m->pair[c])))
+			return -1;
+	for (int c = 0; c < SC_NEV; c++)
+		if (sc_events[c].need == SC_REQUIRED && !m->ewidth[c])
+			m->ewidth[c] = 1; /* every input lacks it: reading one says so */
+	return 0;
+}
+
+static void merged_free(struct merged *m)
+{
+	for (int c = 0; c < SC_NPROC; c++) {
+		free(m->proc[c]);
+		free_strs(m->pstr[c], m->nproc);
+	}
+	for (int c = 0; c < SC_NPAIR; c++)
+		free(m->pair[c]);
+	free_strs(m->rname.v, m->rname.n);
+	free_strs(m->rmodule.v, m->rmodule.n);
+	free_strs(m->rfile.v, m->rfile.n);
+	free_strs(m->rkind.v, m->rkind.n);
+	free(m->roffset.v);
+	free(m->rline.v);
+	for (uint64_t i = 0; m->mask && i <= m->mask; i++)
+		free(m->keys[i]);
+	free(m->keys);
+	free(m->ids);
+}
+
+static int add_processes(struct merged *m, struct input *in)
+{
+	uint64_t base = m->procs, n = in->nproc;
+
+	if (base + n > m->nproc)
+		return in_fail(in, "changed since it was scanned", "/" SC_PROCESSES);
+	for (int c = 0; c < SC_NPROC; c++) {
+		for (uint64_t i = 0; m->proc[c] && i < n; i++)
+			memcpy(&m->proc[c][base + i], rd_process_field(&in->p->processes[i], c),
+			       sizeof(uint64_t));
+		for (uint64_t i = 0; m->pstr[c] && i < n; i++) {
+			/* the merged table owns the reader's copy */
+			char **v = (char **)rd_process_field(&in->p->processes[i], c);
+			m->pstr[c][base + i] = *v;
+			*v = NULL;
+		}
+	}
+	m->procs += n;
+	return 0;
+}
+
+/* Reads the input's regions and returns its id -> merged id table. */
+static uint32_t *add_regions(struct merged *m, struct input *in, uint64_t *nreg)
+{
+	uint64_t n = in->p->nregions;
+	struct rd_region *reg = in->p->regions;
+	uint32_t *map = NULL;
+
+	/* room for every region being new: no column grows inside the loop */
+	if (reserve((void **)&m->rname.v, &m->rname.cap, m->rname.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->rmodule.v, &m->rmodule.cap, m->rmodule.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->rfile.v, &m->rfile.cap, m->rfile.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->rkind.v, &m->rkind.cap, m->rkind.n + n, sizeof(char *)) ||
+	    reserve((void **)&m->roffset.v, &m->roffset.cap, m->roffset.n + n, 8) ||
+	    reserve((void **)&m->rline.v, &m->rline.cap, m->rline.n + n, 8) ||
+	    !(map = malloc((n + 1) * sizeof *map)))
+		goto out;
+	for (uint64_t r = 0; r < n; r++) {
+		char *key;
+		int added;
+		/* name, module and offset as one string; \x1f cannot be in a name */
+		if (asprintf(&key, "%s\x1f%s\x1f%llx", reg[r].name, reg[r].module,
+			     (unsigned long long)reg[r].offset) < 0)
+			goto fail;
+		map[r] = region_id(m, key, &added);
+		free(key);
+		if (map[r] == UINT32_MAX)
+			goto fail;
+		if (!added)
+			continue;
+		m->rname.v[m->rname.n++] = reg[r].name;
+		m->rmodule.v[m->rmodule.n++] = reg[r].module;
+		m->rfile.v[m->rfile.n++] = reg[r].file;
+		m->rkind.v[m->rkind.n++] = reg[r].kind;
+		/* the merged tables own the reader's copies */
+		reg[r].name = reg[r].module = reg[r].file = reg[r].kind = NULL;
+		m->roffset.v[m->roffset.n++] = reg[r].offset;
+		m->rline.v[m->rline.n++] = reg[r].line;
+	}
+	*nreg = n;
+	goto out;
+fail:
+	free(map);
+	map = NULL;
+out:
+	return map;
+}
+
+/* The input's pairs, pointing at the merged processes, regions and events. */
+static int add_pairs(struct merged *m, struct input *in, const uint32_t *rmap, uint64_t nreg)
+{
+	uint64_t base = m->pairs, n = in->npairs, ne = in->nevents;
+	uint64_t *process, *region, *first, *count;
+
+	if (base + n > m->npairs)
+		return in_fail(in, "changed since it was scanned", "/" SC_PAIRS);
+	/* an optional column this input lacks reads as 0 */
+	for (int c = 0; c < SC_NPAIR; c++)
+		for (uint64_t i = 0; m->pair[c] && i < n; i++)
+			memcpy(&m->pair[c][base + i], rd_pair_field(&in->p->pairs[i], c),
+			       sizeof(uint64_t));
+	process = m->pair[SC_PAIR_PROCESS] + base;
+	region = m->pair[SC_PAIR_REGION] + base;
+	first = m->pair[SC_PAIR_FIRST] + base;
+	count = m->pair[SC_PAIR_COUNT] + base;
+	for (uint64_t i = 0; i < n; i++) {
+		if (process[i] >= in->nproc || region[i] >= nreg || first[i] > ne ||
+		    count[i] > ne - first[i])
+			return in_fail(in, "point outside the file's processes, regions or events",
+				       "/" SC_PAIRS);
+		process[i] += m->procs - in->nproc;
+		region[i] = rmap[region[i]];
+		first[i] += m->events;
+	}
+	m->pairs += n;
+	return 0;
+}
+
+/* Writes the whole chunks the column holds, or with all, every row. */
+static int event_flush(struct columns *c, struct event_col *e, int all)
+{
+	uint64_t k = all ? e->have : e->have / e->grain * e->grain;
+	size_t w = (size_t)e->width;
+
+	if (k == 0)
+		return 0;
+	if (col_put(c, &e->o, e->buf, e->done, k) != 0)
+		return -1;
+	memmove(e->buf, e->buf + k * w, (e->have - k) * w);
+	e->done += k;
+	e->have -= k;
+	return 0;
+}
+
+/* Appends one column of the input's events, a chunk's rows at a time; an
+ * input without an optional column adds zeros. */
+static int append_event_column(struct columns *c, struct merged *m, struct input *in, int k)
+{
+	struct event_col *e = m->event[k];
+	uint64_t n = in->nevents;
+	int have = rd_event_width(in->p, k) > 0, rc = 0;
+	char name[64];
+
+	snprintf(name, sizeof name, "/%s/%s", SC_EVENTS, sc_events[k].name);
+	if (sc_events[k].need == SC_REQUIRED && !have)
+		return in_fail(in, "is missing", name);
+	for (uint64_t off = 0; rc == 0 && off < n;) {
+		uint64_t len = n - off < e->grain ? n - off : e->grain;
+		unsigned char *to = e->buf + e->have * (uint64_t)e->width;
+		if (!have)
+			memset(to, 0, len * (uint64_t)e->width);
+		else if (rd_event_rows(in->p, k, off, len, e->width, to) != 0)
+			rc = in_fail(in, "cannot be read", name);
+		e->have += len;
+		off += len;
+		if (rc == 0 && event_flush(c, e, 0) != 0)
+			rc = in_fail(in, "cannot be appended to the output", name);
+	}
+	return rc;
+}
+
+static int add_events(struct columns *c, struct merged *m, struct input *in)
+{
+	if (m->events + in->nevents > m->nevents)
+		return in_fail(in, "changed since it was scanned", "/" SC_EVENTS);
+	for (int k = 0; k < SC_NEV; k++)
+		if (m->event[k] && append_event_column(c, m, in, k) != 0)
+			return -1;
+	m->events += in->nevents;
+	return 0;
+}
+
+/* The output's event columns, created at their final length and width:
+ * the widest any input has, which is the narrowest that holds every
+ * value when the inputs are narrowed as the writer narrows them. */
+static int events_begin(struct columns *c, hid_t file, struct merged *m)
+{
+	hid_t g = H5Gcreate2(file, SC_EVENTS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 ? 0 : -1;
+
+	for (int k = 0; rc == 0 && k < SC_NEV; k++) {
+		struct event_col *e;
+		if (!m->ewidth[k])
+			continue;
+		if (!(e = m->event[k] = calloc(1, sizeof *e))) {
+			rc = -1;
+			break;
+		}
+		e->width = m->ewidth[k];
+		e->o.d = -1;
+		rc = col_begin(c, g, sc_events[k].name, e->width, m->nevents, &e->o);
+		e->grain = e->o.deflated && e->o.chunk_elems ? e->o.chunk_elems
+							     : column_chunk_elems(&c->st);
+		if (rc == 0 && !(e->buf = malloc(2 * e->grain * (uint64_t)e->width)))
+			rc = -1;
+	}
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* Writes what the event columns still hold and closes them; returns -1
+ * when a write failed (after every column is closed). */
+static int events_end(struct columns *c, struct merged *m, int write)
+{
+	int rc = 0;
+	for (int k = 0; k < SC_NEV; k++) {
+		struct event_col *e = m->event[k];
+		if (!e)
+			continue;
+		if (write && event_flush(c, e, 1) != 0)
+			rc = -1;
+		if (col_end(&e->o) != 0)
+			rc = -1;
+		free(e->buf);
+		free(e);
+		m->event[k] = NULL;
+	}
+	return rc;
+}
+
+/* The input's process<N> groups, renumbered in the merged order. */
+static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
+{
+	for (uint64_t p = 0; p < in->nproc; p++) {
+		char from[32], to[32];
+		snprintf(from, sizeof from, SC_PROCESS_N, (size_t)p);
+		snprintf(to, sizeof to, SC_PROCESS_N, (size_t)(base + p));
+		if (rd_has(in->p, from) && rd_copy(in->p, from, out, to) != 0)
+			return in_fail(in, "cannot be copied", from);
+	}
+	return 0;
+}
+
+/* Everything one input adds: the rows of its tables into memory, its
+ * process<N> groups (and, for the first, /metadata) into the output. */
+static int add_input(struct columns *c, struct merged *m, struct input *in, hid_t out, int first)
+{
+	uint64_t base = m->procs, nreg = 0;
+	uint32_t *rmap = NULL;
+	int rc = -1;
+
+	if (open_input(in) != 0)
+		goto out;
+	if (first && rd_copy(in->p, SC_METADATA, out, SC_METADATA) != 0) {
+		in_fail(in, "cannot be copied", "/" SC_METADATA);
+		goto out;
+	}
+	if (add_processes(m, in) == 0 && (rmap = add_regions(m, in, &nreg)) != NULL &&
+	    add_pairs(m, in, rmap, nreg) == 0 && add_events(c, m, in) == 0 &&
+	    copy_process_groups(out, in, base) == 0)
+		rc = 0;
+out:
+	free(rmap);
+	close_input(in);
+	return rc;
+}
+
+/* Rows sorted by pid, then start, then row: a pid's images in the order they ran. */
+struct pid_order {
+	const uint64_t *pid, *start;
+};
+
+static int by_pid_start(const void *x, const void *y, void *ctx)
+{
+	const struct pid_order *k = ctx;
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	if (k->pid[a] != k->pid[b])
+		return k->pid[a] < k->pid[b] ? -1 : 1;
+	if (k->start[a] != k->start[b])
+		return k->start[a] < k->start[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* The number of sorted rows before (pid, start), or up to it with at_too. */
+static uint64_t bound(const uint64_t *order, uint64_t n, const struct pid_order *k, uint64_t pid,
+		      uint64_t start, int at_too)
+{
+	uint64_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2, q = order[mid];
+		int before = k->pid[q] < pid ||
+			     (k->pid[q] == pid &&
+			      (k->start[q] < start || (at_too && k->start[q] == start)));
+		if (before)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The process each one came from: for a program an exec started, the one
+ * that exec'd it (same pid, earlier, ended by exec); else the newest
+ * earlier process whose pid is its ppid. Of two equally new, the lower row.
+ * Sorted by pid and start, each lookup is two binary searches, and
+ * last_exec[i] (the latest position up to i in its pid's run that ended by
+ * exec) answers the exec case at once: O(n log n) in all.
+ */
+static int link_parents(struct merged *m, int64_t *parent)
+{
+	const uint64_t *pid = m->proc[SC_PROC_PID], *ppid = m->proc[SC_PROC_PPID];
+	const uint64_t *start = m->proc[SC_PROC_START], *exec = m->proc[SC_PROC_EXEC];
+	uint64_t n = m->procs;
+	uint64_t *order = malloc((n + 1) * sizeof *order);
+	int64_t *last_exec = malloc((n + 1) * sizeof *last_exec);
+	struct pid_order k = {pid, start};
+
+	if (!order || !last_exec) {
+		free(order);
+		free(last_exec);
+		return -1;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, n, sizeof *order, by_pid_start, &k);
+	for (uint64_t i = 0; i < n; i++) {
+		int same_run = i > 0 && pid[order[i - 1]] == pid[order[i]];
+		last_exec[i] = exec[order[i]] ? (int64_t)i : same_run ? last_exec[i - 1] : -1;
+	}
+	for (uint64_t r = 0; r < n; r++) {
+		int64_t best = -1;
+		uint64_t at;
+		/* exec'd it: the latest earlier image of the same pid that ended by exec */
+		at = bound(order, n, &k, pid[r], start[r], 0);
+		if (at > 0 && pid[order[at - 1]] == pid[r] && last_exec[at - 1] >= 0) {
+			uint64_t e = (uint64_t)last_exec[at - 1];
+			while (e > 0 && pid[order[e - 1]] == pid[r] &&
+			       start[order[e - 1]] == start[order[e]] && exec[order[e - 1]])
+				e--;
+			best = (int64_t)order[e];
+		}
+		/* forked it: the newest process of pid ppid that started by then */
+		at = bound(order, n, &k, ppid[r], start[r], 1);
+		if (at > 0 && order[at - 1] == r)
+			at--;
+		if (at > 0 && pid[order[at - 1]] == ppid[r]) {
+			uint64_t s = start[order[at - 1]];
+			uint64_t f = bound(order, n, &k, ppid[r], s, 0);
+			if (order[f] == r)
+				f++;
+			if (best < 0 || s > start[best] ||
+			    (s == start[best] && order[f] < (uint64_t)best))
+				best = (int64_t)order[f];
+		}
+		parent[r] = best;
+	}
+	free(order);
+	free(last_exec);
+	return 0;
+}
+
+struct job {
+	struct merged *m;
+	struct input *inputs;
+	size_t n;
+	const struct storage *st;
+	int ranks;	     /* the job's size, 0 when not an MPI job */
+	struct input *fault; /* the input that could not be read */
+};
+
+static int write_strs(hid_t g, const char *name, char **v, uint64_t n)
+{
+	return col_str(g, name, (const char *const *)v, n);
+}
+
+/* In the order the columns always had: signed integers (parent after
+ * ppid), unsigned ones, strings. */
+static int write_processes(struct columns *c, hid_t file, struct merged *m)
+{
+	uint64_t n = m->procs;
+	int64_t *parent = malloc((n + 1) * sizeof *parent);
+	hid_t g = H5Gcreate2(file, SC_PROCESSES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && parent && link_parents(m, parent) == 0 ? 0 : -1;
+
+	for (int k = 0; rc == 0 && k < SC_NPROC; k++)
+		if (k == SC_PROC_PARENT)
+			rc = col_int64(c, g, sc_processes[k].name, parent, n);
+		else if (is_signed(sc_processes[k].type))
+			rc = col_int64(c, g, sc_processes[k].name, (const int64_t *)m->proc[k], n);
+	for (int k = 0; rc == 0 && k < SC_NPROC; k++) {
+		const struct sc_field *f = &sc_processes[k];
+		if (is_signed(f->type) || is_string(f->type))
+			continue;
+		if (f->type == SC_UINT8) {
+			/* flags: one byte, as the writer stores them */
+			narrow(m->proc[k], m->proc[k], n, 1);
+			rc = col_uint(c, g, f->name, m->proc[k], n, 1);
+		} else
+			rc = col_uint(c, g, f->name, m->proc[k], n, 8);
+	}
+	for (int k = 0; rc == 0 && k < SC_NPROC; k++)
+		if (m->pstr[k])
+			rc = write_strs(g, sc_processes[k].name, m->pstr[k], n);
+	free(parent);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int write_tables(struct columns *c, hid_t file, struct merged *m)
+{
+	hid_t g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && write_strs(g, SC_REG(NAME), m->rname.v, m->rname.n) == 0 &&
+				 write_strs(g, SC_REG(MODULE), m->rmodule.v, m->rmodule.n) == 0 &&
+				 col_uint(c, g, SC_REG(OFFSET), m->roffset.v, m->roffset.n, 8) ==
+					 0 &&
+				 write_strs(g, SC_REG(FILE), m->rfile.v, m->rfile.n) == 0 &&
+				 col_narrow(c, g, SC_REG(LINE), m->rline.v, 8, m->rline.n) == 0 &&
+				 write_strs(g, SC_REG(KIND), m->rkind.v, m->rkind.n) == 0
+			 ? 0
+			 : -1;
+
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	g = rc == 0 ? H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+	/* process and region at the narrowest width that holds them (the
+	 * writer's are 32 bits), the rest at 64 */
+	for (int k = 0; g >= 0 && rc == 0 && k < SC_NPAIR; k++)
+		if (m->pair[k])
+			rc = k == SC_PAIR_PROCESS || k == SC_PAIR_REGION
+				     ? col_narrow(c, g, sc_pairs[k].name, m->pair[k], 8, m->pairs)
+				     : col_uint(c, g, sc_pairs[k].name, m->pair[k], m->pairs, 8);
+	if (g < 0 || H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* An MPI job's ranks that left no profile (killed with their scope-run),
+ * listed as "2,5" in /metadata missing_ranks; "" when none. */
+static void missing_ranks(hid_t g, struct job *j)
+{
+	char *seen = calloc((size_t)j->ranks, 1), list[4096] = "";
+	size_t len = 0;
+
+	if (!seen)
+		return;
+	for (uint64_t i = 0; i < j->m->procs; i++) {
+		int64_t r = (int64_t)j->m->proc[SC_PROC_RANK][i];
+		if (r >= 0 && r < j->ranks)
+			seen[r] = 1;
+	}
+	for (int r = 0; r < j->ranks && len + 12 < sizeof list; r++)
+		if (!seen[r])
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%d",
+						len ? "," : "", r);
+	attr_i64(g, SC_META(MPI_RANKS), j->ranks);
+	attr_str(g, SC_META(MISSING_RANKS), list);
+	free(seen);
+}
+
+static void replace_i64(hid_t g, const char *name, int64_t v)
+{
+	if (H5Aexists(g, name) > 0)
+		H5Adelete(g, name);
+	attr_i64(g, name, v);
+}
+
+/* /metadata is the run's first process's (copied with it), with the run's
+ * losses summed. */
+static int finish_metadata(hid_t out, struct job *j)
+{
+	uint64_t lost = 0;
+	hid_t g = H5Gopen2(out, SC_METADATA, H5P_DEFAULT);
+
+	if (g < 0)
+		return -1;
+	for (uint64_t i = 0; i < j->m->procs; i++)
+		lost += j->m->proc[SC_PROC_LOST][i];
+	replace_i64(g, SC_META(LOST_RECORDS), (int64_t)lost);
+	replace_i64(g, SC_META(PROCESSES), (int64_t)j->m->procs);
+	if (j->ranks > 0) {
+		if (H5Aexists(g, SC_META(MPI_RANKS)) > 0)
+			H5Adelete(g, SC_META(MPI_RANKS));
+		if (H5Aexists(g, SC_META(MISSING_RANKS)) > 0)
+			H5Adelete(g, SC_META(MISSING_RANKS));
+		missing_ranks(g, j);
+	}
+	return H5Gclose(g);
+}
+
+static int write_merged(const char *path, void *ctx)
+{
+	struct job *j = ctx;
+	struct columns c;
+	hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = -1;
+
+	if (file < 0)
+		return -1;
+	if (columns_init(&c, j->st) != 0 || attr_root(file) != 0 ||
+	    events_begin(&c, file, j->m) != 0)
+		goto out;
+	for (size_t i = 0; i < j->n; i++)
+		if (add_input(&c, j->m, &j->inputs[i], file, i == 0) != 0) {
+			j->fault = &j->inputs[i];
+			goto out;
+		}
+	if (j->m->events == j->m->nevents && events_end(&c, j->m, 1) == 0 &&
+	    finish_metadata(file, j) == 0 && write_processes(&c, file, j->m) == 0 &&
+	    write_tables(&c, file, j->m) == 0)
+		rc = 0;
+out:
+	events_end(&c, j->m, 0);
+	columns_fini(&c);
+	if (H5Fclose(file) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int by_start(const void *x, const void *y)
+{
+	const struct input *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+int merge_profiles(const struct merge_request *r)
+{
+	struct merge_request o = *r;
+	struct merged m = {0};
+	struct input *in = NULL;
+	char **paths, why[512];
+	size_t n;
+	int owned, rc = 1;
+
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if (parts_gather(o.output, o.parts, o.inputs, o.ninputs, &paths, &n, &owned) != 0 ||
+	    n == 0) {
+		fprintf(stderr, "scope-merge: no profiles to merge for %s\n", o.output);
+		return 1;
+	}
+	if (!(in = calloc(n, sizeof *in))) {
+		fputs("scope-merge: out of memory\n", stderr);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		in[i].path = paths[i];
+		if (scan_input(&m, &in[i]) != 0) {
+			fprintf(stderr, "scope-merge: %s: %s\n", paths[i], in[i].err);
+			goto out;
+		}
+	}
+	qsort(in, n, sizeof *in, by_start);
+	if (allocate(&m) != 0) {
+		fputs("scope-merge: out of memory\n", stderr);
+		goto out;
+	}
+	{
+		struct job j = {&m, in, n, o.st, o.ranks ? o.ranks : (int)in[0].mpi_ranks, NULL};
+		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
+			if (j.fault)
+				fprintf(stderr, "scope-merge: %s: %s; nothing was written\n",
+					j.fault->path,
+					j.fault->err[0] ? j.fault->err : "out of memory");
+			else
+				fprintf(stderr,
+					"scope-merge: cannot write %s: %s; the inputs are kept\n",
+					o.output, why);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; in && i < n; i++)
+		if (rc == 0 && owned && !o.keep && strcmp(in[i].path, o.output) != 0)
+			unlink(in[i].path);
+	if (rc == 0 && owned && !o.keep && !o.parts && !o.ninputs)
+		parts_remove_ranks_folder(o.output);
+	merged_free(&m);
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(in);
+	return rc;
+}
+
+int merge_ranks(const char *dir, int ranks, const char *output, const void *unused)
+{
+	struct storage st;
+	struct merge_request r = {.output = output, .parts = dir, .st = &st, .ranks = ranks};
+
+	(void)unused;
+	if (storage_parse(&st, NULL) != 0 || storage_parse_chunk(&st, NULL) != 0)
+		return -1;
+	return merge_profiles(&r) == 0 ? 0 : -1;
+}
