@@ -137,24 +137,8 @@ void job_forget(const char *dir)
 		closedir(d);
 }
 
-/* `scope-merge --parts DIR --ranks N -o OUTPUT`, with the program at path. */
-static int merge_by_program(const char *dir, int ranks, const char *output, const void *path)
-{
-	char size[16];
-	char *argv[] = {(char *)path, "--parts", (char *)dir,	 "--ranks",
-			size,	      "-o",	 (char *)output, NULL};
-
-	snprintf(size, sizeof size, "%d", ranks);
-	return run_tool(path, argv);
-}
-
-int job_finish(const struct job *j, const char *output, const char *merge, const char *who)
-{
-	return job_finish_with(j, output, merge_by_program, merge, who);
-}
-
-int job_finish_with(const struct job *j, const char *output, job_merge_fn merge, const void *ctx,
-		    const char *who)
+int job_finish(const struct job *j, const char *output, job_merge_fn merge, const void *ctx,
+	       const char *who)
 {
 	char lock[PATH_MAX + 16];
 	int fd;

@@ -28,11 +28,8 @@ typedef int (*job_merge_fn)(const char *dir, int ranks, const char *output, cons
  * does (an O_EXCL lock file: no flock, which NFS may not honour). Returns
  * 0, or -1 after printing what is kept where.
  */
-int job_finish_with(const struct job *j, const char *output, job_merge_fn merge, const void *ctx,
-		    const char *who);
-
-/* job_finish_with running the scope-merge program at merge. */
-int job_finish(const struct job *j, const char *output, const char *merge, const char *who);
+int job_finish(const struct job *j, const char *output, job_merge_fn merge, const void *ctx,
+	       const char *who);
 
 /* Removes what the ranks kept in dir to agree who merges (the arrival
  * counters of this job and of earlier ones, the merging lock), once the

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "gather.h"
 #include "job.h"
+#include "merge.h"
 
 #include <scope/arena.h>
 
@@ -207,8 +208,9 @@ static void say_missing(const struct run_dirs *d, const struct missing *m, int p
 
 int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
 {
-	char only[2 * PATH_MAX], merge[PATH_MAX + 32];
-	char *argv[] = {merge, "--parts", d->parts, "-o", (char *)output, NULL};
+	char only[2 * PATH_MAX];
+	struct storage st;
+	struct merge_request req = {.output = output, .parts = d->parts, .st = &st};
 	struct missing m;
 	int n, rc = 0;
 
@@ -228,12 +230,10 @@ int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
 		rmdir(d->parts);
 		return GATHER_NOTHING;
 	}
-	if (n == 1 && rename(only, output) == 0) {
+	if (n == 1 && rename(only, output) == 0)
 		rc = 0;
-	} else {
-		snprintf(merge, sizeof merge, "%s/scope-merge", d->bindir);
-		rc = run_tool(merge, argv);
-	}
+	else
+		rc = storage_parse(&st, NULL) != 0 || merge_profiles(&req) != 0;
 	if (rc == 0) {
 		rmdir(d->parts);
 		return GATHER_PUBLISHED;

@@ -10,7 +10,7 @@
 struct run_dirs {
 	char parts[PATH_MAX];  /* each process writes its profile here */
 	char arenas[PATH_MAX]; /* and records here, SCOPE_TMPDIR */
-	char bindir[PATH_MAX]; /* scope-writer and scope-merge */
+	char bindir[PATH_MAX]; /* scope-writer */
 };
 
 /* Makes the folders: parts beside output (so one part moves into place
@@ -26,8 +26,8 @@ void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *al
 /* What run_gather did with the output. */
 enum gather_result {
 	GATHER_PUBLISHED, /* written, with every process of the run */
-	GATHER_NOTHING,   /* untouched: no process recorded (the library said why) */
-	GATHER_KEPT,	   /* untouched: what was recorded is kept, and a line said where */
+	GATHER_NOTHING,	  /* untouched: no process recorded (the library said why) */
+	GATHER_KEPT,	  /* untouched: what was recorded is kept, and a line said where */
 };
 
 /* Writes what killed processes left in their arenas, then merges every

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "gather.h"
 #include "job.h"
+#include "merge.h"
 #include "profile.h"
 #include "storage.h"
 
@@ -419,11 +420,8 @@ int main(int argc, char **argv)
 	gathered = run_gather(&dirs, output, pid, status);
 	if (!in_job || job.rank == 0)
 		print_summary(&o, output, gathered == GATHER_PUBLISHED, now() - start, &all);
-	if (in_job) {
-		char merge[PATH_MAX + 32];
-		snprintf(merge, sizeof merge, "%s/scope-merge", dir);
-		job_finish(&job, job_output, merge, "scope-run");
-	}
+	if (in_job)
+		job_finish(&job, job_output, merge_ranks, NULL, "scope-run");
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		fprintf(stderr, "scope-run: %s was killed by signal %d (%s)%s\n", o.argv[0], sig,

@@ -178,7 +178,7 @@ static void finish_job(const struct job *job, const struct scope_arena_header *h
 	char output[SCOPE_PATH_BYTES + 1];
 
 	snprintf(output, sizeof output, "%.*s", SCOPE_PATH_BYTES, h->output);
-	job_finish_with(job, output, merge_ranks, NULL, "scope-writer");
+	job_finish(job, output, merge_ranks, NULL, "scope-writer");
 }
 
 struct options {

@@ -16,11 +16,12 @@ _Static_assert(SC_NEV == 8, "a new /events column: a field here (or a record of 
 			    "bytes have) and its encoding in spill.c");
 
 /* A spill of n calls in windows of window rows, in a file made in dir.
- * Returns NULL after printing why. */
+ * Returns NULL with the cause noted (writer_fail). */
 struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes);
 void spill_close(struct spill *s);
 
-/* Each returns 0, or -1 after printing why (a full disk, most likely). */
+/* Each returns 0, or -1 with the cause noted (writer_fail): a full disk,
+ * most likely. */
 int spill_call(struct spill *s, const struct spilled_call *c);
 int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received);
 int spill_flush(struct spill *s);

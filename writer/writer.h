@@ -127,7 +127,7 @@ struct profile {
 };
 
 /*
- * Returns 0, or -1 after printing why. mods tells which code was unloaded
+ * Returns 0, or -1 with the cause noted (writer_fail). mods tells which code was unloaded
  * during the run, so calls at one address can belong to two libraries.
  * Up to window calls are grouped in memory; a process with more spills
  * them to a temporary file in the first of spill_dirs (NULL-ended) with
@@ -138,8 +138,13 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p);
 void profile_free(struct profile *p);
 
-/* Notes why the writer cannot go on (printf-style); the first reason
- * given is kept, and writer_failure() returns it (NULL when none was). */
+/*
+ * The writer's errors: below main, a function that fails returns -1 (NULL
+ * for a pointer) after noting why with writer_fail; main says the first
+ * cause noted in one line, with where the recorded data is kept, which only
+ * main knows. writer_fail keeps the first reason given (printf-style);
+ * writer_failure() returns it, NULL when none was noted.
+ */
 void writer_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *writer_failure(void);
 
