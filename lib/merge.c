@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "merge.h"
+#include "map.h"
 
 #include "columns.h"
 #include "merge_parts.h"
@@ -98,63 +99,37 @@ struct merged {
 	struct event_col *event[SC_NEV]; /* while the events are appended */
 	struct strs rname, rmodule, rfile, rkind;
 	struct col roffset, rline;
-	/* region key -> id */
-	char **keys;
-	uint32_t *ids;
-	uint64_t mask, nkeys;
+	struct u64map regions; /* hash of a region's name, module and offset -> merged id */
 };
 
-static uint64_t hash_str(const char *s)
+static uint64_t region_hash(const struct rd_region *r)
 {
-	uint64_t h = 1469598103934665603u;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211u;
-	return h;
+	uint64_t h = (map_hash_str(r->name) ^ map_hash_str(r->module)) * UINT64_C(1099511628211);
+	h ^= r->offset;
+	return h == UINT64_MAX ? 0 : h;
 }
 
-static int key_grow(struct merged *m)
+static int same_region(const struct merged *m, uint32_t id, const struct rd_region *r)
 {
-	uint64_t cap = m->mask ? 2 * (m->mask + 1) : 1024;
-	char **keys = calloc(cap, sizeof *keys);
-	uint32_t *ids = calloc(cap, sizeof *ids);
-	if (!keys || !ids) {
-		free(keys);
-		free(ids);
-		return -1;
-	}
-	for (uint64_t i = 0; m->mask && i <= m->mask; i++) {
-		uint64_t j;
-		if (!m->keys[i])
-			continue;
-		for (j = hash_str(m->keys[i]) & (cap - 1); keys[j]; j = (j + 1) & (cap - 1))
-			;
-		keys[j] = m->keys[i];
-		ids[j] = m->ids[i];
-	}
-	free(m->keys);
-	free(m->ids);
-	m->keys = keys;
-	m->ids = ids;
-	m->mask = cap - 1;
-	return 0;
+	return m->roffset.v[id] == r->offset && strcmp(m->rname.v[id], r->name) == 0 &&
+	       strcmp(m->rmodule.v[id], r->module) == 0;
 }
 
-/* The merged id of a region, by name, module and offset; *added tells when
- * it is new. UINT32_MAX without memory. */
-static uint32_t region_id(struct merged *m, const char *key, int *added)
+/*
+ * The merged id of a region, by name, module and offset; *added tells when
+ * it is new, and the caller then appends it as region m->rname.n. Keyed by a
+ * hash of the three: a region whose hash an earlier one took moves on to
+ * hash + 1. UINT32_MAX without memory.
+ */
+static uint32_t region_id(struct merged *m, const struct rd_region *r, int *added)
 {
-	uint64_t i;
-	*added = 0;
-	if ((m->nkeys + 1) * 2 > m->mask + 1 && key_grow(m) != 0)
-		return UINT32_MAX;
-	for (i = hash_str(key) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (strcmp(m->keys[i], key) == 0)
-			return m->ids[i];
-	if (!(m->keys[i] = strdup(key)))
-		return UINT32_MAX;
-	m->ids[i] = (uint32_t)m->nkeys++;
-	*added = 1;
-	return m->ids[i];
+	for (uint64_t h = region_hash(r);; h = h + 1 == UINT64_MAX ? 0 : h + 1) {
+		uint32_t *id = map_slot(&m->regions, h, (uint32_t)m->rname.n, added);
+		if (!id)
+			return UINT32_MAX;
+		if (*added || same_region(m, *id, r))
+			return *id;
+	}
 }
 
 /* One input: what the scan found, then the profile while it is read. */
@@ -288,10 +263,7 @@ static void merged_free(struct merged *m)
 	free_strs(m->rkind.v, m->rkind.n);
 	free(m->roffset.v);
 	free(m->rline.v);
-	for (uint64_t i = 0; m->mask && i <= m->mask; i++)
-		free(m->keys[i]);
-	free(m->keys);
-	free(m->ids);
+	map_free(&m->regions);
 }
 
 static int add_processes(struct merged *m, struct input *in)
@@ -332,14 +304,8 @@ static uint32_t *add_regions(struct merged *m, struct input *in, uint64_t *nreg)
 	    !(map = malloc((n + 1) * sizeof *map)))
 		goto out;
 	for (uint64_t r = 0; r < n; r++) {
-		char *key;
 		int added;
-		/* name, module and offset as one string; \x1f cannot be in a name */
-		if (asprintf(&key, "%s\x1f%s\x1f%llx", reg[r].name, reg[r].module,
-			     (unsigned long long)reg[r].offset) < 0)
-			goto fail;
-		map[r] = region_id(m, key, &added);
-		free(key);
+		map[r] = region_id(m, &reg[r], &added);
 		if (map[r] == UINT32_MAX)
 			goto fail;
 		if (!added)

@@ -95,6 +95,11 @@ if(fuzz_why STREQUAL "")
     list(APPEND arena_objs ${fuzz_bin}/arena-${f}.o)
     list(APPEND arena_deps ${PROJECT_SOURCE_DIR}/writer/${f}.c)
   endforeach()
+  # and what they take from lib/: the region map
+  list(APPEND arena_cmds COMMAND ${arena_cc} -fsanitize=fuzzer,address -c -o ${fuzz_bin}/arena-map.o
+    ${PROJECT_SOURCE_DIR}/lib/map.c)
+  list(APPEND arena_objs ${fuzz_bin}/arena-map.o)
+  list(APPEND arena_deps ${PROJECT_SOURCE_DIR}/lib/map.c ${PROJECT_SOURCE_DIR}/lib/map.h)
   add_custom_command(OUTPUT ${fuzz_bin}/fuzz_arena
     ${arena_cmds}
     COMMAND ${arena_cc} -fsanitize=address -c -o ${fuzz_bin}/arena-harness.o ${fuzz_src}/fuzz_arena.c

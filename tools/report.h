@@ -3,6 +3,7 @@
 #ifndef SCOPE_TOOLS_REPORT_H
 #define SCOPE_TOOLS_REPORT_H
 
+#include "map.h"
 #include "reader.h"
 #include "walk.h"
 
@@ -145,16 +146,6 @@ void json_doc_end(FILE *out);
 void json_double(FILE *out, double v);
 
 /* ---- Maps (report-map.c) ------------------------------------------------ */
-
-/* An open-addressing map from 64-bit keys (below UINT64_MAX) to 32-bit values. */
-struct u64map {
-	uint64_t *keys; /* key + 1; 0 = empty */
-	uint32_t *vals;
-	size_t cap, n;
-};
-/* The value of key; a new key gets value fresh and *added = 1. NULL when out of memory. */
-uint32_t *map_slot(struct u64map *m, uint64_t key, uint32_t fresh, int *added);
-void map_free(struct u64map *m);
 
 /* ---- Views ------------------------------------------------------------- */
 

@@ -19,62 +19,12 @@ static int by_lane_seq(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int map_init(struct addr_map *m, uint64_t cap)
-{
-	m->mask = cap - 1;
-	m->n = 0;
-	m->keys = calloc(cap, sizeof *m->keys);
-	m->ids = malloc(cap * sizeof *m->ids);
-	return m->keys && m->ids ? 0 : -1;
-}
-
-static uint64_t hash_addr(uint64_t a)
-{
-	a ^= a >> 29;
-	a *= UINT64_C(0xbf58476d1ce4e5b9);
-	return a ^ (a >> 32);
-}
-
-static int map_grow(struct addr_map *m);
-
 /* Returns the region id for addr, adding it when new; UINT32_MAX on failure. */
-static uint32_t map_get(struct addr_map *m, uint64_t addr)
+static uint32_t map_get(struct u64map *m, uint64_t addr)
 {
-	uint64_t i = hash_addr(addr) & m->mask;
-	while (m->keys[i]) {
-		if (m->keys[i] == addr)
-			return m->ids[i];
-		i = (i + 1) & m->mask;
-	}
-	if ((m->n + 1) * 2 > m->mask + 1) {
-		if (map_grow(m) != 0)
-			return UINT32_MAX;
-		return map_get(m, addr);
-	}
-	m->keys[i] = addr;
-	m->ids[i] = m->n;
-	return m->n++;
-}
-
-static int map_grow(struct addr_map *m)
-{
-	struct addr_map bigger;
-	if (map_init(&bigger, (m->mask + 1) * 2) != 0)
-		return -1;
-	for (uint64_t i = 0; i <= m->mask; i++) {
-		if (!m->keys[i])
-			continue;
-		uint64_t j = hash_addr(m->keys[i]) & bigger.mask;
-		while (bigger.keys[j])
-			j = (j + 1) & bigger.mask;
-		bigger.keys[j] = m->keys[i];
-		bigger.ids[j] = m->ids[i];
-	}
-	bigger.n = m->n;
-	free(m->keys);
-	free(m->ids);
-	*m = bigger;
-	return 0;
+	int added;
+	uint32_t *id = map_slot(m, addr, (uint32_t)m->n, &added);
+	return id ? *id : UINT32_MAX;
 }
 
 static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
@@ -636,7 +586,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		rd.nchunks * a->recs_per_chunk < window ? rd.nchunks * a->recs_per_chunk : window;
 	if (rd.chunks)
 		rd.rid = malloc((rd.rid_cap + 1) * sizeof *rd.rid);
-	if (!rd.lane_end || !rd.rid || map_init(&rd.map, 1024) != 0 || first_pass_all(&rd) != 0) {
+	if (!rd.lane_end || !rd.rid || first_pass_all(&rd) != 0) {
 		writer_fail("out of memory while reading the arena");
 		goto out;
 	}
@@ -660,8 +610,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 out:
 	if (rc != 0)
 		profile_free(p);
-	free(rd.map.keys);
-	free(rd.map.ids);
+	map_free(&rd.map);
 	free(rd.regions);
 	stack_free(&rd.stack);
 	depth_track_free(&rd.track);

@@ -3,20 +3,13 @@
 #ifndef SCOPE_WRITER_COLLECT_H
 #define SCOPE_WRITER_COLLECT_H
 
+#include "map.h"
 #include "writer.h"
 
 struct chunk_ref {
 	uint32_t lane, seq;
 	uint64_t index;
 	uint32_t used; /* slots the first pass read: the later passes read no more */
-};
-
-/* Function address -> region id, open addressing. */
-struct addr_map {
-	uint64_t *keys; /* 0 = empty: no function lives at address 0 */
-	uint32_t *ids;
-	uint64_t mask;
-	uint32_t n;
 };
 
 /* Per lane: the region open at each depth, to charge a call's time to its
@@ -86,7 +79,7 @@ struct reader {
 	const struct arena *a;
 	const struct tick_clock *clock;
 	uint64_t stop_tick;
-	struct addr_map map;
+	struct u64map map; /* function address -> region id */
 	uint64_t last_key; /* 0: no function lives at address 0 */
 	uint32_t last_rid;
 	struct region *regions;

@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* scope-report's map from 64-bit keys to 32-bit values, which the views count with. */
-#include "report.h"
+/* The one hash map of scope's programs: 64-bit keys to 32-bit values, open addressing. */
+#include "map.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* splitmix64's finaliser: neighbouring keys (addresses, ids) spread out. */
 static uint64_t mix(uint64_t k)
 {
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return k;
+	k ^= k >> 30;
+	k *= UINT64_C(0xbf58476d1ce4e5b9);
+	k ^= k >> 27;
+	k *= UINT64_C(0x94d049bb133111eb);
+	return k ^ (k >> 31);
 }
 
-static int map_grow(struct u64map *m)
+static int grow(struct u64map *m)
 {
 	size_t cap = m->cap ? 2 * m->cap : 1024;
 	uint64_t *keys = calloc(cap, sizeof *keys);
@@ -46,7 +48,7 @@ uint32_t *map_slot(struct u64map *m, uint64_t key, uint32_t fresh, int *added)
 	size_t i;
 
 	*added = 0;
-	if ((m->n + 1) * 2 > m->cap && map_grow(m) != 0)
+	if ((m->n + 1) * 2 > m->cap && grow(m) != 0)
 		return NULL;
 	key++;
 	for (i = mix(key) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
@@ -64,4 +66,13 @@ void map_free(struct u64map *m)
 	free(m->keys);
 	free(m->vals);
 	memset(m, 0, sizeof *m);
+}
+
+uint64_t map_hash_str(const char *s)
+{
+	uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h == UINT64_MAX ? 0 : h;
 }
