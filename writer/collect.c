@@ -27,50 +27,50 @@ static uint32_t map_get(struct u64map *m, uint64_t addr)
 	return id ? *id : UINT32_MAX;
 }
 
-static int add_region(struct reader *rd, uint32_t rid, uint64_t addr)
+static int add_region(struct grouping *gr, uint32_t rid, uint64_t addr)
 {
-	if (rid >= rd->region_cap) {
-		uint32_t cap = rd->region_cap ? rd->region_cap * 2 : 256;
-		struct region *grown = realloc(rd->regions, cap * sizeof *grown);
+	if (rid >= gr->region_cap) {
+		uint32_t cap = gr->region_cap ? gr->region_cap * 2 : 256;
+		struct region *grown = realloc(gr->regions, cap * sizeof *grown);
 		if (!grown)
 			return -1;
-		rd->regions = grown;
-		rd->region_cap = cap;
+		gr->regions = grown;
+		gr->region_cap = cap;
 	}
-	memset(&rd->regions[rid], 0, sizeof rd->regions[rid]);
-	rd->regions[rid].addr = addr;
-	rd->regions[rid].min_ns = UINT64_MAX;
+	memset(&gr->regions[rid], 0, sizeof gr->regions[rid]);
+	gr->regions[rid].addr = addr;
+	gr->regions[rid].min_ns = UINT64_MAX;
 	return 0;
 }
 
 /* A call that never returned ends with its thread, or when the process
  * stopped if the thread was still running. */
-uint8_t reader_times(const struct reader *rd, const struct scope_rec *r, uint32_t lane,
-		     int was_open, uint64_t *start, uint64_t *dur)
+uint8_t grouping_times(const struct grouping *gr, const struct scope_rec *r, uint32_t lane,
+		       int was_open, uint64_t *start, uint64_t *dur)
 {
 	uint64_t end = r->end;
 	uint8_t flags = 0;
 
-	if (was_open || (end & SCOPE_REC_OPEN) || end > rd->stop_tick || end < r->start) {
-		uint64_t lane_end = rd->lane_end[lane];
-		end = lane_end && lane_end < rd->stop_tick && lane_end >= r->start ? lane_end
-										   : rd->stop_tick;
+	if (was_open || (end & SCOPE_REC_OPEN) || end > gr->stop_tick || end < r->start) {
+		uint64_t lane_end = gr->lane_end[lane];
+		end = lane_end && lane_end < gr->stop_tick && lane_end >= r->start ? lane_end
+										   : gr->stop_tick;
 		flags = EVENT_UNFINISHED;
 	}
-	*start = tick_ns(rd->clock, r->start);
-	*dur = tick_ns(rd->clock, end) - *start;
+	*start = tick_ns(gr->clock, r->start);
+	*dur = tick_ns(gr->clock, end) - *start;
 	return flags;
 }
 
 /* The unloaded module that held addr when the call started, or -1: the
  * code mapped there at the end. */
-static int unloaded_module(const struct reader *rd, uint64_t addr, uint64_t tick)
+static int unloaded_module(const struct grouping *gr, uint64_t addr, uint64_t tick)
 {
 	int best = -1;
-	for (size_t i = 0; i < rd->nmods; i++) {
-		const struct module *m = &rd->mods[i];
+	for (size_t i = 0; i < gr->nmods; i++) {
+		const struct module *m = &gr->mods[i];
 		if (m->unload && addr >= m->lo && addr < m->hi && tick <= m->unload &&
-		    (best < 0 || m->unload < rd->mods[best].unload))
+		    (best < 0 || m->unload < gr->mods[best].unload))
 			best = (int)i;
 	}
 	return best;
@@ -78,23 +78,23 @@ static int unloaded_module(const struct reader *rd, uint64_t addr, uint64_t tick
 
 /* The key a call's region is found by: its address, and the unloaded
  * module that held the address when the call started, if any. */
-static uint64_t region_key(const struct reader *rd, const struct scope_rec *r, int *module)
+static uint64_t region_key(const struct grouping *gr, const struct scope_rec *r, int *module)
 {
 	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK;
 
-	*module = rd->unloads ? unloaded_module(rd, addr, r->start) : -1;
+	*module = gr->unloads ? unloaded_module(gr, addr, r->start) : -1;
 	return *module >= 0 ? addr | (uint64_t)(*module + 1) << SCOPE_REC_ADDR_BITS : addr;
 }
 
-uint32_t reader_region(struct reader *rd, const struct scope_rec *r, uint64_t *last_key,
-		       uint32_t *last_rid, int *module)
+uint32_t grouping_region(struct grouping *gr, const struct scope_rec *r, uint64_t *last_key,
+			 uint32_t *last_rid, int *module)
 {
-	uint64_t key = region_key(rd, r, module);
+	uint64_t key = region_key(gr, r, module);
 
 	/* Calls of one function come in runs (a loop, a recursion): the last
 	 * key is asked again first. */
 	if (key != *last_key) {
-		*last_rid = map_get(&rd->map, key);
+		*last_rid = map_get(&gr->map, key);
 		*last_key = key;
 	}
 	return *last_rid;
@@ -210,26 +210,26 @@ static void stack_free(struct depth_stack *s)
 	memset(s, 0, sizeof *s);
 }
 
-static int add_rec_note(struct reader *rd, uint64_t chunk, uint32_t slot, uint32_t kind)
+static int add_rec_note(struct grouping *gr, uint64_t chunk, uint32_t slot, uint32_t kind)
 {
-	if (rd->nrnotes == rd->rnotes_cap) {
-		uint64_t cap = rd->rnotes_cap ? 2 * rd->rnotes_cap : 64;
-		struct rec_note *grown = realloc(rd->rnotes, cap * sizeof *grown);
+	if (gr->nrnotes == gr->rnotes_cap) {
+		uint64_t cap = gr->rnotes_cap ? 2 * gr->rnotes_cap : 64;
+		struct rec_note *grown = realloc(gr->rnotes, cap * sizeof *grown);
 		if (!grown)
 			return -1;
-		rd->rnotes = grown;
-		rd->rnotes_cap = cap;
+		gr->rnotes = grown;
+		gr->rnotes_cap = cap;
 	}
-	rd->rnotes[rd->nrnotes++] = (struct rec_note){chunk, slot, kind};
+	gr->rnotes[gr->nrnotes++] = (struct rec_note){chunk, slot, kind};
 	return 0;
 }
 
-uint64_t rec_note_from(const struct reader *rd, uint64_t c)
+uint64_t rec_note_from(const struct grouping *gr, uint64_t c)
 {
-	uint64_t a = 0, b = rd->nrnotes;
+	uint64_t a = 0, b = gr->nrnotes;
 	while (a < b) {
 		uint64_t m = a + (b - a) / 2;
-		if (rd->rnotes[m].chunk < c)
+		if (gr->rnotes[m].chunk < c)
 			a = m + 1;
 		else
 			b = m;
@@ -238,38 +238,38 @@ uint64_t rec_note_from(const struct reader *rd, uint64_t c)
 }
 
 /* Too many calls to group in memory: they will go through a spill. */
-static void drop_ids(struct reader *rd)
+static void drop_ids(struct grouping *gr)
 {
-	free(rd->rid);
-	free(rd->notes);
-	rd->rid = NULL;
-	rd->notes = NULL;
-	rd->nnotes = rd->notes_cap = 0;
+	free(gr->rid);
+	free(gr->notes);
+	gr->rid = NULL;
+	gr->notes = NULL;
+	gr->nnotes = gr->notes_cap = 0;
 }
 
-static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen, uint64_t c,
+static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c,
 		      uint32_t slot)
 {
 	uint64_t start, dur;
-	uint32_t depth, n_before = rd->map.n;
+	uint32_t depth, n_before = gr->map.n;
 	int module, open = (r->end & SCOPE_REC_OPEN) != 0;
-	uint32_t rid = reader_region(rd, r, &rd->last_key, &rd->last_rid, &module);
+	uint32_t rid = grouping_region(gr, r, &gr->last_key, &gr->last_rid, &module);
 	struct region *g;
 
-	if (rid == UINT32_MAX || depth_of(&rd->track, gen - 1, r, &depth) != 0 ||
-	    stack_reserve(&rd->stack, depth) != 0 || (open && add_rec_note(rd, c, slot, NOTE_OPEN)))
+	if (rid == UINT32_MAX || depth_of(&gr->track, gen - 1, r, &depth) != 0 ||
+	    stack_reserve(&gr->stack, depth) != 0 || (open && add_rec_note(gr, c, slot, NOTE_OPEN)))
 		return -1;
-	if (rd->map.n != n_before) {
-		if (add_region(rd, rid, r->fn & SCOPE_REC_ADDR_MASK) != 0)
+	if (gr->map.n != n_before) {
+		if (add_region(gr, rid, r->fn & SCOPE_REC_ADDR_MASK) != 0)
 			return -1;
-		rd->regions[rid].module = module;
+		gr->regions[rid].module = module;
 	}
-	reader_times(rd, r, gen - 1, open, &start, &dur);
-	if (rd->rid && rd->n < rd->rid_cap)
-		rd->rid[rd->n] = rid;
-	else if (rd->rid)
-		drop_ids(rd);
-	g = &rd->regions[rid];
+	grouping_times(gr, r, gen - 1, open, &start, &dur);
+	if (gr->rid && gr->n < gr->rid_cap)
+		gr->rid[gr->n] = rid;
+	else if (gr->rid)
+		drop_ids(gr);
+	g = &gr->regions[rid];
 	g->count++;
 	g->total_ns += dur;
 	g->self_ns += (int64_t)dur;
@@ -277,57 +277,57 @@ static int first_pass(struct reader *rd, const struct scope_rec *r, uint32_t gen
 		g->min_ns = dur;
 	if (dur > g->max_ns)
 		g->max_ns = dur;
-	rd->stack.rid[depth] = rid;
-	rd->stack.gen[depth] = gen;
-	rd->stack.index[depth] = rd->n++;
-	if (depth > 0 && rd->stack.gen[depth - 1] == gen)
-		rd->regions[rd->stack.rid[depth - 1]].self_ns -= (int64_t)dur;
+	gr->stack.rid[depth] = rid;
+	gr->stack.gen[depth] = gen;
+	gr->stack.index[depth] = gr->n++;
+	if (depth > 0 && gr->stack.gen[depth - 1] == gen)
+		gr->regions[gr->stack.rid[depth - 1]].self_ns -= (int64_t)dur;
 	return 0;
 }
 
 /* A bytes record: the call of its depth read last on this lane moved them. */
-static int first_pass_bytes(struct reader *rd, const struct scope_rec *r, uint32_t gen)
+static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint32_t gen)
 {
-	uint32_t depth = depth_of_bytes(&rd->track, gen - 1, r);
+	uint32_t depth = depth_of_bytes(&gr->track, gen - 1, r);
 	struct region *g;
 
-	if (depth >= rd->stack.cap || rd->stack.gen[depth] != gen)
+	if (depth >= gr->stack.cap || gr->stack.gen[depth] != gen)
 		return 0; /* its call was not recorded */
-	g = &rd->regions[rd->stack.rid[depth]];
+	g = &gr->regions[gr->stack.rid[depth]];
 	g->sent += r->start;
 	g->received += r->end;
-	rd->bytes = 1;
-	if (!rd->rid)
+	gr->bytes = 1;
+	if (!gr->rid)
 		return 0;
-	if (rd->nnotes == rd->notes_cap) {
-		uint64_t cap = rd->notes_cap ? 2 * rd->notes_cap : 256;
-		struct bytes_note *grown = realloc(rd->notes, cap * sizeof *grown);
+	if (gr->nnotes == gr->notes_cap) {
+		uint64_t cap = gr->notes_cap ? 2 * gr->notes_cap : 256;
+		struct bytes_note *grown = realloc(gr->notes, cap * sizeof *grown);
 		if (!grown)
 			return -1;
-		rd->notes = grown;
-		rd->notes_cap = cap;
+		gr->notes = grown;
+		gr->notes_cap = cap;
 	}
-	rd->notes[rd->nnotes++] = (struct bytes_note){rd->stack.index[depth], r->start, r->end};
+	gr->notes[gr->nnotes++] = (struct bytes_note){gr->stack.index[depth], r->start, r->end};
 	return 0;
 }
 
-static int second_pass(struct reader *rd, const struct scope_rec *r, uint32_t lane, int was_open)
+static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t lane, int was_open)
 {
-	uint64_t at = rd->pos[rd->rid[rd->n]]++;
-	struct events *ev = rd->ev;
+	uint64_t at = gr->pos[gr->rid[gr->n]]++;
+	struct events *ev = gr->ev;
 	uint32_t depth;
 
-	if (depth_of(&rd->track, lane, r, &depth) != 0)
+	if (depth_of(&gr->track, lane, r, &depth) != 0)
 		return -1;
-	ev->flags[at] = reader_times(rd, r, lane, was_open, &ev->start[at], &ev->duration[at]);
+	ev->flags[at] = grouping_times(gr, r, lane, was_open, &ev->start[at], &ev->duration[at]);
 	ev->thread[at] = lane;
 	ev->depth[at] = depth;
-	if (rd->note < rd->nnotes && rd->notes[rd->note].index == rd->n) {
-		ev->sent[at] = rd->notes[rd->note].sent;
-		ev->received[at] = rd->notes[rd->note].received;
-		rd->note++;
+	if (gr->note < gr->nnotes && gr->notes[gr->note].index == gr->n) {
+		ev->sent[at] = gr->notes[gr->note].sent;
+		ev->received[at] = gr->notes[gr->note].received;
+		gr->note++;
 	}
-	rd->n++;
+	gr->n++;
 	return 0;
 }
 
@@ -338,36 +338,36 @@ static int second_pass(struct reader *rd, const struct scope_rec *r, uint32_t la
  * thread changes chunks takes a chunk of its own and leaves it part-filled.
  * The later passes read only the slots the first one did, the way it did.
  */
-static int visit_chunk(struct reader *rd, uint64_t c, int second)
+static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 {
-	const struct scope_arena_header *h = rd->a->hdr;
+	const struct scope_arena_header *h = gr->a->hdr;
 	const struct scope_rec *r =
-		(const struct scope_rec *)(rd->a->base + h->chunks_off +
-					   rd->chunks[c].index * h->chunk_bytes +
+		(const struct scope_rec *)(gr->a->base + h->chunks_off +
+					   gr->chunks[c].index * h->chunk_bytes +
 					   sizeof(struct scope_chunk_head));
-	uint32_t lane = rd->chunks[c].lane, gen = lane + 1, i;
-	uint32_t n = second ? rd->chunks[c].used : rd->a->recs_per_chunk;
+	uint32_t lane = gr->chunks[c].lane, gen = lane + 1, i;
+	uint32_t n = second ? gr->chunks[c].used : gr->a->recs_per_chunk;
 
 	for (i = 0; i < n && r[i].fn; i++) {
-		uint32_t note = second ? rec_note(rd, &rd->rnote, c, i) : NOTE_NONE;
+		uint32_t note = second ? rec_note(gr, &gr->rnote, c, i) : NOTE_NONE;
 		if (scope_rec_is_bytes(&r[i])) {
-			if (!second && first_pass_bytes(rd, &r[i], gen) != 0)
+			if (!second && first_pass_bytes(gr, &r[i], gen) != 0)
 				return -1;
 			continue;
 		}
 		if (!second && (r[i].start == 0 || (r[i].fn & SCOPE_REC_ADDR_MASK) == 0)) {
-			if (add_rec_note(rd, c, i, NOTE_SKIP) != 0)
+			if (add_rec_note(gr, c, i, NOTE_SKIP) != 0)
 				return -1;
 			continue; /* being written, or at no function's address */
 		}
-		if (note == NOTE_SKIP || r[i].start > rd->stop_tick)
+		if (note == NOTE_SKIP || r[i].start > gr->stop_tick)
 			continue; /* made after the stop */
-		if (second ? second_pass(rd, &r[i], lane, note == NOTE_OPEN)
-			   : first_pass(rd, &r[i], gen, c, i))
+		if (second ? second_pass(gr, &r[i], lane, note == NOTE_OPEN)
+			   : first_pass(gr, &r[i], gen, c, i))
 			return -1;
 	}
 	if (!second)
-		rd->chunks[c].used = i;
+		gr->chunks[c].used = i;
 	return 0;
 }
 
@@ -401,14 +401,14 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 /* Visits chunks [from, to) of the sorted chunk list. Each chunk read leaves
  * this process's memory at once (it stays in the page cache for the next
  * pass), so the arena does not add to the writer's resident memory. */
-static int visit_range(struct reader *rd, int second, uint64_t from, uint64_t to)
+static int visit_range(struct grouping *gr, int second, uint64_t from, uint64_t to)
 {
-	const struct scope_arena_header *h = rd->a->hdr;
+	const struct scope_arena_header *h = gr->a->hdr;
 
 	for (uint64_t i = from; i < to; i++) {
 		const char *chunk =
-			rd->a->base + h->chunks_off + rd->chunks[i].index * h->chunk_bytes;
-		if (visit_chunk(rd, i, second) != 0)
+			gr->a->base + h->chunks_off + gr->chunks[i].index * h->chunk_bytes;
+		if (visit_chunk(gr, i, second) != 0)
 			return -1;
 		madvise((void *)chunk, h->chunk_bytes, MADV_DONTNEED);
 	}
@@ -420,44 +420,44 @@ static int visit_range(struct reader *rd, int second, uint64_t from, uint64_t to
  * so far: the second pass then runs as two halves at once, the later half
  * starting each region where the earlier half's calls of it end.
  */
-static int first_pass_all(struct reader *rd)
+static int first_pass_all(struct grouping *gr)
 {
-	rd->split = rd->nchunks / 2;
-	rd->n = 0;
-	rd->track.lane = UINT32_MAX;
-	if (visit_range(rd, 0, 0, rd->split) != 0 ||
-	    depth_track_copy(&rd->split_track, &rd->track) != 0)
+	gr->split = gr->nchunks / 2;
+	gr->n = 0;
+	gr->track.lane = UINT32_MAX;
+	if (visit_range(gr, 0, 0, gr->split) != 0 ||
+	    depth_track_copy(&gr->split_track, &gr->track) != 0)
 		return -1;
-	rd->split_n = rd->n;
-	rd->split_regions = rd->map.n;
-	rd->split_count = malloc((rd->map.n + 1) * sizeof *rd->split_count);
-	if (!rd->split_count)
+	gr->split_n = gr->n;
+	gr->split_regions = gr->map.n;
+	gr->split_count = malloc((gr->map.n + 1) * sizeof *gr->split_count);
+	if (!gr->split_count)
 		return -1;
-	for (uint32_t r = 0; r < rd->map.n; r++)
-		rd->split_count[r] = rd->regions[r].count;
-	return visit_range(rd, 0, rd->split, rd->nchunks);
+	for (uint32_t r = 0; r < gr->map.n; r++)
+		gr->split_count[r] = gr->regions[r].count;
+	return visit_range(gr, 0, gr->split, gr->nchunks);
 }
 
 struct half {
-	struct reader rd;
+	struct grouping gr;
 	int rc;
 };
 
 static void *second_half(void *arg)
 {
 	struct half *h = arg;
-	h->rc = visit_range(&h->rd, 1, h->rd.split, h->rd.nchunks);
-	depth_track_free(&h->rd.track);
+	h->rc = visit_range(&h->gr, 1, h->gr.split, h->gr.nchunks);
+	depth_track_free(&h->gr.track);
 	return NULL;
 }
 
 /* The first note of a call read at or after index n. */
-static uint64_t note_from(const struct reader *rd, uint64_t n)
+static uint64_t note_from(const struct grouping *gr, uint64_t n)
 {
-	uint64_t a = 0, b = rd->nnotes;
+	uint64_t a = 0, b = gr->nnotes;
 	while (a < b) {
 		uint64_t m = a + (b - a) / 2;
-		if (rd->notes[m].index < n)
+		if (gr->notes[m].index < n)
 			a = m + 1;
 		else
 			b = m;
@@ -465,58 +465,58 @@ static uint64_t note_from(const struct reader *rd, uint64_t n)
 	return a;
 }
 
-static int group(struct reader *rd, struct profile *p)
+static int group(struct grouping *gr, struct profile *p)
 {
-	uint32_t nreg = rd->map.n;
+	uint32_t nreg = gr->map.n;
 	struct half later;
 	pthread_t tid;
 	int threaded, rc;
 
-	rd->pos = malloc((nreg + 1) * sizeof *rd->pos);
-	later.rd.pos = malloc((nreg + 1) * sizeof *rd->pos);
-	if (!rd->pos || !later.rd.pos || events_alloc(&p->ev, rd->n, rd->bytes) != 0) {
-		free(later.rd.pos);
+	gr->pos = malloc((nreg + 1) * sizeof *gr->pos);
+	later.gr.pos = malloc((nreg + 1) * sizeof *gr->pos);
+	if (!gr->pos || !later.gr.pos || events_alloc(&p->ev, gr->n, gr->bytes) != 0) {
+		free(later.gr.pos);
 		return -1;
 	}
 	for (uint32_t r = 0; r < nreg; r++) {
-		rd->pos[r] = rd->regions[r].first;
-		later.rd.pos[r] = rd->pos[r] + (r < rd->split_regions ? rd->split_count[r] : 0);
+		gr->pos[r] = gr->regions[r].first;
+		later.gr.pos[r] = gr->pos[r] + (r < gr->split_regions ? gr->split_count[r] : 0);
 	}
-	rd->ev = &p->ev;
-	later.rd = (struct reader){.a = rd->a,
-				   .clock = rd->clock,
-				   .stop_tick = rd->stop_tick,
-				   .track = rd->split_track,
-				   .lane_end = rd->lane_end,
-				   .rnotes = rd->rnotes,
-				   .nrnotes = rd->nrnotes,
-				   .rnote = rec_note_from(rd, rd->split),
-				   .rid = rd->rid,
-				   .n = rd->split_n,
-				   .pos = later.rd.pos,
-				   .ev = rd->ev,
-				   .notes = rd->notes,
-				   .nnotes = rd->nnotes,
-				   .note = note_from(rd, rd->split_n),
-				   .chunks = rd->chunks,
-				   .nchunks = rd->nchunks,
-				   .split = rd->split};
-	rd->split_track = (struct depth_track){0}; /* the later half's now */
+	gr->ev = &p->ev;
+	later.gr = (struct grouping){.a = gr->a,
+				     .clock = gr->clock,
+				     .stop_tick = gr->stop_tick,
+				     .track = gr->split_track,
+				     .lane_end = gr->lane_end,
+				     .rnotes = gr->rnotes,
+				     .nrnotes = gr->nrnotes,
+				     .rnote = rec_note_from(gr, gr->split),
+				     .rid = gr->rid,
+				     .n = gr->split_n,
+				     .pos = later.gr.pos,
+				     .ev = gr->ev,
+				     .notes = gr->notes,
+				     .nnotes = gr->nnotes,
+				     .note = note_from(gr, gr->split_n),
+				     .chunks = gr->chunks,
+				     .nchunks = gr->nchunks,
+				     .split = gr->split};
+	gr->split_track = (struct depth_track){0}; /* the later half's now */
 	threaded = pthread_create(&tid, NULL, second_half, &later) == 0;
-	rd->n = 0;
-	rd->note = 0;
-	rd->rnote = 0;
-	rd->track.lane = UINT32_MAX;
-	rc = visit_range(rd, 1, 0, rd->split);
+	gr->n = 0;
+	gr->note = 0;
+	gr->rnote = 0;
+	gr->track.lane = UINT32_MAX;
+	rc = visit_range(gr, 1, 0, gr->split);
 	if (threaded)
 		pthread_join(tid, NULL);
 	else
 		second_half(&later);
-	free(later.rd.pos);
+	free(later.gr.pos);
 	if (rc != 0 || later.rc != 0)
 		return -1;
 	for (uint32_t r = 0; r < nreg; r++)
-		if (events_sort(&p->ev, rd->regions[r].first, rd->regions[r].count) != 0)
+		if (events_sort(&p->ev, gr->regions[r].first, gr->regions[r].count) != 0)
 			return -1;
 	return 0;
 }
@@ -549,12 +549,12 @@ static uint64_t stop_tick(const struct arena *a)
 }
 
 /* Lays the regions out one after the other, in id order. */
-static void place_regions(struct reader *rd)
+static void place_regions(struct grouping *gr)
 {
 	uint64_t at = 0;
-	for (uint32_t r = 0; r < rd->map.n; r++) {
-		rd->regions[r].first = at;
-		at += rd->regions[r].count;
+	for (uint32_t r = 0; r < gr->map.n; r++) {
+		gr->regions[r].first = at;
+		at += gr->regions[r].count;
 	}
 }
 
@@ -573,55 +573,55 @@ static uint64_t *lane_ends(const struct arena *a)
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
 	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
 {
-	struct reader rd = {
+	struct grouping gr = {
 		.a = a, .clock = c, .stop_tick = stop_tick(a), .mods = mods, .nmods = nmods};
 	int rc = -1;
 
 	for (size_t i = 0; i < nmods; i++)
-		rd.unloads |= mods[i].unload != 0;
+		gr.unloads |= mods[i].unload != 0;
 	memset(p, 0, sizeof *p);
-	rd.lane_end = lane_ends(a);
-	rd.chunks = list_chunks(a, &rd.nchunks);
-	rd.rid_cap =
-		rd.nchunks * a->recs_per_chunk < window ? rd.nchunks * a->recs_per_chunk : window;
-	if (rd.chunks)
-		rd.rid = malloc((rd.rid_cap + 1) * sizeof *rd.rid);
-	if (!rd.lane_end || !rd.rid || first_pass_all(&rd) != 0) {
+	gr.lane_end = lane_ends(a);
+	gr.chunks = list_chunks(a, &gr.nchunks);
+	gr.rid_cap =
+		gr.nchunks * a->recs_per_chunk < window ? gr.nchunks * a->recs_per_chunk : window;
+	if (gr.chunks)
+		gr.rid = malloc((gr.rid_cap + 1) * sizeof *gr.rid);
+	if (!gr.lane_end || !gr.rid || first_pass_all(&gr) != 0) {
 		writer_fail("out of memory while reading the arena");
 		goto out;
 	}
-	rd.nregions = rd.map.n;
-	place_regions(&rd);
-	p->nevents = rd.n;
-	p->bytes = rd.bytes;
-	if (rd.rid && group(&rd, p) != 0) {
+	gr.nregions = gr.map.n;
+	place_regions(&gr);
+	p->nevents = gr.n;
+	p->bytes = gr.bytes;
+	if (gr.rid && group(&gr, p) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;
 	}
-	if (!rd.rid && stream_group(&rd, p, window, spill_dirs) != 0)
+	if (!gr.rid && stream_group(&gr, p, window, spill_dirs) != 0)
 		goto out;
-	p->regions = rd.regions;
-	p->nregions = rd.nregions;
-	rd.regions = NULL;
-	p->end_ns = tick_ns(c, rd.stop_tick);
+	p->regions = gr.regions;
+	p->nregions = gr.nregions;
+	gr.regions = NULL;
+	p->end_ns = tick_ns(c, gr.stop_tick);
 	for (int i = 0; i < SCOPE_LOST_CAUSES; i++)
 		p->lost += a->hdr->lost[i];
 	rc = 0;
 out:
 	if (rc != 0)
 		profile_free(p);
-	map_free(&rd.map);
-	free(rd.regions);
-	stack_free(&rd.stack);
-	depth_track_free(&rd.track);
-	depth_track_free(&rd.split_track);
-	free(rd.lane_end);
-	free(rd.rnotes);
-	free(rd.rid);
-	free(rd.notes);
-	free(rd.pos);
-	free(rd.split_count);
-	free(rd.chunks);
+	map_free(&gr.map);
+	free(gr.regions);
+	stack_free(&gr.stack);
+	depth_track_free(&gr.track);
+	depth_track_free(&gr.split_track);
+	free(gr.lane_end);
+	free(gr.rnotes);
+	free(gr.rid);
+	free(gr.notes);
+	free(gr.pos);
+	free(gr.split_count);
+	free(gr.chunks);
 	return rc;
 }
 

@@ -75,7 +75,7 @@ struct bytes_note {
  * each call straight at its place. A larger one is grouped through a
  * spill (stream.c), reading the lanes merged in start order.
  */
-struct reader {
+struct grouping {
 	const struct arena *a;
 	const struct tick_clock *clock;
 	uint64_t stop_tick;
@@ -113,25 +113,25 @@ struct reader {
 /* The region id of the call r, a new one when the map has not seen it
  * (UINT32_MAX without memory); *module is the unloaded module it was in,
  * or -1. Asks the map only when r's key is not *last_key's. */
-uint32_t reader_region(struct reader *rd, const struct scope_rec *r, uint64_t *last_key,
-		       uint32_t *last_rid, int *module);
+uint32_t grouping_region(struct grouping *gr, const struct scope_rec *r, uint64_t *last_key,
+			 uint32_t *last_rid, int *module);
 
 /* The call's start and duration in ns; returns its flags. A call the
  * first pass found open (was_open) counts as never returned. */
-uint8_t reader_times(const struct reader *rd, const struct scope_rec *r, uint32_t lane,
-		     int was_open, uint64_t *start, uint64_t *dur);
+uint8_t grouping_times(const struct grouping *gr, const struct scope_rec *r, uint32_t lane,
+		       int was_open, uint64_t *start, uint64_t *dur);
 
 /* The first record note at or after chunk position c. */
-uint64_t rec_note_from(const struct reader *rd, uint64_t c);
+uint64_t rec_note_from(const struct grouping *gr, uint64_t c);
 
 /* What the first pass noted of slot in chunk position c (NOTE_*); *at
  * walks the notes in read order. */
-static inline uint32_t rec_note(const struct reader *rd, uint64_t *at, uint64_t c, uint32_t slot)
+static inline uint32_t rec_note(const struct grouping *gr, uint64_t *at, uint64_t c, uint32_t slot)
 {
-	const struct rec_note *n = rd->rnotes;
-	while (*at < rd->nrnotes && (n[*at].chunk < c || (n[*at].chunk == c && n[*at].slot < slot)))
+	const struct rec_note *n = gr->rnotes;
+	while (*at < gr->nrnotes && (n[*at].chunk < c || (n[*at].chunk == c && n[*at].slot < slot)))
 		++*at;
-	return *at < rd->nrnotes && n[*at].chunk == c && n[*at].slot == slot ? n[*at].kind
+	return *at < gr->nrnotes && n[*at].chunk == c && n[*at].slot == slot ? n[*at].kind
 									     : NOTE_NONE;
 }
 
@@ -143,6 +143,6 @@ static inline uint32_t rec_depth16(const struct scope_rec *r)
 
 /* Groups the calls through a spill in the first of dirs (NULL-ended) that
  * takes it; fills p's spill and maxima. */
-int stream_group(struct reader *rd, struct profile *p, uint64_t window, const char *const *dirs);
+int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const char *const *dirs);
 
 #endif

@@ -25,7 +25,7 @@ struct cursor {
 };
 
 struct streamer {
-	struct reader *rd;
+	struct grouping *gr;
 	struct spill *spill;
 	struct event_max *max;
 	uint64_t *seen; /* per region: calls placed */
@@ -37,10 +37,10 @@ struct streamer {
 	uint32_t nheap;
 };
 
-static const struct scope_rec *chunk_recs(const struct reader *rd, uint64_t i)
+static const struct scope_rec *chunk_recs(const struct grouping *gr, uint64_t i)
 {
-	const struct scope_arena_header *h = rd->a->hdr;
-	return (const void *)(rd->a->base + h->chunks_off + rd->chunks[i].index * h->chunk_bytes +
+	const struct scope_arena_header *h = gr->a->hdr;
+	return (const void *)(gr->a->base + h->chunks_off + gr->chunks[i].index * h->chunk_bytes +
 			      sizeof(struct scope_chunk_head));
 }
 
@@ -75,11 +75,11 @@ static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_re
 }
 
 /* Points c at chunk position i of its lane: the slots the first pass read. */
-static void enter_chunk(const struct reader *rd, struct cursor *c, uint64_t i)
+static void enter_chunk(const struct grouping *gr, struct cursor *c, uint64_t i)
 {
 	c->chunk = i;
-	c->r = c->first = chunk_recs(rd, i);
-	c->end = c->r + rd->chunks[i].used;
+	c->r = c->first = chunk_recs(gr, i);
+	c->end = c->r + gr->chunks[i].used;
 }
 
 /* Moves c to its lane's next call, handling bytes records on the way,
@@ -87,7 +87,7 @@ static void enter_chunk(const struct reader *rd, struct cursor *c, uint64_t i)
  * -1 on failure. */
 static int advance(struct streamer *s, struct cursor *c)
 {
-	struct reader *rd = s->rd;
+	struct grouping *gr = s->gr;
 
 	for (;;) {
 		for (; c->r < c->end; c->r++) {
@@ -97,20 +97,20 @@ static int advance(struct streamer *s, struct cursor *c)
 					return -1;
 				continue;
 			}
-			note = rec_note(rd, &c->rnote, c->chunk, (uint32_t)(c->r - c->first));
-			if (note != NOTE_SKIP && c->r->start <= rd->stop_tick) {
+			note = rec_note(gr, &c->rnote, c->chunk, (uint32_t)(c->r - c->first));
+			if (note != NOTE_SKIP && c->r->start <= gr->stop_tick) {
 				c->was_open = note == NOTE_OPEN;
-				c->start_ns = tick_ns(rd->clock, c->r->start);
+				c->start_ns = tick_ns(gr->clock, c->r->start);
 				return 1;
 			}
 		}
 		/* Read chunks leave this process's memory at once. */
-		madvise((void *)((const char *)chunk_recs(rd, c->chunk) -
+		madvise((void *)((const char *)chunk_recs(gr, c->chunk) -
 				 sizeof(struct scope_chunk_head)),
-			rd->a->hdr->chunk_bytes, MADV_DONTNEED);
+			gr->a->hdr->chunk_bytes, MADV_DONTNEED);
 		if (c->chunk + 1 >= c->chunk_end)
 			return 0;
-		enter_chunk(rd, c, c->chunk + 1);
+		enter_chunk(gr, c, c->chunk + 1);
 	}
 }
 
@@ -141,21 +141,21 @@ static void sift_down(struct streamer *s, uint32_t i)
 /* Places the call at c and notes the columns' largest values. */
 static int emit(struct streamer *s, struct cursor *c)
 {
-	struct reader *rd = s->rd;
+	struct grouping *gr = s->gr;
 	const struct scope_rec *r = c->r;
-	uint32_t known = rd->map.n, rid;
+	uint32_t known = gr->map.n, rid;
 	int module;
 	const struct region *g;
 	struct spilled_call call = {.thread = c->lane};
 	uint64_t gap;
 
-	rid = reader_region(rd, r, &c->last_key, &c->last_rid, &module);
+	rid = grouping_region(gr, r, &c->last_key, &c->last_rid, &module);
 	if (depth_of(&c->track, c->lane, r, &call.depth) != 0)
 		return -1;
-	if (rid >= known || s->seen[rid] >= rd->regions[rid].count)
+	if (rid >= known || s->seen[rid] >= gr->regions[rid].count)
 		return 0; /* not seen by the first pass: cannot happen */
-	g = &rd->regions[rid];
-	call.flags = reader_times(rd, r, c->lane, c->was_open, &call.start, &call.duration);
+	g = &gr->regions[rid];
+	call.flags = grouping_times(gr, r, c->lane, c->was_open, &call.start, &call.duration);
 	call.at = g->first + s->seen[rid];
 	gap = s->seen[rid]++ ? call.start - s->last[rid] : call.start;
 	if (s->seen[rid] > 1 && call.start < s->last[rid])
@@ -171,7 +171,7 @@ static int emit(struct streamer *s, struct cursor *c)
 		s->max->thread = c->lane;
 	if (call.depth > s->max->depth)
 		s->max->depth = call.depth;
-	if (rd->bytes && note_row(c, call.depth, call.at) != 0)
+	if (gr->bytes && note_row(c, call.depth, call.at) != 0)
 		return -1;
 	return spill_call(s->spill, &call);
 }
@@ -179,20 +179,20 @@ static int emit(struct streamer *s, struct cursor *c)
 /* One cursor per lane that has calls, in a heap by next start. */
 static int start_cursors(struct streamer *s)
 {
-	struct reader *rd = s->rd;
+	struct grouping *gr = s->gr;
 	uint64_t i = 0;
 
-	s->cur = calloc(rd->a->nlanes + 1, sizeof *s->cur);
-	s->heap = calloc(rd->a->nlanes + 1, sizeof *s->heap);
+	s->cur = calloc(gr->a->nlanes + 1, sizeof *s->cur);
+	s->heap = calloc(gr->a->nlanes + 1, sizeof *s->heap);
 	if (!s->cur || !s->heap)
 		return -1;
-	while (i < rd->nchunks) {
-		struct cursor *c = &s->cur[rd->chunks[i].lane];
+	while (i < gr->nchunks) {
+		struct cursor *c = &s->cur[gr->chunks[i].lane];
 		int at;
-		c->lane = rd->chunks[i].lane;
-		c->rnote = rec_note_from(rd, i);
-		enter_chunk(rd, c, i);
-		while (i < rd->nchunks && rd->chunks[i].lane == c->lane)
+		c->lane = gr->chunks[i].lane;
+		c->rnote = rec_note_from(gr, i);
+		enter_chunk(gr, c, i);
+		while (i < gr->nchunks && gr->chunks[i].lane == c->lane)
 			i++;
 		c->chunk_end = i;
 		if ((at = advance(s, c)) < 0)
@@ -224,20 +224,20 @@ static int merge_lanes(struct streamer *s)
 
 /* Groups the calls through a spill in dir. Returns 0, -1 when the spill
  * could not be written there, -2 without memory. */
-static int stream_into(struct reader *rd, struct profile *p, uint64_t window, const char *dir)
+static int stream_into(struct grouping *gr, struct profile *p, uint64_t window, const char *dir)
 {
-	struct streamer s = {.rd = rd, .max = &p->max};
+	struct streamer s = {.gr = gr, .max = &p->max};
 	int rc = -2;
 
 	memset(&p->max, 0, sizeof p->max);
-	s.seen = calloc(rd->map.n + 1, sizeof *s.seen);
-	s.last = calloc(rd->map.n + 1, sizeof *s.last);
+	s.seen = calloc(gr->map.n + 1, sizeof *s.seen);
+	s.last = calloc(gr->map.n + 1, sizeof *s.last);
 	if (!s.seen || !s.last) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;
 	}
 	rc = -1;
-	if (!(s.spill = spill_open(dir, rd->n, window, rd->bytes)))
+	if (!(s.spill = spill_open(dir, gr->n, window, gr->bytes)))
 		goto out;
 	if (start_cursors(&s) != 0 || merge_lanes(&s) != 0 || spill_flush(s.spill) != 0) {
 		writer_fail("out of memory while grouping the calls");
@@ -250,7 +250,7 @@ static int stream_into(struct reader *rd, struct profile *p, uint64_t window, co
 	s.spill = NULL;
 	rc = 0;
 out:
-	for (uint32_t i = 0; s.cur && i < rd->a->nlanes; i++) {
+	for (uint32_t i = 0; s.cur && i < gr->a->nlanes; i++) {
 		free(s.cur[i].row);
 		depth_track_free(&s.cur[i].track);
 	}
@@ -262,12 +262,12 @@ out:
 	return rc;
 }
 
-int stream_group(struct reader *rd, struct profile *p, uint64_t window, const char *const *dirs)
+int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const char *const *dirs)
 {
 	int rc = -1;
 
 	/* A full or read-only folder: the next one may have room. */
 	for (; *dirs && rc == -1; dirs++)
-		rc = stream_into(rd, p, window, *dirs);
+		rc = stream_into(gr, p, window, *dirs);
 	return rc == 0 ? 0 : -1;
 }
