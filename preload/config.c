@@ -266,7 +266,8 @@ int scope_config_read(struct scope_config *cfg)
 	if (copy_path(cfg->tmpdir, "SCOPE_TMPDIR", tmp && *tmp ? tmp : "/tmp") != 0 ||
 	    copy_path(cfg->output, "SCOPE_OUTPUT", scope_getenv("SCOPE_OUTPUT")) != 0 ||
 	    copy_path(cfg->writer, "SCOPE_WRITER", scope_getenv("SCOPE_WRITER")) != 0 ||
-	    copy_path(cfg->parts, "SCOPE_PARTS", scope_getenv("SCOPE_PARTS")) != 0)
+	    copy_path(cfg->parts, "SCOPE_PARTS", scope_getenv("SCOPE_PARTS")) != 0 ||
+	    copy_path(cfg->run_writer, "SCOPE_RUN_WRITER", scope_getenv("SCOPE_RUN_WRITER")) != 0)
 		return -1;
 	storage_settings(cfg);
 	locate(cfg);

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -153,6 +155,30 @@ static SCOPE_NOINST int published(const struct scope_process *p)
 	       (fstat(p->fd, &st) == 0 && st.st_nlink == 0);
 }
 
+/* Hands the arena to the run's writer (scope-run's), which writes it while
+ * this process goes on to its end: one message on the run's socket, with
+ * nothing to wait for. Returns -1 when there is no such writer, or it is
+ * gone: then this process starts a writer of its own. */
+static SCOPE_NOINST int hand_over(const struct scope_process *p)
+{
+	struct sockaddr_un to = {.sun_family = AF_UNIX};
+	size_t len = strlen(p->cfg.run_writer);
+	int fd, rc;
+
+	if (!len || len >= sizeof to.sun_path)
+		return -1;
+	memcpy(to.sun_path, p->cfg.run_writer, len);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	rc = sendto(fd, p->arena_path, strlen(p->arena_path), MSG_NOSIGNAL,
+		    (const struct sockaddr *)&to, sizeof to) < 0
+		     ? -1
+		     : 0;
+	scope_fd_close(fd);
+	return rc;
+}
+
 /* One line when the profile was not written and nothing has said why: the
  * writer could not start, died, or ended without writing (a wrong
  * SCOPE_WRITER). A writer that failed on its own has said it already. */
@@ -199,6 +225,7 @@ void scope_finish(int kind, int code)
 	scope_thread_finish();
 	scope_modules_capture(p);
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_STOPPED, __ATOMIC_RELEASE);
-	write_profile(p);
+	if (hand_over(p) != 0)
+		write_profile(p);
 	scope_busy_end(&scope_tls);
 }

@@ -75,6 +75,7 @@ struct scope_config {
 	char self[SCOPE_PATH_BYTES]; /* this library */
 	char tmpdir[SCOPE_PATH_BYTES];
 	char writer[SCOPE_PATH_BYTES];
+	char run_writer[SCOPE_PATH_BYTES]; /* the socket of the run's writer, "" when none */
 	char compression[64];
 	uint32_t chunk_bytes;
 	uint32_t lane_capacity;

@@ -369,6 +369,50 @@ def case_orphan_parent(t):
         expect_eq(col(p, child[0], "parent"), 1 - child[0], f"parent of the child (attempt {attempt})")
 
 
+def writer_cpu(r):
+    """(seconds while the program ran, seconds after) from scope-run's writer line."""
+    m = re.search(r"writer: CPU ([\d.]+) s while the program ran, ([\d.]+) s after", r.stderr)
+    expect(m, f"no line on the writer's CPU time:\n{r.stderr}")
+    return float(m.group(1)), float(m.group(2))
+
+
+def forks_case(t, *options):
+    """r_env forks: 4 children of 200,000 calls each, then the parent rests and works.
+    Every process exact, one writer for the run (a SCOPE_WRITER that logs its starts)."""
+    t.need_prog()
+    log = t.path("writers.log")
+    wrapper = t.path("writer.sh")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\necho "$@" >> {log}\nexec {t.writer} "$@"\n')
+    os.chmod(wrapper, 0o755)
+    r = t.scope(*options, "-o", "out.h5", "--", t.prog, "forks", 200_000, 4, env={"SCOPE_WRITER": wrapper})
+    r.expect_rc(0)
+    p = t.load("out.h5")
+    check_processes(p)
+    expect_eq(len(p.processes["pid"]), 5, "processes")
+    expect_counts(p, {"work": 200_000, "works": 1, "main": 1, "report": 1}, 0)
+    for row in range(1, 5):  # main was open in the parent when it forked: not theirs
+        expect_counts(p, {"work": 200_000, "works": 1, "main": 0, "report": 1}, row)
+    with open(log) as f:
+        starts = f.read().splitlines()
+    expect_eq(len(starts), 1, f"writers started (the run's, then one per process if it was gone): {starts}")
+    expect("--run-fd" in starts[0], f"the one writer is not the run's: {starts[0]}")
+    return writer_cpu(r)
+
+
+def case_run_writer(t):
+    """One writer for the whole run, writing the children's arenas while the parent goes on."""
+    during, after = forks_case(t)
+    expect(during >= 0.01, f"the writer used {during} s of CPU while the program ran: it waited for the end")
+
+
+def case_write_at_exit(t):
+    """--write-at-exit: the same profile, and the writer idle until the program has ended."""
+    during, after = forks_case(t, "--write-at-exit")
+    expect_eq(during, 0.0, "the writer's CPU seconds while the program ran")
+    expect(after > 0, "the writer's CPU seconds after the program")
+
+
 def case_newline_path(t):
     """A program whose path holds a newline: its functions are still named."""
     t.need_prog()

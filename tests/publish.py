@@ -150,29 +150,48 @@ def case_partial_disk(t):
 
 
 def case_partial_killed(t):
-    """The parent's writer is killed (SIGKILL) after the child's wrote its profile: the previous
-    profile at -o stays as it was, and scope-run prints no summary of it as this run's."""
+    """Every writer is killed (SIGKILL): the run's writer as it starts, then each process's own,
+    which each process starts when it finds the run's writer gone. scope-run writes what they
+    left, and the profile is whole: nothing lost to a dead writer."""
     t.need_prog()
-    t.scope("-q", "-o", "out.h5", "--", t.prog, 1000).expect_rc(0)
     out = t.path("out.h5")
-    before = snapshot(out)
-    r = t.scope("-o", out, "--", t.prog, N, 1, env={"SCOPE_WRITER": t.killer(spare_first=True)})
-    check_partial_run(t, r, out, before)
+    r = t.scope("-q", "-o", out, "--", t.prog, N, 1, env={"SCOPE_WRITER": t.killer()})
+    r.expect_rc(0)
+    written = [line for line in r.err_lines() if re.search(r"^scope-run: the run's writer did not write", line)]
+    expect_eq(len(written), 2, f"lines saying scope-run wrote an arena itself:\n{r.stderr}")
+    p = Profile(out)
+    expect_eq(len(p.processes["pid"]), 2, "processes in the profile")
+    expect_counts(p, counts(N), 0, " (the parent)")
+    expect_counts(p, counts(N, child=True), 1, " (the child)")
+    expect_eq(arenas(t.tmp), [], f"arenas left in {t.tmp}")
 
 
 def case_stale_summary(t):
-    """The only writer is killed: no summary of the earlier profile at -o, which stays as it was,
-    and a non-zero status."""
+    """The run's profile cannot be written (its folder is full): no summary of the earlier
+    profile at -o, which stays as it was, and a non-zero status."""
     t.need_prog()
-    t.scope("-q", "-o", "out.h5", "--", t.prog, 1000).expect_rc(0)
-    out = t.path("out.h5")
-    before = snapshot(out)
-    r = t.scope("-o", out, "--", t.prog, N, env={"SCOPE_WRITER": t.killer()})
-    r.expect_rc(1)
-    expect_no_summary(r)
-    expect(snapshot(out) == before, f"{out} was replaced or changed")
-    expect([a for a in re.findall(r"(/\S+\.arena)\b", r.stderr) if os.path.exists(a)],
-           f"no line names the arena kept:\n{r.stderr}")
+    with small_tmpfs(t, "small", "1m") as small:
+        out = os.path.join(small, "out.h5")
+        t.scope("-q", "-o", out, "--", t.prog, 1000).expect_rc(0)
+        before = snapshot(out)
+        fill(small)
+        r = t.scope("--compression", "none", "-o", out, "--", t.prog, N)
+        r.expect_rc(1)
+        expect_no_summary(r)
+        expect(snapshot(out) == before, f"{out} was replaced or changed")
+        expect([a for a in re.findall(r"(/\S+\.arena)\b", r.stderr) if os.path.exists(a)],
+               f"no line names the arena kept:\n{r.stderr}")
+
+
+def fill(path):
+    """Writes a file into PATH until its filesystem is full."""
+    block = b"\0" * 4096
+    with open(os.path.join(path, "filler"), "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(block)
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------------------

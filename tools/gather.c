@@ -60,9 +60,13 @@ int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir)
 	return 0;
 }
 
-void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *all)
+void run_wait_all(pid_t child, struct run_writer *w, int *status, struct rusage *ru)
 {
-	for (;;) {
+	int done = 0;
+
+	/* The writer waits for the end of the run: it is the one child not
+	 * waited for, once the program and all it left behind have ended. */
+	while (!(done && w->pid && run_writer_alone(w))) {
 		struct rusage r;
 		int st;
 		pid_t pid = wait4(-1, &st, 0, &r);
@@ -74,28 +78,40 @@ void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *al
 		if (pid == child) {
 			*status = st;
 			*ru = r;
+			done = 1;
+		} else if (pid == w->pid) {
+			w->status = st; /* died before the run ended */
+			w->pid = 0;
 		}
 	}
-	getrusage(RUSAGE_CHILDREN, all);
 }
 
-/* Whether an arena is from a process that never stopped: one that stopped
- * had its writer run, which wrote the profile or said why it could not. */
-static int unwritten(const char *arena, pid_t *pid)
+/* What an arena still needs: nothing (published, or its writer said why
+ * not), writing as it is (it stopped, but the run's writer was gone before
+ * it wrote it), or recovering (it never stopped: killed). */
+enum arena_need { ARENA_DONE, ARENA_WRITE, ARENA_RECOVER };
+
+static enum arena_need arena_need(const char *arena, pid_t *pid)
 {
 	struct scope_arena_header h;
 	int fd = open(arena, O_RDONLY | O_CLOEXEC);
-	int yes = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
-		  memcmp(h.magic, SCOPE_ARENA_MAGIC, sizeof h.magic) == 0 && !h.published &&
-		  h.state != SCOPE_ARENA_STOPPED;
+	int ok = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		 memcmp(h.magic, SCOPE_ARENA_MAGIC, sizeof h.magic) == 0 && !h.published;
+	enum arena_need need = ARENA_DONE;
+
 	if (fd >= 0)
 		close(fd);
-	*pid = yes ? h.pid : 0;
-	return yes;
+	if (ok && h.state != SCOPE_ARENA_STOPPED)
+		need = ARENA_RECOVER;
+	else if (ok && !h.reported)
+		need = ARENA_WRITE;
+	*pid = ok ? h.pid : 0;
+	return need;
 }
 
 /* A process killed by SIGKILL (or one that never reached its exit) left
- * its arena: write what it recorded as a part, marked incomplete. */
+ * its arena: write what it recorded as a part, marked incomplete. So is
+ * one the run's writer did not live to write. */
 static void recover(struct run_dirs *d, pid_t child, int status)
 {
 	char writer[PATH_MAX + 32];
@@ -109,12 +125,21 @@ static void recover(struct run_dirs *d, pid_t child, int status)
 		char arena[2 * PATH_MAX], sig[16];
 		size_t l = strlen(e->d_name);
 		char *argv[] = {writer, "--recover", arena, NULL, NULL, NULL};
+		enum arena_need need;
 		pid_t pid;
 		if (l < 7 || strcmp(e->d_name + l - 6, ".arena") != 0)
 			continue;
 		snprintf(arena, sizeof arena, "%s/%s", d->arenas, e->d_name);
-		if (!unwritten(arena, &pid))
+		if ((need = arena_need(arena, &pid)) == ARENA_DONE)
 			continue;
+		if (need == ARENA_WRITE) {
+			char *plain[] = {writer, arena, NULL};
+			fprintf(stderr,
+				"scope-run: the run's writer did not write %s; writing it now\n",
+				e->d_name);
+			run_tool(writer, plain);
+			continue;
+		}
 		/* the program itself: scope-run saw what killed it */
 		if (pid == child && WIFSIGNALED(status)) {
 			char *with_signal[] = {writer, "--recover", "--exit-signal",

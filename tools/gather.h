@@ -7,6 +7,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "run_writer.h"
+
 struct run_dirs {
 	char parts[PATH_MAX];  /* each process writes its profile here */
 	char arenas[PATH_MAX]; /* and records here, SCOPE_TMPDIR */
@@ -19,9 +21,9 @@ struct run_dirs {
 int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir);
 
 /* Waits for the child and for every process it left behind (scope-run is
- * their subreaper). The child's status and resources go to *status and
- * *ru; all descendants' resources to *all. */
-void run_wait_all(pid_t child, int *status, struct rusage *ru, struct rusage *all);
+ * their subreaper), but not for the run's writer w. The child's status and
+ * resources go to *status and *ru. */
+void run_wait_all(pid_t child, struct run_writer *w, int *status, struct rusage *ru);
 
 /* What run_gather did with the output. */
 enum gather_result {

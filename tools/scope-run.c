@@ -33,6 +33,8 @@ static const char usage[] =
 	"      --compression SPEC   auto (default: deflate from 16384 calls), none, gzip, "
 	"gzip:1..9\n"
 	"      --chunk-size N       calls per HDF5 chunk of each column (default 65536)\n"
+	"      --write-at-exit      start writing the profile once the program has ended\n"
+	"                           (default: while it runs, on another core)\n"
 	"  -q, --quiet              print no summary\n"
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
@@ -48,7 +50,7 @@ static const char usage[] =
 
 struct options {
 	const char *output, *compression, *chunk;
-	int quiet;
+	int quiet, at_exit;
 	size_t top;
 	char **argv;
 };
@@ -61,14 +63,30 @@ static void die_usage(const char *fmt, const char *arg)
 	exit(2);
 }
 
+/* SCOPE_WRITE=exit: the writer waits for the program's end (as
+ * --write-at-exit); alongside, the default, writes while it runs. */
+static int write_at_exit(void)
+{
+	const char *v = getenv("SCOPE_WRITE");
+
+	if (!v || !*v || strcmp(v, "alongside") == 0)
+		return 0;
+	if (strcmp(v, "exit") == 0)
+		return 1;
+	fprintf(stderr, "scope-run: SCOPE_WRITE='%s' is not alongside or exit; using alongside\n",
+		v);
+	return 0;
+}
+
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP };
+	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
 					      {"quiet", no_argument, 0, 'q'},
 					      {"top", required_argument, 0, TOP},
+					      {"write-at-exit", no_argument, 0, ATEXIT},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -79,6 +97,7 @@ static void parse(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof *o);
 	o->top = 10;
+	o->at_exit = write_at_exit();
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+o:qhV", longs, NULL)) != -1) {
 		switch (c) {
@@ -101,6 +120,7 @@ static void parse(int argc, char **argv, struct options *o)
 			o->chunk = optarg;
 			break;
 		case 'q': o->quiet = 1; break;
+		case ATEXIT: o->at_exit = 1; break;
 		case TOP:
 			errno = 0;
 			top = strtol(optarg, &end, 10);
@@ -238,7 +258,8 @@ static void default_output(char *out, size_t cap, const char *program, pid_t pid
 
 /* In the child: the environment the library reads, then exec. */
 static void exec_child(const struct options *o, const char *program, const char *lib,
-		       const char *writer, const char *output, const struct run_dirs *d)
+		       const char *writer, const char *output, const struct run_dirs *d,
+		       const struct run_writer *w)
 {
 	const char *pre = getenv("LD_PRELOAD");
 	char *value;
@@ -257,6 +278,10 @@ static void exec_child(const struct options *o, const char *program, const char 
 	unsetenv("SCOPE_ROOT");
 	if (!getenv("SCOPE_WRITER"))
 		setenv("SCOPE_WRITER", writer, 1);
+	if (w->pid)
+		setenv("SCOPE_RUN_WRITER", w->socket, 1);
+	else
+		unsetenv("SCOPE_RUN_WRITER");
 	if (o->compression)
 		setenv("SCOPE_COMPRESSION", o->compression, 1);
 	if (o->chunk)
@@ -274,7 +299,7 @@ static double seconds(struct timeval tv)
 /* written: whether this run wrote output (else it holds another run's
  * profile, or nothing, and the library, the writer or the gathering said why). */
 static void print_summary(const struct options *o, const char *output, int written, double wall,
-			  const struct rusage *ru)
+			  const struct rusage *ru, const struct run_writer *w)
 {
 	struct summary s;
 	char err[512];
@@ -306,6 +331,10 @@ static void print_summary(const struct options *o, const char *output, int writt
 	if (!o->quiet && have)
 		fprintf(stderr, "scope-run: program: wall %.3f s, CPU %.3f s, peak RSS %.1f MiB\n",
 			s.wall_seconds, s.cpu_seconds, s.peak_rss_bytes / 1048576.0);
+	if (!o->quiet && w->socket[0])
+		fprintf(stderr,
+			"scope-run: writer: CPU %.3f s while the program ran, %.3f s after%s\n",
+			w->cpu_during, w->cpu_after, o->at_exit ? " (--write-at-exit)" : "");
 	if (!o->quiet)
 		fprintf(stderr,
 			"scope-run: whole run, with writing the profile: wall %.3f s, CPU %.3f s "
@@ -342,6 +371,7 @@ int main(int argc, char **argv)
 	const char *why, *env_lib = getenv("SCOPE_PRELOAD_LIB");
 	struct rusage ru = {0}, all;
 	struct run_dirs dirs;
+	struct run_writer w;
 	struct job job;
 	char job_output[PATH_MAX + 256];
 	int in_job;
@@ -393,6 +423,7 @@ int main(int argc, char **argv)
 	}
 	if (run_dirs_make(&dirs, output, dir) != 0)
 		return 2;
+	run_writer_start(&w, dirs.arenas, dir, o.at_exit);
 
 	/* Ctrl-C reaches the program through the terminal; scope-run stays to
 	 * report what it did. */
@@ -408,7 +439,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		exec_child(&o, program, lib, writer, output, &dirs);
+		exec_child(&o, program, lib, writer, output, &dirs, &w);
 	}
 	child_pid = pid;
 	{
@@ -416,10 +447,12 @@ int main(int argc, char **argv)
 		sigaction(SIGTERM, &fwd, NULL);
 		sigaction(SIGHUP, &fwd, NULL);
 	}
-	run_wait_all(pid, &status, &ru, &all);
+	run_wait_all(pid, &w, &status, &ru);
+	run_writer_finish(&w);
+	getrusage(RUSAGE_CHILDREN, &all);
 	gathered = run_gather(&dirs, output, pid, status);
 	if (!in_job || job.rank == 0)
-		print_summary(&o, output, gathered == GATHER_PUBLISHED, now() - start, &all);
+		print_summary(&o, output, gathered == GATHER_PUBLISHED, now() - start, &all, &w);
 	if (in_job)
 		job_finish(&job, job_output, merge_ranks, NULL, "scope-run");
 	if (WIFSIGNALED(status)) {

@@ -22,3 +22,8 @@ const char *writer_failure(void)
 {
 	return why[0] ? why : NULL;
 }
+
+void writer_fail_reset(void)
+{
+	why[0] = '\0';
+}

@@ -6,6 +6,7 @@
 #include "profile_out.h"
 #include "publish.h"
 #include "ranks.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,9 @@ static const char usage[] =
 	"      --no-symbolize       name regions module+0xOFFSET (scope-symbolize resolves later)\n"
 	"      --exit-signal N      with --recover: the process was killed by signal N\n"
 	"      --arena-fd N         read ARENA through open descriptor N (ARENA: its path)\n"
+	"      --run-fd N           the writer of a whole run: write each arena whose path\n"
+	"                           comes through the socket N, until an empty message\n"
+	"      --at-exit            with --run-fd: write nothing until that message\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
 
@@ -185,17 +189,19 @@ struct options {
 	const char *output, *compression, *chunk, *arena;
 	int recover, keep, symbolize, exit_signal;
 	int arena_fd; /* -1: open ARENA by its path */
+	int run_fd;   /* the run's socket (--run-fd), -1 for one arena */
+	int at_exit;  /* with run_fd: write nothing before the run ends */
 };
 
 /* An inherited descriptor: valid, and not passed on to what this program
  * starts (debuginfod). Returns it, or -1 after one line. */
-static int arena_fd(const char *arg)
+static int inherited_fd(const char *option, const char *arg)
 {
 	char *end;
 	long fd = strtol(arg, &end, 10);
 
 	if (!*arg || *end || fd < 0 || fd > INT_MAX || fcntl((int)fd, F_SETFD, FD_CLOEXEC) != 0) {
-		fprintf(stderr, "scope-writer: --arena-fd %s: %s (give an open descriptor)\n", arg,
+		fprintf(stderr, "scope-writer: %s %s: %s (give an open descriptor)\n", option, arg,
 			*arg && !*end && fd >= 0 ? strerror(errno) : "not a number");
 		return -1;
 	}
@@ -204,7 +210,7 @@ static int arena_fd(const char *arg)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM, EXITSIG, ARENAFD };
+	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM, EXITSIG, ARENAFD, RUNFD, ATEXIT };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
@@ -213,6 +219,8 @@ static int parse(int argc, char **argv, struct options *o)
 					      {"exit-signal", required_argument, 0, EXITSIG},
 					      {"no-symbolize", no_argument, 0, NOSYM},
 					      {"arena-fd", required_argument, 0, ARENAFD},
+					      {"run-fd", required_argument, 0, RUNFD},
+					      {"at-exit", no_argument, 0, ATEXIT},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -220,7 +228,7 @@ static int parse(int argc, char **argv, struct options *o)
 	int c;
 
 	memset(o, 0, sizeof *o);
-	o->arena_fd = -1;
+	o->arena_fd = o->run_fd = -1;
 	o->symbolize = !(sym && strcmp(sym, "0") == 0);
 	o->keep = keep && *keep && strcmp(keep, "0") != 0;
 	o->chunk = getenv("SCOPE_CHUNK_SIZE");
@@ -234,16 +242,24 @@ static int parse(int argc, char **argv, struct options *o)
 		case NOSYM: o->symbolize = 0; break;
 		case EXITSIG: o->exit_signal = atoi(optarg); break;
 		case ARENAFD:
-			if ((o->arena_fd = arena_fd(optarg)) < 0)
+			if ((o->arena_fd = inherited_fd("--arena-fd", optarg)) < 0)
 				return -1;
 			break;
+		case RUNFD:
+			if ((o->run_fd = inherited_fd("--run-fd", optarg)) < 0)
+				return -1;
+			break;
+		case ATEXIT: o->at_exit = 1; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
 		default: fputs("scope-writer: see scope-writer --help\n", stderr); return -1;
 		}
 	}
-	if (optind != argc - 1) {
-		fputs("scope-writer: give exactly one arena file (see scope-writer --help)\n",
+	if (o->run_fd >= 0 && optind == argc)
+		return 0; /* the arenas come through the run's socket */
+	if (o->run_fd >= 0 || optind != argc - 1) {
+		fputs("scope-writer: give exactly one arena file, or --run-fd alone (see "
+		      "scope-writer --help)\n",
 		      stderr);
 		return -1;
 	}
@@ -381,9 +397,9 @@ static int write_run(struct run_info *run, const struct options *o, struct arena
 	return rc;
 }
 
-int main(int argc, char **argv)
+/* Writes the profile of the arena o names; returns the exit status. */
+static int write_arena(struct options *o)
 {
-	struct options o;
 	struct arena a;
 	struct tick_clock clock;
 	struct storage st;
@@ -392,6 +408,51 @@ int main(int argc, char **argv)
 	char output[4096], host[256] = "";
 	struct job job = {0};
 	int rc;
+
+	writer_fail_reset();
+	if (arena_open_fd(&a, o->arena, o->arena_fd) != 0)
+		return 1;
+	if ((rc = refuse(o, &a, &st)) >= 0)
+		goto done;
+	if (resolve_output(output, sizeof output, o->output, a.hdr, &job) != 0) {
+		rc = 2;
+		goto done;
+	}
+	tick_clock_init(&clock, &a);
+	run.nmods = modules_parse(&a, &mods);
+	run.mods = mods;
+	gethostname(host, sizeof host - 1);
+	describe_run(&run, o, &a, &clock, host);
+	phase("setup");
+	rc = 1;
+	if (!run.command_line)
+		say_kept("out of memory", NULL, o);
+	else
+		rc = write_run(&run, o, &a, &st, output, &job);
+	free((char *)run.command_line);
+	modules_free(mods, run.nmods);
+done:
+	/* Every failure above printed its line: the library that started
+	 * this writer need not print another. */
+	if (rc != 0)
+		arena_mark_reported(&a);
+	arena_close(&a);
+	return rc;
+}
+
+/* One arena of the run, with the options of the command line. */
+static int write_run_arena(const char *path, void *ctx)
+{
+	struct options one = *(const struct options *)ctx;
+
+	one.arena = path;
+	one.arena_fd = -1;
+	return write_arena(&one);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
 
 	/* HDF5's exit handler closes what is still open: after a close that
 	 * failed (a full disk) that is the discarded file, and it crashes.
@@ -404,32 +465,7 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &o) != 0)
 		return 2;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	if (arena_open_fd(&a, o.arena, o.arena_fd) != 0)
-		return 1;
-	if ((rc = refuse(&o, &a, &st)) >= 0)
-		goto done;
-	if (resolve_output(output, sizeof output, o.output, a.hdr, &job) != 0) {
-		rc = 2;
-		goto done;
-	}
-	tick_clock_init(&clock, &a);
-	run.nmods = modules_parse(&a, &mods);
-	run.mods = mods;
-	gethostname(host, sizeof host - 1);
-	describe_run(&run, &o, &a, &clock, host);
-	phase("setup");
-	rc = 1;
-	if (!run.command_line)
-		say_kept("out of memory", NULL, &o);
-	else
-		rc = write_run(&run, &o, &a, &st, output, &job);
-	free((char *)run.command_line);
-	modules_free(mods, run.nmods);
-done:
-	/* Every failure above printed its line: the library that started
-	 * this writer need not print another. */
-	if (rc != 0)
-		arena_mark_reported(&a);
-	arena_close(&a);
-	return rc;
+	if (o.run_fd >= 0)
+		return run_serve(o.run_fd, o.at_exit, write_run_arena, &o);
+	return write_arena(&o);
 }

@@ -147,6 +147,8 @@ void profile_free(struct profile *p);
  */
 void writer_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *writer_failure(void);
+/* Forgets the cause noted: the run's writer goes on to its next arena. */
+void writer_fail_reset(void);
 
 /* Notes how long the phase that ends now took (SCOPE_WRITER_TIMES=1). */
 void phase(const char *name);

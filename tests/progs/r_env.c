@@ -112,6 +112,23 @@ int main(int argc, char **argv)
 			execv(args[0], args);
 		}
 		count_arenas();
+	} else if (strcmp(mode, "forks") == 0) {
+		/* forks N K: K children make N calls each and exit; the parent,
+		 * once they have, rests half a second, then makes N calls */
+		for (long k = atol(argv[3]); k > 0; k--) {
+			pid_t pid = fork();
+			if (pid < 0)
+				return 3;
+			if (pid == 0) {
+				works(n);
+				report();
+				exit(0);
+			}
+		}
+		while (wait(NULL) > 0)
+			;
+		nanosleep(&(struct timespec){0, 500 * 1000000}, NULL);
+		works(n);
 	} else if (strcmp(mode, "orphan") == 0) {
 		/* orphan N: the parent dies by SIGKILL at once; the child works */
 		pid_t pid = fork();

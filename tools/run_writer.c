@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/* The run's writer: one scope-writer for every process of a scope-run, working while the program
+ * runs. */
+#define _GNU_SOURCE
+#include "run_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int socket_address(const char *path, struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof *a);
+	a->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof a->sun_path)
+		return -1;
+	strcpy(a->sun_path, path);
+	return 0;
+}
+
+/* The writer's environment: scope-run's own, with nothing that would make
+ * the library record it. */
+static char **writer_env(void)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	if (!(env = calloc(n + 2, sizeof *env)))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+		    strncmp(environ[i], "SCOPE_OFF=", 10) != 0)
+			env[k++] = environ[i];
+	env[k] = "SCOPE_OFF=1";
+	return env;
+}
+
+static int spawn(struct run_writer *w, int fd, const char *bindir, int at_exit)
+{
+	char writer[PATH_MAX + 16], fdarg[16];
+	char *argv[] = {writer, "--run-fd", fdarg, at_exit ? "--at-exit" : NULL, NULL};
+	char **env = writer_env();
+	posix_spawn_file_actions_t fa;
+	int rc;
+
+	/* The writer the user names, as the library would run it; else ours. */
+	if (getenv("SCOPE_WRITER") && *getenv("SCOPE_WRITER"))
+		snprintf(writer, sizeof writer, "%s", getenv("SCOPE_WRITER"));
+	else
+		snprintf(writer, sizeof writer, "%s/scope-writer", bindir);
+	snprintf(fdarg, sizeof fdarg, "%d", fd);
+	if (!env || posix_spawn_file_actions_init(&fa) != 0) {
+		free(env);
+		return -1;
+	}
+	/* dup2 onto itself clears close-on-exec in the writer alone */
+	rc = posix_spawn_file_actions_adddup2(&fa, fd, fd);
+	if (rc == 0)
+		rc = posix_spawn(&w->pid, writer, &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	return rc == 0 ? 0 : -1;
+}
+
+void run_writer_start(struct run_writer *w, const char *arenas, const char *bindir, int at_exit)
+{
+	struct sockaddr_un a;
+	int fd;
+
+	memset(w, 0, sizeof *w);
+	snprintf(w->socket, sizeof w->socket, "%s/writer.sock", arenas);
+	if (socket_address(w->socket, &a) != 0 ||
+	    (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		goto none;
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || spawn(w, fd, bindir, at_exit) != 0) {
+		close(fd);
+		unlink(w->socket);
+		goto none;
+	}
+	/* Only the writer holds it now: if the writer dies, the processes
+	 * find the socket refusing and start writers of their own. */
+	close(fd);
+	return;
+none:
+	w->pid = 0;
+	w->socket[0] = '\0';
+}
+
+/* CPU seconds the process pid has used so far (utime + stime). */
+static double cpu_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* after the command's closing parenthesis: state, then fields 4..17 */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+void run_writer_finish(struct run_writer *w)
+{
+	struct sockaddr_un a;
+	struct rusage ru;
+	int fd;
+
+	if (!w->pid)
+		return;
+	w->cpu_during = cpu_of(w->pid);
+	if (socket_address(w->socket, &a) == 0 &&
+	    (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0) {
+		/* the empty message: the run has ended (fails if the writer is gone) */
+		if (sendto(fd, "", 0, MSG_NOSIGNAL, (struct sockaddr *)&a, sizeof a) != 0)
+			kill(w->pid, SIGTERM);
+		close(fd);
+	}
+	while (wait4(w->pid, &w->status, 0, &ru) < 0 && errno == EINTR)
+		;
+	w->cpu_after = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6 -
+		       w->cpu_during;
+	if (w->cpu_after < 0)
+		w->cpu_after = 0;
+	unlink(w->socket);
+}
+
+int run_writer_alone(const struct run_writer *w)
+{
+	char path[64], buf[4096], *p, *end;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 1; /* cannot tell: do not wait for the writer */
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		return 1;
+	buf[n] = '\0';
+	for (p = buf;; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			return 1;
+		if (pid != w->pid)
+			return 0;
+	}
+}

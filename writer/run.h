@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer of a whole run: arenas handed over by the run's processes, written as they come. */
+#ifndef SCOPE_WRITER_RUN_H
+#define SCOPE_WRITER_RUN_H
+
+/*
+ * Reads arena paths from the datagram socket fd, one message each, and
+ * writes each with write_one(path, ctx) as it comes, or, with at_exit, all of
+ * them once the run has ended. An empty message ends the run. Returns 0,
+ * or 1 when an arena could not be written (write_one said why).
+ */
+int run_serve(int fd, int at_exit, int (*write_one)(const char *arena, void *ctx), void *ctx);
+
+#endif
