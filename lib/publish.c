@@ -33,6 +33,12 @@ static int discard(const char *tmp, char *volatile *tmp_slot)
 int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx, int mode,
 		   char *volatile *tmp_slot, char *why, size_t cap)
 {
+	return publish_file(final, write, ctx, mode, tmp_slot, why, cap, 0);
+}
+
+int publish_file(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx, int mode,
+		 char *volatile *tmp_slot, char *why, size_t cap, unsigned flags)
+{
 	char tmp[4096], dir[4096];
 	mode_t mask;
 	int fd;
@@ -64,12 +70,15 @@ int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), 
 				 errno ? strerror(errno) : "HDF5 could not write the file");
 		return discard(tmp, tmp_slot);
 	}
-	if (fsync_path(tmp, O_RDONLY) != 0 || rename(tmp, final) != 0) {
+	if ((!(flags & PUBLISH_NO_SYNC) && fsync_path(tmp, O_RDONLY) != 0) ||
+	    rename(tmp, final) != 0) {
 		snprintf(why, cap, "%s", strerror(errno));
 		return discard(tmp, tmp_slot);
 	}
 	if (tmp_slot)
 		*tmp_slot = NULL;
+	if (flags & PUBLISH_NO_SYNC)
+		return 0;
 	snprintf(dir, sizeof dir, "%s", final);
 	fsync_path(dirname(dir), O_RDONLY | O_DIRECTORY);
 	return 0;

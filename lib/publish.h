@@ -17,4 +17,12 @@
 int publish_atomic(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx, int mode,
 		   char *volatile *tmp_slot, char *why, size_t cap);
 
+/* Not synced to disk: a part of a run, which the run's merge reads back at
+ * once and publishes durably. */
+#define PUBLISH_NO_SYNC 1u
+
+/* publish_atomic, with flags (PUBLISH_*). */
+int publish_file(const char *final, int (*write)(const char *tmp, void *ctx), void *ctx, int mode,
+		 char *volatile *tmp_slot, char *why, size_t cap, unsigned flags);
+
 #endif

@@ -381,7 +381,11 @@ static int write_run(struct run_info *run, const struct options *o, struct arena
 	run->end_ns = p.end_ns;
 	arena_release_records(a);
 	phase("collect");
-	if (publish_atomic(output, write_profile, &wj, -1, NULL, why, sizeof why) == 0) {
+	/* A part in the run's parts folder is read back by the run's merge,
+	 * which publishes the profile durably: syncing each part would make
+	 * every process of the run wait for the disk. */
+	if (publish_file(output, write_profile, &wj, -1, NULL, why, sizeof why,
+			 run->hdr->parts[0] && !o->output ? PUBLISH_NO_SYNC : 0) == 0) {
 		phase("publish");
 		rc = 0;
 		if (job->size > 1)
