@@ -116,7 +116,7 @@ static int track_reserve(struct depth_track *d, uint32_t depth)
 	return 0;
 }
 
-int depth_of(struct depth_track *d, uint32_t lane, const struct scope_rec *r, uint32_t *depth)
+int depth_of_slow(struct depth_track *d, uint32_t lane, const struct scope_rec *r, uint32_t *depth)
 {
 	uint32_t low = rec_depth16(r), at = low;
 

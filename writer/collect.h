@@ -41,7 +41,30 @@ struct depth_track {
 
 /* The true depth of the call r on lane (the track restarts when the lane
  * changes); -1 without memory. */
-int depth_of(struct depth_track *d, uint32_t lane, const struct scope_rec *r, uint32_t *depth);
+int depth_of_slow(struct depth_track *d, uint32_t lane, const struct scope_rec *r, uint32_t *depth);
+
+/* The 16 bits of depth a record keeps. */
+static inline uint32_t rec_depth16(const struct scope_rec *r)
+{
+	return (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff;
+}
+
+/* depth_of_slow, with the common case inline: a lane never deeper than
+ * 65,535, and a call no deeper than one it has had, which its 16 bits
+ * give as they are (every pass calls this for every call). */
+static inline int depth_of(struct depth_track *d, uint32_t lane, const struct scope_rec *r,
+			   uint32_t *depth)
+{
+	uint32_t low = rec_depth16(r);
+
+	if (lane == d->lane && d->next <= 0xffff && low < d->known) {
+		d->end[low] = r->end;
+		d->next = low + 1;
+		*depth = low;
+		return 0;
+	}
+	return depth_of_slow(d, lane, r, depth);
+}
 /* The true depth of the call whose bytes record r (on lane) is. */
 uint32_t depth_of_bytes(const struct depth_track *d, uint32_t lane, const struct scope_rec *r);
 int depth_track_copy(struct depth_track *to, const struct depth_track *from);
@@ -133,12 +156,6 @@ static inline uint32_t rec_note(const struct grouping *gr, uint64_t *at, uint64_
 		++*at;
 	return *at < gr->nrnotes && n[*at].chunk == c && n[*at].slot == slot ? n[*at].kind
 									     : NOTE_NONE;
-}
-
-/* The 16 bits of depth a record keeps. */
-static inline uint32_t rec_depth16(const struct scope_rec *r)
-{
-	return (uint32_t)(r->fn >> SCOPE_REC_ADDR_BITS) & 0xffff;
 }
 
 /* Groups the calls through a spill in the first of dirs (NULL-ended) that
