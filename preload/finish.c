@@ -29,6 +29,11 @@ static char writer_fd[16];
  * Built at start-up: the exit path allocates nothing. */
 static char **writer_envp;
 
+char **scope_writer_env(void)
+{
+	return writer_envp;
+}
+
 static SCOPE_NOINST int for_writer(const struct scope_config *cfg, const char *entry)
 {
 	return strncmp(entry, "LD_PRELOAD=", 11) != 0 && strncmp(entry, "SCOPE_OFF=", 10) != 0 &&
@@ -225,7 +230,11 @@ void scope_finish(int kind, int code)
 	scope_thread_finish();
 	scope_modules_capture(p);
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_STOPPED, __ATOMIC_RELEASE);
-	if (hand_over(p) != 0)
+	if (hand_over(p) != 0) {
 		write_profile(p);
+	} else if (kind != SCOPE_EXIT_EXEC && p->cfg.role == SCOPE_ROLE_ROOT &&
+		   scope_run_end(p) == 0 && !published(p) && !p->hdr->reported) {
+		write_profile(p); /* the run's writer was gone before it got to it */
+	}
 	scope_busy_end(&scope_tls);
 }

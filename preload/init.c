@@ -106,6 +106,7 @@ int scope_start_recording(void)
 	/* Now too, not only at exit: a process killed with SIGKILL keeps the
 	 * names of the code it ran. */
 	scope_modules_capture(p);
+	scope_run_start(p);
 	return 0;
 }
 

@@ -206,6 +206,15 @@ int scope_spawn(pid_t *pid, const char *path, char *const argv[], char *const en
 void scope_finish(int kind, int code) SCOPE_HIDDEN;
 int scope_finish_prepare(struct scope_process *p) SCOPE_HIDDEN;
 
+/* run.c: a plain run's writer. Start it (the run's first process, when
+ * recording starts), and at that process's end, after handing its own arena
+ * over, end the run and wait for the writer; returns 0, or -1 when this
+ * process started no such writer. */
+void scope_run_start(struct scope_process *p) SCOPE_HIDDEN;
+int scope_run_end(struct scope_process *p) SCOPE_HIDDEN;
+/* finish.c: the writer's environment (NULL before scope_finish_prepare). */
+char **scope_writer_env(void) SCOPE_HIDDEN;
+
 /* signals.c */
 void scope_signals_init(void) SCOPE_HIDDEN;
 /* A stack for the fatal-signal handler on a new thread, and its end;

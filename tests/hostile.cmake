@@ -7,7 +7,7 @@ set(hostile_cases
   system-preload secure-mode privilege-drop nofile-soft nofile-hard file-limit stack-overflow
   writer-true writer-false writer-killed
   bad-compression bad-chunk-size bad-arena-max bad-root
-  long-output exec-fail orphan-parent newline-path valgrind run-writer write-at-exit)
+  long-output exec-fail orphan-parent newline-path valgrind run-writer write-at-exit plain-root-killed)
 foreach(case IN LISTS hostile_cases)
   add_test(NAME h-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hostile.py ${case}

@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import RUN_TIMEOUT, Failure, Profile, Run, Skipped, Test, cases_of, expect, expect_eq, \
@@ -413,6 +414,31 @@ def case_write_at_exit(t):
     expect(after > 0, "the writer's CPU seconds after the program")
 
 
+def case_plain_root_killed(t):
+    """Plain LD_PRELOAD, the run's first process killed at once (SIGKILL): the run's writer,
+    which it started, sees it go, writes what was handed over and leaves: no writer is left
+    running, no folder of the run left behind, and the child's profile is written."""
+    t.need_prog()
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    r = t.run([t.prog, "orphan", N], env=env)
+    expect_eq(r.rc, -signal.SIGKILL, "exit status (killed by SIGKILL)")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        left = [d for d in os.listdir(t.tmp) if d.startswith("scope-run-")]
+        pgrep = subprocess.run(["pgrep", "-f", "--", f"--detach {t.tmp}/"], capture_output=True)
+        expect(pgrep.returncode in (0, 1), f"pgrep failed: {pgrep.stderr!r}")
+        lingering = pgrep.stdout.split()
+        if not left and not lingering:
+            break
+        time.sleep(0.1)
+    expect_eq(left, [], f"the run's folder left in {t.tmp}")
+    expect_eq(lingering, [], "writers still running")
+    parts = [f for f in os.listdir(t.work) if f.endswith(".h5")]
+    expect(parts, f"no profile of the child in {t.work}")
+    child = [Profile(t.path(f)) for f in parts]
+    expect(any(p.count("work") == N for p in child), f"no profile holds the child's {N} calls: {parts}")
+
+
 def case_newline_path(t):
     """A program whose path holds a newline: its functions are still named."""
     t.need_prog()
@@ -437,9 +463,9 @@ def case_valgrind(t):
     r = t.run([valgrind, "-q", "--tool=none", t.prog, "plain", N], env=env)
     r.expect_rc(0)
     p = t.load("out.h5")
-    expect(p.processes["executable"][0].endswith(os.path.basename(t.prog)),
-           f"process 0 of the output is {p.processes['executable'][0]}")
-    expect_counts(p, {"work": said_work(r), "works": 1, "main": 1})
+    rows = [i for i, exe in enumerate(p.processes["executable"]) if exe.endswith(os.path.basename(t.prog))]
+    expect_eq(len(rows), 1, f"processes of {t.prog} in the output (it holds {list(p.processes['executable'])})")
+    expect_counts(p, {"work": said_work(r), "works": 1, "main": 1}, rows[0])
 
 
 # ---------------------------------------------------------------------------

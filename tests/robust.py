@@ -337,7 +337,8 @@ def case_fork_exit(t):
 
 
 def case_merge(t):
-    """Plain LD_PRELOAD: the child writes a part beside the output, scope-merge combines them."""
+    """Plain LD_PRELOAD: the run's first process starts a writer for the run, the child hands
+    its arena over, and the writer joins its profile to the output: one file, nothing beside it."""
     t.need_prog()
     t.need_scope()
     r = t.run([t.prog, "fork"], env=t.env({"SCOPE_OUTPUT": "out.h5"}, preload=t.preload))
@@ -345,22 +346,15 @@ def case_merge(t):
     text = t.text(r)
     _, ppid, parent = the_report(text, "parent")
     _, cpid, child = the_report(text, "child")
-    parts = sorted(f for f in os.listdir(t.work) if f.endswith(".part.h5"))
-    print("  parts:", parts)
-    expect_eq(len(parts), 1, "parts beside out.h5")
-    expect(re.fullmatch(rf"out\.{cpid}-\d+\.part\.h5", parts[0]), f"the part's name {parts[0]!r}")
-    first = t.load("out.h5")
-    expect_eq(list(first.processes["pid"]), [ppid], "processes in out.h5 before merging")
-    merge = os.path.join(os.path.dirname(t.scope_run), "scope-merge")
-    t.run([merge, t.path("out.h5")], env=t.env()).expect_rc(0)
+    expect_eq([f for f in os.listdir(t.work) if f.endswith(".part.h5")], [], "parts beside out.h5")
     p = t.load("out.h5")
     check_processes(p)
-    expect_eq(sorted(int(x) for x in p.processes["pid"]), sorted([ppid, cpid]), "pids after merging")
+    expect_eq(sorted(int(x) for x in p.processes["pid"]), sorted([ppid, cpid]), "pids in out.h5")
     crow = rows_of(p, cpid)[0]
-    expect_eq(col(p, crow, "parent"), rows_of(p, ppid)[0], "parent of the child after merging")
+    expect_eq(col(p, crow, "parent"), rows_of(p, ppid)[0], "parent of the child")
     expect_counts(p, {"a": child["a"], "child_side": 1, "main": 0}, crow)
     expect_counts(p, {"a": parent["a"], "parent_side": 1, "main": 1}, rows_of(p, ppid)[0])
-    expect_eq([f for f in os.listdir(t.work) if f.endswith(".part.h5")], [], "parts left after merging")
+    expect_eq(os.listdir(t.tmp), [], f"left in {t.tmp} (arenas, the run's folder)")
     check_nesting(p)
 
 

@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <hdf5.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -188,9 +190,12 @@ static void finish_job(const struct job *job, const struct scope_arena_header *h
 struct options {
 	const char *output, *compression, *chunk, *arena;
 	int recover, keep, symbolize, exit_signal;
-	int arena_fd; /* -1: open ARENA by its path */
-	int run_fd;   /* the run's socket (--run-fd), -1 for one arena */
-	int at_exit;  /* with run_fd: write nothing before the run ends */
+	int arena_fd;	   /* -1: open ARENA by its path */
+	int run_fd;	   /* the run's socket (--run-fd), -1 for one arena */
+	int at_exit;	   /* with run_fd: write nothing before the run ends */
+	const char *lock;  /* with run_fd: held while this writer lives (--detach LOCK) */
+	const char *merge; /* with run_fd: the output the run's parts join (--merge) */
+	pid_t watch;	   /* with run_fd: the run ends with this process too (--watch) */
 };
 
 /* An inherited descriptor: valid, and not passed on to what this program
@@ -210,7 +215,20 @@ static int inherited_fd(const char *option, const char *arg)
 
 static int parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, RECOVER, KEEP, NOSYM, EXITSIG, ARENAFD, RUNFD, ATEXIT };
+	enum {
+		COMPRESSION = 256,
+		CHUNK,
+		RECOVER,
+		KEEP,
+		NOSYM,
+		EXITSIG,
+		ARENAFD,
+		RUNFD,
+		ATEXIT,
+		DETACH,
+		MERGE,
+		WATCH
+	};
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
@@ -221,6 +239,9 @@ static int parse(int argc, char **argv, struct options *o)
 					      {"arena-fd", required_argument, 0, ARENAFD},
 					      {"run-fd", required_argument, 0, RUNFD},
 					      {"at-exit", no_argument, 0, ATEXIT},
+					      {"detach", required_argument, 0, DETACH},
+					      {"merge", required_argument, 0, MERGE},
+					      {"watch", required_argument, 0, WATCH},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -250,6 +271,9 @@ static int parse(int argc, char **argv, struct options *o)
 				return -1;
 			break;
 		case ATEXIT: o->at_exit = 1; break;
+		case DETACH: o->lock = optarg; break;
+		case MERGE: o->merge = optarg; break;
+		case WATCH: o->watch = (pid_t)atoi(optarg); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
 		default: fputs("scope-writer: see scope-writer --help\n", stderr); return -1;
@@ -401,8 +425,9 @@ static int write_run(struct run_info *run, const struct options *o, struct arena
 	return rc;
 }
 
-/* Writes the profile of the arena o names; returns the exit status. */
-static int write_arena(struct options *o)
+/* Writes the profile of the arena o names, its path into wrote (when not
+ * NULL); returns the exit status. */
+static int write_arena(struct options *o, char *wrote, size_t cap)
 {
 	struct arena a;
 	struct tick_clock clock;
@@ -433,6 +458,8 @@ static int write_arena(struct options *o)
 		say_kept("out of memory", NULL, o);
 	else
 		rc = write_run(&run, o, &a, &st, output, &job);
+	if (rc == 0 && wrote)
+		snprintf(wrote, cap, "%s", output);
 	free((char *)run.command_line);
 	modules_free(mods, run.nmods);
 done:
@@ -444,14 +471,117 @@ done:
 	return rc;
 }
 
+/* The run's writer: its options, and the profiles it wrote. */
+struct run_state {
+	const struct options *o;
+	char **wrote;
+	size_t n, cap;
+};
+
 /* One arena of the run, with the options of the command line. */
 static int write_run_arena(const char *path, void *ctx)
 {
-	struct options one = *(const struct options *)ctx;
+	struct run_state *rs = ctx;
+	struct options one = *rs->o;
+	char wrote[4096];
+	int rc;
 
 	one.arena = path;
 	one.arena_fd = -1;
-	return write_arena(&one);
+	wrote[0] = '\0';
+	rc = write_arena(&one, wrote, sizeof wrote);
+	if (rc == 0 && wrote[0] && rs->n < rs->cap)
+		rs->wrote[rs->n++] = strdup(wrote);
+	return rc;
+}
+
+/* A plain run's end: the parts its processes wrote beside the output join
+ * it, and go. Nothing to do for a run of one process. */
+static int merge_run(struct run_state *rs, const char *output)
+{
+	struct storage st;
+	char **inputs = calloc(rs->n + 1, sizeof *inputs);
+	struct merge_request req = {.output = output, .inputs = inputs, .st = &st, .keep = 1};
+	int rc = 0, parts = 0;
+
+	if (!inputs)
+		return 1;
+	inputs[req.ninputs++] = (char *)output;
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->wrote[i] && strcmp(rs->wrote[i], output) != 0) {
+			inputs[req.ninputs++] = rs->wrote[i];
+			parts++;
+		}
+	if (parts && access(output, F_OK) == 0) {
+		rc = storage_parse(&st, NULL) != 0 || merge_profiles(&req) != 0;
+		for (int i = 1; rc == 0 && i < req.ninputs; i++)
+			unlink(inputs[i]);
+	}
+	free(inputs);
+	return rc;
+}
+
+/*
+ * The writer a plain run's first process starts (--detach): it leaves its
+ * starter at once, so that the program never sees it as a child (a program
+ * that waits for all its children would wait for it), in a session of its
+ * own (a Ctrl-C to the program's group does not reach it), holding LOCK
+ * for as long as it lives: the run's first process waits on it at its end.
+ * Returns -1 in the starter, which then exits 0; 0 in the writer.
+ */
+static int detach(const char *lock)
+{
+	int fd = open(lock, O_RDWR | O_CLOEXEC);
+	pid_t pid;
+
+	if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+		fprintf(stderr, "scope-writer: %s: %s\n", lock, strerror(errno));
+		exit(1);
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "scope-writer: cannot detach: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (pid > 0)
+		return -1; /* the lock stays with the child's copy of fd */
+	setsid();
+	return 0;
+}
+
+/* The run's folder (the lock's): its socket, so that a process still
+ * running hands over to nobody and writes its own profile, and the lock,
+ * which this writer releases as it exits. */
+static void forget_run(const char *lock)
+{
+	char folder[PATH_MAX], sock[PATH_MAX + 16];
+
+	snprintf(folder, sizeof folder, "%s", lock);
+	snprintf(sock, sizeof sock, "%s/writer.sock", dirname(folder));
+	unlink(sock);
+	unlink(lock);
+	rmdir(folder);
+}
+
+static int serve_run(struct options *o)
+{
+	enum { MAX_PARTS = 65536 };
+	struct run_state rs = {o, calloc(MAX_PARTS, sizeof(char *)), 0, MAX_PARTS};
+	int rc;
+
+	if (o->lock && detach(o->lock) < 0)
+		_exit(0);
+	if (!rs.wrote)
+		return 1;
+	rc = run_serve(o->run_fd, o->at_exit, o->watch, write_run_arena, &rs);
+	if (o->merge)
+		rc |= merge_run(&rs, o->merge);
+	if (o->lock)
+		forget_run(o->lock);
+	for (size_t i = 0; i < rs.n; i++)
+		free(rs.wrote[i]);
+	free(rs.wrote);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -470,6 +600,6 @@ int main(int argc, char **argv)
 		return 2;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if (o.run_fd >= 0)
-		return run_serve(o.run_fd, o.at_exit, write_run_arena, &o);
-	return write_arena(&o);
+		return serve_run(&o);
+	return write_arena(&o, NULL, 0);
 }

@@ -3,12 +3,16 @@
 #ifndef SCOPE_WRITER_RUN_H
 #define SCOPE_WRITER_RUN_H
 
+#include <sys/types.h>
+
 /*
  * Reads arena paths from the datagram socket fd, one message each, and
  * writes each with write_one(path, ctx) as it comes, or, with at_exit, all of
- * them once the run has ended. An empty message ends the run. Returns 0,
- * or 1 when an arena could not be written (write_one said why).
+ * them once the run has ended. An empty message ends the run, and so does
+ * the end of the process watch (when > 0). Returns 0, or 1 when an arena
+ * could not be written (write_one said why).
  */
-int run_serve(int fd, int at_exit, int (*write_one)(const char *arena, void *ctx), void *ctx);
+int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *arena, void *ctx),
+	      void *ctx);
 
 #endif
