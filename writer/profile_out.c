@@ -127,6 +127,7 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 	COLUMN(SC_PAIR(FIRST), p->regions[i].first, u64, 8)
 	COLUMN(SC_PAIR(COUNT), p->regions[i].count, u64, 8)
 	COLUMN(SC_PAIR(TOTAL_NS), p->regions[i].total_ns, u64, 8)
+	COLUMN(SC_PAIR(TOTAL_ALL_NS), p->regions[i].total_all_ns, u64, 8)
 	COLUMN(SC_PAIR(SELF_NS), p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0,
 	       u64, 8)
 	COLUMN(SC_PAIR(MIN_NS), p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
