@@ -201,7 +201,7 @@ static const struct column_spec pair_columns[] = {
 static const struct column_spec lane_columns[] = {
 	COL(THR, TID, struct rd_lane, tid),	  COL(THR, NAME, struct rd_lane, name),
 	COL(THR, PARENT, struct rd_lane, parent), COL(THR, START, struct rd_lane, start),
-	COL(THR, END, struct rd_lane, end),
+	COL(THR, END, struct rd_lane, end),	  OPT(THR, CPU_NS, struct rd_lane, cpu_ns, 0),
 };
 static const struct column_spec module_columns[] = {
 	COL(MOD, PATH, struct rd_module, path),		COL(MOD, BIAS, struct rd_module, bias),

@@ -16,6 +16,7 @@ struct rd_lane {
 	uint64_t tid;
 	int64_t parent;
 	uint64_t start, end; /* relative ns */
+	uint64_t cpu_ns;     /* 0 when not known */
 	char *name;
 };
 

@@ -160,7 +160,8 @@ struct sc_field {
 	X(NAME, "name", SC_STRING, SC_REQUIRED, "", "thread name")                                 \
 	X(PARENT, "parent", SC_INT32, SC_REQUIRED, "", "lane of its creator, or -1")               \
 	X(START, "start", SC_UINT64, SC_REQUIRED, "relative ns", "start of the thread")            \
-	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the thread")
+	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the thread")                  \
+	X(CPU_NS, "cpu_ns", SC_UINT64, SC_OPTIONAL, "ns", "CPU time the thread used, 0 = unknown")
 
 #define SC_MODULE_FIELDS(X)                                                                        \
 	X(PATH, "path", SC_STRING, SC_REQUIRED, "", "path of the object")                          \

@@ -109,7 +109,8 @@ SCHEMA = {
               "total_all_ns": U64, "self_ns": U64, "min_ns": U64, "max_ns": U64},
     "events": {"start_delta": UINT, "duration": UINT, "thread": UINT, "task": UINT, "depth": UINT,
                "flags": "|u1"},
-    "process0/lanes/threads": {"tid": U32, "name": STR, "parent": I32, "start": U64, "end": U64},
+    "process0/lanes/threads": {"tid": U32, "name": STR, "parent": I32, "start": U64, "end": U64,
+                               "cpu_ns": U64},
     "process0/modules": {"path": STR, "bias": U64, "low": U64, "high": U64, "build_id": STR},
 }
 

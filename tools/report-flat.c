@@ -484,6 +484,7 @@ static const struct column lane_cols[] = {
 	{"regions", "regions", CELL_U64, 7, 0, 0},
 	{"in calls", "in_calls_ns", CELL_NS, 11, 0, 0},
 	{"span", "span_ns", CELL_NS, 11, 0, 0},
+	{"cpu", "cpu_ns", CELL_NS, 11, 0, 0},
 	{"busy", "busy_pct", CELL_PCT, 6, 0, 0},
 	{"top self", "top_self_ns", CELL_NS, 11, 0, 0},
 	{"top region", "top_region", CELL_STR, 0, 0, 0},
@@ -508,6 +509,7 @@ static void print_lanes(struct table *t, const struct lanes_ctx *c, size_t proce
 				     {.u = ls->regions},
 				     {.u = ls->busy},
 				     {.u = span},
+				     {.u = ln->cpu_ns},
 				     {.f = span ? 100.0 * (double)ls->busy / (double)span : NAN},
 				     {.u = ls->top_self},
 				     {.s = ls->top_region >= 0 ? c->p->regions[ls->top_region].name
