@@ -32,6 +32,7 @@ static int fold(const struct rd_profile *p, struct summary *s)
 		struct region_stats *g = &s->regions[r->region];
 		g->calls += r->count;
 		g->total_ns += r->total_ns;
+		g->total_all_ns += r->total_all_ns;
 		g->self_ns += r->self_ns;
 		if (r->min_ns < g->min_ns)
 			g->min_ns = r->min_ns;
@@ -98,7 +99,7 @@ void summary_print(FILE *out, const struct summary *s, size_t top)
 		fprintf(out, "%-36s %10llu %11s %11s %11s %11s %11s %5.1f%%\n", name,
 			(unsigned long long)g->calls, fmt_ns(b[0], 32, (double)g->total_ns),
 			fmt_ns(b[1], 32, (double)g->self_ns),
-			fmt_ns(b[2], 32, g->calls ? (double)g->total_ns / (double)g->calls : 0),
+			fmt_ns(b[2], 32, g->calls ? (double)g->total_all_ns / (double)g->calls : 0),
 			fmt_ns(b[3], 32, g->calls ? (double)g->min_ns : 0),
 			fmt_ns(b[4], 32, (double)g->max_ns),
 			all_self > 0 ? 100.0 * (double)g->self_ns / all_self : 0.0);

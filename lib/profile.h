@@ -10,6 +10,7 @@
 struct region_stats {
 	char *name;
 	uint64_t calls, total_ns, self_ns, min_ns, max_ns;
+	uint64_t total_all_ns; /* recursive calls included: the mean's */
 };
 
 struct summary {

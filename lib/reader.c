@@ -191,6 +191,7 @@ static const struct column_spec pair_columns[] = {
 	COL(PAIR, FIRST, struct rd_pair, first),
 	COL(PAIR, COUNT, struct rd_pair, count),
 	COL(PAIR, TOTAL_NS, struct rd_pair, total_ns),
+	OPT(PAIR, TOTAL_ALL_NS, struct rd_pair, total_all_ns, 0),
 	COL(PAIR, SELF_NS, struct rd_pair, self_ns),
 	COL(PAIR, MIN_NS, struct rd_pair, min_ns),
 	COL(PAIR, MAX_NS, struct rd_pair, max_ns),
@@ -200,7 +201,7 @@ static const struct column_spec pair_columns[] = {
 static const struct column_spec lane_columns[] = {
 	COL(THR, TID, struct rd_lane, tid),	  COL(THR, NAME, struct rd_lane, name),
 	COL(THR, PARENT, struct rd_lane, parent), COL(THR, START, struct rd_lane, start),
-	COL(THR, END, struct rd_lane, end),
+	COL(THR, END, struct rd_lane, end),	  OPT(THR, CPU_NS, struct rd_lane, cpu_ns, 0),
 };
 static const struct column_spec module_columns[] = {
 	COL(MOD, PATH, struct rd_module, path),		COL(MOD, BIAS, struct rd_module, bias),
@@ -860,6 +861,10 @@ static int load(struct rd_profile *p, const char *path)
 		p->npairs = pairs.n;
 		p->has_bytes = rd_has(p, "/" SC_PAIRS "/bytes_sent") &&
 			       rd_has(p, "/" SC_PAIRS "/bytes_received");
+		/* An older writer's total_ns summed every call. */
+		if (rc == 0 && !rd_has(p, "/" SC_PAIRS "/total_all_ns"))
+			for (size_t i = 0; i < p->npairs; i++)
+				p->pairs[i].total_all_ns = p->pairs[i].total_ns;
 	}
 	if (rc != 0)
 		return -1;

@@ -16,6 +16,7 @@ struct rd_lane {
 	uint64_t tid;
 	int64_t parent;
 	uint64_t start, end; /* relative ns */
+	uint64_t cpu_ns;     /* 0 when not known */
 	char *name;
 };
 
@@ -41,7 +42,9 @@ struct rd_region {
  * events, [first, first + count) lies inside /events. */
 struct rd_pair {
 	uint64_t process, region, first, count;
-	uint64_t total_ns, self_ns, min_ns, max_ns;
+	uint64_t total_ns;     /* outermost calls only: no call of the region open around them */
+	uint64_t total_all_ns; /* every call; total_ns in files without it */
+	uint64_t self_ns, min_ns, max_ns;
 	uint64_t bytes_sent, bytes_received; /* by MPI calls; 0 without has_bytes */
 };
 

@@ -129,8 +129,12 @@ struct sc_field {
 	X(REGION, "region", SC_UINT32, SC_REQUIRED, "", "row in /regions")                         \
 	X(FIRST, "first", SC_UINT64, SC_REQUIRED, "", "first row of its calls in /events")         \
 	X(COUNT, "count", SC_UINT64, SC_REQUIRED, "", "number of calls")                           \
-	X(TOTAL_NS, "total_ns", SC_UINT64, SC_REQUIRED, "ns", "sum of the calls' durations")       \
-	X(SELF_NS, "self_ns", SC_UINT64, SC_REQUIRED, "ns", "total less time in recorded callees") \
+	X(TOTAL_NS, "total_ns", SC_UINT64, SC_REQUIRED, "ns",                                      \
+	  "sum of the durations of its outermost calls (none of its calls open around them)")      \
+	X(TOTAL_ALL_NS, "total_all_ns", SC_UINT64, SC_OPTIONAL, "ns",                              \
+	  "sum of every call's duration, recursive ones included")                                 \
+	X(SELF_NS, "self_ns", SC_UINT64, SC_REQUIRED, "ns",                                        \
+	  "each call's time less its recorded callees'")                                           \
 	X(MIN_NS, "min_ns", SC_UINT64, SC_REQUIRED, "ns", "shortest call")                         \
 	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest call")                          \
 	X(BYTES_SENT, "bytes_sent", SC_UINT64, SC_OPTIONAL, "", "sum of its calls' bytes_sent")    \
@@ -156,7 +160,8 @@ struct sc_field {
 	X(NAME, "name", SC_STRING, SC_REQUIRED, "", "thread name")                                 \
 	X(PARENT, "parent", SC_INT32, SC_REQUIRED, "", "lane of its creator, or -1")               \
 	X(START, "start", SC_UINT64, SC_REQUIRED, "relative ns", "start of the thread")            \
-	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the thread")
+	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the thread")                  \
+	X(CPU_NS, "cpu_ns", SC_UINT64, SC_OPTIONAL, "ns", "CPU time the thread used, 0 = unknown")
 
 #define SC_MODULE_FIELDS(X)                                                                        \
 	X(PATH, "path", SC_STRING, SC_REQUIRED, "", "path of the object")                          \

@@ -228,6 +228,7 @@ void scope_finish(int kind, int code)
 	if (kind == SCOPE_EXIT_EXEC)
 		p->hdr->role = SCOPE_ROLE_PART;
 	scope_thread_finish();
+	scope_threads_cpu_at_stop();
 	scope_modules_capture(p);
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_STOPPED, __ATOMIC_RELEASE);
 	if (hand_over(p) != 0) {

@@ -169,6 +169,7 @@ int32_t scope_thread_lane(void) SCOPE_HIDDEN;
 void scope_thread_begin(struct scope_thread *t, int32_t parent) SCOPE_HIDDEN;
 void scope_thread_resume(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
+void scope_threads_cpu_at_stop(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec"))) = {.lane = -1};
@@ -287,6 +288,37 @@ static SCOPE_NOINST void stack_bounds(struct scope_thread *t)
 	pthread_attr_destroy(&attr);
 }
 
+/* CPU clock id in ns; UINT64_MAX when it cannot be read (a thread gone). */
+static SCOPE_NOINST uint64_t cpu_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		return UINT64_MAX;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU time a lane's thread used from its start, kept in the lane
+ * (SCOPE_LANE_CPU_RUNNING set), to now on its clock id; 0 when not known. */
+static SCOPE_NOINST uint64_t cpu_since(uint64_t kept, clockid_t id)
+{
+	uint64_t now, start = kept & ~SCOPE_LANE_CPU_RUNNING;
+
+	if (!(kept & SCOPE_LANE_CPU_RUNNING) || (now = cpu_clock_ns(id)) == UINT64_MAX)
+		return 0;
+	return now > start ? now - start : 0;
+}
+
+/* Another thread's CPU clock, by the thread id its lane keeps: the id
+ * pthread_getcpuclockid gives, the kernel's encoding of a thread id (see
+ * MAKE_THREAD_CPUCLOCK in linux/posix-timers.h), made without touching the
+ * other thread's pthread_t, which may be freed as it ends. The kernel
+ * answers for threads of this process only; one gone gives EINVAL. */
+static SCOPE_NOINST clockid_t thread_cpu_clock(uint32_t tid)
+{
+	return (clockid_t)((~tid << 3) | 6u); /* CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK */
+}
+
 /* Gives t a lane whose parent is parent; own_stack: t is the calling
  * thread's own TLS block, and pthread knows its stack. (A task sharing
  * its parent's block is no pthread: asking pthread would answer for the
@@ -294,6 +326,7 @@ static SCOPE_NOINST void stack_bounds(struct scope_thread *t)
 static SCOPE_NOINST void register_state(struct scope_thread *t, int32_t parent, int own_stack)
 {
 	struct scope_lane *l;
+	uint64_t cpu;
 	int lane;
 
 	if (t->registered || !recording())
@@ -307,6 +340,10 @@ static SCOPE_NOINST void register_state(struct scope_thread *t, int32_t parent, 
 	l->tid = t->tid;
 	l->parent = parent;
 	l->start = scope_now();
+	/* The clock counts from the task's start: an exec'd image's main
+	 * thread brings the time of the images before it. */
+	cpu = cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	l->cpu_ns = cpu == UINT64_MAX ? 0 : cpu | SCOPE_LANE_CPU_RUNNING;
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	__atomic_store_n(&l->used, 1, __ATOMIC_RELEASE);
 	t->lane = lane;
@@ -374,15 +411,23 @@ int32_t scope_thread_lane(void)
 	return lane;
 }
 
-/* The state's thread ends: its lane gets its end time and the thread's
- * name, and what it held leaves memory. */
+/* The state's thread ends: its lane gets its end time, its CPU time and
+ * the thread's name, and what it held leaves memory. Always called on the
+ * thread itself, which alone reads its own clock for certain. */
 SCOPE_NOINST void scope_thread_end(struct scope_thread *t)
 {
 	struct scope_lane *l;
+	uint64_t kept;
 
 	if (t->lane < 0 || !scope_proc.hdr)
 		return;
 	l = lane_slot(t->lane);
+	/* Read within [start, end], as at the start: the CPU time is never
+	 * more than the lane's span. */
+	kept = __atomic_load_n(&l->cpu_ns, __ATOMIC_RELAXED);
+	if (kept & SCOPE_LANE_CPU_RUNNING)
+		__atomic_store_n(&l->cpu_ns, cpu_since(kept, CLOCK_THREAD_CPUTIME_ID),
+				 __ATOMIC_RELAXED);
 	l->end = scope_now();
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	/* Its chunk leaves memory too: ten thousand ended threads would
@@ -406,6 +451,32 @@ SCOPE_NOINST void scope_thread_finish(void)
 		return;
 	scope_thread_end(t);
 	self_leave(t);
+}
+
+/* The process stops: the threads still running get their CPU time so far,
+ * read on their clocks by the stopping thread (its own lane has it
+ * already). A thread that ends meanwhile writes its own, which stays. */
+SCOPE_NOINST void scope_threads_cpu_at_stop(void)
+{
+	struct scope_process *p = &scope_proc;
+	uint32_t n;
+
+	if (!p->hdr)
+		return;
+	n = __atomic_load_n(&p->hdr->nlanes, __ATOMIC_RELAXED);
+	if (n > p->hdr->lane_capacity)
+		n = p->hdr->lane_capacity;
+	for (uint32_t i = 0; i < n; i++) {
+		struct scope_lane *l = lane_slot((int32_t)i);
+		uint64_t kept;
+		if (!__atomic_load_n(&l->used, __ATOMIC_ACQUIRE))
+			continue;
+		kept = __atomic_load_n(&l->cpu_ns, __ATOMIC_RELAXED);
+		if (kept & SCOPE_LANE_CPU_RUNNING)
+			__atomic_compare_exchange_n(&l->cpu_ns, &kept,
+						    cpu_since(kept, thread_cpu_clock(l->tid)), 0,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
 }
 
 /* The calling thread records nothing more: calls still open stay open in

@@ -16,7 +16,9 @@ def walk_calls(p, process=0):
     """Checks that every call nests inside a call one level up on its thread.
 
     Returns, per pair row, the summed durations of the calls' direct callees
-    (what separates total_ns from self_ns) and how many they were.
+    (what separates the calls' time from self_ns), how many they were, and
+    the summed durations of its outermost calls (total_ns): those with no
+    call of the same pair open around them on their lane.
     """
     rows = [i for i in range(len(p.pairs["process"])) if p.pairs["process"][i] == process]
     calls = []
@@ -25,13 +27,13 @@ def walk_calls(p, process=0):
         for start, dur, thread, depth in zip(ev["start"], ev["duration"], ev["thread"], ev["depth"]):
             calls.append((int(thread), int(start), int(depth), int(start) + int(dur), row))
     calls.sort()
-    children = {row: [0, 0] for row in rows}
-    stack, thread = [], None
+    children = {row: [0, 0, 0] for row in rows}
+    stack, thread, open_calls = [], None, {}
     for t, start, depth, end, row in calls:
         if t != thread:
-            stack, thread = [], t
+            stack, thread, open_calls = [], t, {}
         while stack and (stack[-1][2] >= depth or stack[-1][1] < start):
-            stack.pop()
+            open_calls[stack.pop()[3]] -= 1
         if depth > 0:
             expect(stack, f"a call of {region_of(p, row)!r} at depth {depth} on lane {t} has no caller around it")
             c_start, c_end, c_depth, c_row = stack[-1]
@@ -40,6 +42,9 @@ def walk_calls(p, process=0):
                    f"{region_of(p, c_row)!r} [{c_start}, {c_end}] depth {c_depth} on lane {t}")
             children[c_row][0] += end - start
             children[c_row][1] += 1
+        if not open_calls.get(row):
+            children[row][2] += end - start
+        open_calls[row] = open_calls.get(row, 0) + 1
         stack.append((start, end, depth, row))
     return children
 
@@ -49,19 +54,22 @@ def region_of(p, row):
 
 
 def check_pair_stats(p, process=0):
-    """total/min/max follow from the events exactly, self_ns from the nesting (±2 ns a call)."""
+    """total_ns (its outermost calls), total_all_ns, min and max follow from the events
+    exactly, self_ns from the nesting (±2 ns a call)."""
     children = walk_calls(p, process)
-    for row, (child_ns, child_calls) in children.items():
+    for row, (child_ns, child_calls, outermost_ns) in children.items():
         name = region_of(p, row)
         d = p.events_of(row)["duration"].astype(np.uint64)
         count = int(p.pairs["count"][row])
         expect(count > 0, f"pair of {name!r} has no calls")
-        expect_eq(int(p.pairs["total_ns"][row]), int(d.sum()), f"total_ns of {name!r}")
+        expect_eq(int(p.pairs["total_all_ns"][row]), int(d.sum()), f"total_all_ns of {name!r}")
+        expect_eq(int(p.pairs["total_ns"][row]), outermost_ns,
+                  f"total_ns of {name!r} (its calls with none of its calls open around them)")
         expect_eq(int(p.pairs["min_ns"][row]), int(d.min()), f"min_ns of {name!r}")
         expect_eq(int(p.pairs["max_ns"][row]), int(d.max()), f"max_ns of {name!r}")
         self_ns = int(p.pairs["self_ns"][row])
         want = int(d.sum()) - child_ns
-        expect(self_ns <= int(d.sum()), f"self_ns of {name!r} exceeds its total")
+        expect(self_ns <= outermost_ns + 2 * (count + child_calls), f"self_ns of {name!r} exceeds its total")
         expect(abs(self_ns - want) <= 2 * (count + child_calls),
                f"self_ns of {name!r} is {self_ns}, its events say {want}")
 
@@ -98,10 +106,11 @@ SCHEMA = {
                   "start": U64, "end": U64, "exit_status": I64, "lost": U64},
     "regions": {"name": STR, "module": STR, "offset": U64, "file": STR, "line": U32, "kind": STR},
     "pairs": {"process": U32, "region": U32, "first": U64, "count": U64, "total_ns": U64,
-              "self_ns": U64, "min_ns": U64, "max_ns": U64},
+              "total_all_ns": U64, "self_ns": U64, "min_ns": U64, "max_ns": U64},
     "events": {"start_delta": UINT, "duration": UINT, "thread": UINT, "task": UINT, "depth": UINT,
                "flags": "|u1"},
-    "process0/lanes/threads": {"tid": U32, "name": STR, "parent": I32, "start": U64, "end": U64},
+    "process0/lanes/threads": {"tid": U32, "name": STR, "parent": I32, "start": U64, "end": U64,
+                               "cpu_ns": U64},
     "process0/modules": {"path": STR, "bias": U64, "low": U64, "high": U64, "build_id": STR},
 }
 

@@ -12,13 +12,15 @@ struct stats {
 	uint64_t region;
 	const char *name;
 	uint64_t calls, total, min, max;
+	uint64_t total_all; /* of every call, recursive ones included: the mean's */
+	uint64_t open;	    /* its calls open on the lane walked */
 	int64_t self;
 	long double sum, sumsq;	 /* of the durations, for the standard deviation */
 	uint64_t sent, received; /* bytes moved by the calls (MPI calls) */
 };
 
-static void stats_add(struct stats *s, uint64_t calls, uint64_t total, int64_t self, uint64_t min,
-		      uint64_t max)
+static void stats_add(struct stats *s, uint64_t calls, uint64_t total, uint64_t total_all,
+		      int64_t self, uint64_t min, uint64_t max)
 {
 	if (!s->calls || min < s->min)
 		s->min = min;
@@ -26,6 +28,7 @@ static void stats_add(struct stats *s, uint64_t calls, uint64_t total, int64_t s
 		s->max = max;
 	s->calls += calls;
 	s->total += total;
+	s->total_all += total_all;
 	s->self += self;
 }
 
@@ -36,7 +39,7 @@ static uint64_t self_of(const struct stats *s)
 
 static double mean_of(const struct stats *s)
 {
-	return s->calls ? (double)s->total / (double)s->calls : 0;
+	return s->calls ? (double)s->total_all / (double)s->calls : 0;
 }
 
 static double std_of(const struct stats *s)
@@ -111,7 +114,7 @@ static int from_pairs(const struct options *o, struct rd_profile *p, const unsig
 		struct stats *s = &st[r->region];
 		if (!want_process(o, p, r->process) || !wanted[r->region] || !r->count)
 			continue;
-		stats_add(s, r->count, r->total_ns,
+		stats_add(s, r->count, r->total_ns, r->total_all_ns,
 			  r->self_ns > INT64_MAX ? INT64_MAX : (int64_t)r->self_ns, r->min_ns,
 			  r->max_ns);
 		s->sent += r->bytes_sent;
@@ -122,13 +125,21 @@ static int from_pairs(const struct options *o, struct rd_profile *p, const unsig
 	return 0;
 }
 
+static int lane_enter(void *ctx, struct wk_lane *l)
+{
+	((struct stats *)ctx)[l->stack[l->n - 1].region].open++;
+	return 0;
+}
+
+/* The total counts the outermost calls, as /pairs/total_ns does. */
 static int lane_leave(void *ctx, struct wk_lane *l)
 {
 	const struct wk_frame *f = &l->stack[l->n - 1];
 	struct stats *s = &((struct stats *)ctx)[f->region];
 	long double d = (long double)f->duration;
 
-	stats_add(s, 1, f->duration, f->self_ns, f->duration, f->duration);
+	stats_add(s, 1, --s->open ? 0 : f->duration, f->duration, f->self_ns, f->duration,
+		  f->duration);
 	s->sum += d;
 	s->sumsq += d * d;
 	return 0;
@@ -138,7 +149,7 @@ static int lane_leave(void *ctx, struct wk_lane *l)
 static int from_lane(const struct options *o, struct rd_profile *p, const unsigned char *wanted,
 		     struct stats *st)
 {
-	struct wk_visitor v = {.ctx = st, .leave = lane_leave};
+	struct wk_visitor v = {.ctx = st, .enter = lane_enter, .leave = lane_leave};
 
 	for (size_t i = 0; i < p->nprocesses; i++) {
 		if (!want_process(o, p, i) || (uint64_t)o->thread >= p->processes[i].nlanes)
@@ -473,6 +484,7 @@ static const struct column lane_cols[] = {
 	{"regions", "regions", CELL_U64, 7, 0, 0},
 	{"in calls", "in_calls_ns", CELL_NS, 11, 0, 0},
 	{"span", "span_ns", CELL_NS, 11, 0, 0},
+	{"cpu", "cpu_ns", CELL_NS, 11, 0, 0},
 	{"busy", "busy_pct", CELL_PCT, 6, 0, 0},
 	{"top self", "top_self_ns", CELL_NS, 11, 0, 0},
 	{"top region", "top_region", CELL_STR, 0, 0, 0},
@@ -497,6 +509,7 @@ static void print_lanes(struct table *t, const struct lanes_ctx *c, size_t proce
 				     {.u = ls->regions},
 				     {.u = ls->busy},
 				     {.u = span},
+				     {.u = ln->cpu_ns},
 				     {.f = span ? 100.0 * (double)ls->busy / (double)span : NAN},
 				     {.u = ls->top_self},
 				     {.s = ls->top_region >= 0 ? c->p->regions[ls->top_region].name

@@ -40,6 +40,7 @@ static int add_region(struct grouping *gr, uint32_t rid, uint64_t addr)
 	memset(&gr->regions[rid], 0, sizeof gr->regions[rid]);
 	gr->regions[rid].addr = addr;
 	gr->regions[rid].min_ns = UINT64_MAX;
+	gr->regions[rid].outer_index = UINT64_MAX;
 	return 0;
 }
 
@@ -247,6 +248,24 @@ static void drop_ids(struct grouping *gr)
 	gr->nnotes = gr->notes_cap = 0;
 }
 
+/*
+ * Whether a call at depth on lane gen is made inside a call of its own
+ * region g (a recursion): that call is then g's latest outermost call,
+ * still open. Proof: the shallowest such call was outermost when it
+ * started, and every call of g after it on the lane started inside it.
+ * It is open, and so the call's ancestor, when the lane's latest call at
+ * its depth is still it; the indices tell calls apart, the generations
+ * lanes. One test a call, whatever the depth.
+ */
+static inline int inside_own_call(const struct grouping *gr, const struct region *g, uint32_t gen,
+				  uint32_t depth)
+{
+	uint32_t d = g->outer_depth;
+
+	/* outer_index is UINT64_MAX before the region's first call: no index is */
+	return d < depth && gr->stack.gen[d] == gen && gr->stack.index[d] == g->outer_index;
+}
+
 static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c,
 		      uint32_t slot)
 {
@@ -271,7 +290,12 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 		drop_ids(gr);
 	g = &gr->regions[rid];
 	g->count++;
-	g->total_ns += dur;
+	g->total_all_ns += dur;
+	if (!inside_own_call(gr, g, gen, depth)) {
+		g->total_ns += dur;
+		g->outer_depth = depth;
+		g->outer_index = gr->n;
+	}
 	g->self_ns += (int64_t)dur;
 	if (dur < g->min_ns)
 		g->min_ns = dur;

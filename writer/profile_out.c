@@ -127,6 +127,7 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 	COLUMN(SC_PAIR(FIRST), p->regions[i].first, u64, 8)
 	COLUMN(SC_PAIR(COUNT), p->regions[i].count, u64, 8)
 	COLUMN(SC_PAIR(TOTAL_NS), p->regions[i].total_ns, u64, 8)
+	COLUMN(SC_PAIR(TOTAL_ALL_NS), p->regions[i].total_all_ns, u64, 8)
 	COLUMN(SC_PAIR(SELF_NS), p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0,
 	       u64, 8)
 	COLUMN(SC_PAIR(MIN_NS), p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
@@ -262,12 +263,13 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	uint32_t *tid = calloc(n + 1, sizeof *tid);
 	int32_t *parent = calloc(n + 1, sizeof *parent);
 	uint64_t *start = calloc(n + 1, sizeof *start), *end = calloc(n + 1, sizeof *end);
+	uint64_t *cpu = calloc(n + 1, sizeof *cpu);
 	char(*names)[17] = calloc(n + 1, sizeof *names);
 	const char **name_ptrs = calloc(n + 1, sizeof *name_ptrs);
 	hid_t lg = H5Gcreate2(proc, SC_LANES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), g = -1;
 	int rc = -1;
 
-	if (lg < 0 || !tid || !parent || !start || !end || !names || !name_ptrs)
+	if (lg < 0 || !tid || !parent || !start || !end || !cpu || !names || !name_ptrs)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		tid[i] = lanes[i].tid;
@@ -276,6 +278,8 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 		end[i] = lanes[i].end ? tick_ns(run->clock, lanes[i].end) : p->end_ns;
 		if (end[i] > p->end_ns)
 			end[i] = p->end_ns;
+		/* still running: its process was killed before it could stop */
+		cpu[i] = lanes[i].cpu_ns & SCOPE_LANE_CPU_RUNNING ? 0 : lanes[i].cpu_ns;
 		memcpy(names[i], lanes[i].name, 16);
 		names[i][16] = '\0';
 		name_ptrs[i] = names[i];
@@ -285,10 +289,12 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	    col_str(g, SC_THR(NAME), name_ptrs, n) == 0 &&
 	    col_int32(g, SC_THR(PARENT), parent, n) == 0 &&
 	    col_uint(c, g, SC_THR(START), start, n, 8) == 0 &&
-	    col_uint(c, g, SC_THR(END), end, n, 8) == 0)
+	    col_uint(c, g, SC_THR(END), end, n, 8) == 0 &&
+	    col_uint(c, g, SC_THR(CPU_NS), cpu, n, 8) == 0)
 		rc = 0;
 out:
 	free(tid);
+	free(cpu);
 	free(parent);
 	free(start);
 	free(end);

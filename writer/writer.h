@@ -98,11 +98,15 @@ int events_sort(struct events *e, uint64_t first, uint64_t n);
 
 struct region {
 	uint64_t addr;
-	int module; /* an unloaded module it belongs to, or -1 */
+	int module;	      /* an unloaded module it belongs to, or -1 */
+	uint32_t outer_depth; /* the first pass's: depth of outer_index */
 	uint64_t first, count;
-	uint64_t total_ns, min_ns, max_ns;
+	uint64_t total_ns;     /* of its outermost calls: none of its calls open around them */
+	uint64_t total_all_ns; /* of every call */
+	uint64_t min_ns, max_ns;
 	int64_t self_ns;
 	uint64_t sent, received; /* bytes, summed over its calls */
+	uint64_t outer_index;	 /* the first pass's: read index of its latest outermost call */
 };
 
 /* The largest value of each event column, known before any is written. */

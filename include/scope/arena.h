@@ -85,8 +85,14 @@ struct scope_lane {
 	uint64_t end;
 	char name[16];
 	uint32_t used; /* nonzero once the slot is claimed */
-	uint32_t reserved[5];
+	uint32_t reserved0;
+	/* While the thread runs, SCOPE_LANE_CPU_RUNNING ored with its CPU
+	 * clock (ns) when it got the lane; from its end or the process's stop,
+	 * the CPU time it used since. 0 when not known. */
+	uint64_t cpu_ns;
+	uint32_t reserved[2];
 };
+#define SCOPE_LANE_CPU_RUNNING (UINT64_C(1) << 63)
 _Static_assert(sizeof(struct scope_lane) == 64, "lanes are 64 bytes");
 
 enum scope_clock_source {
