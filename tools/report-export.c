@@ -37,21 +37,31 @@ static char *put_us(char *s, uint64_t ns)
 	return s;
 }
 
-/* Every region name as a JSON string, quotes included: escaped once, written often. */
-static char **json_names(const struct rd_profile *p)
+/* Every region's name as a JSON string, quotes included, and where known its file and line
+ * as members of args, `"file":"a.c","line":12`: escaped once, written often. */
+static char **json_names(const struct options *o, const struct rd_profile *p, char ***where)
 {
 	char **names = calloc(p->nregions + 1, sizeof *names);
 
-	for (size_t i = 0; names && i < p->nregions; i++) {
+	*where = calloc(p->nregions + 1, sizeof **where);
+	for (size_t i = 0; names && *where && i < p->nregions; i++) {
+		const struct rd_region *r = &p->regions[i];
 		size_t len;
 		FILE *m = open_memstream(&names[i], &len);
 		if (!m)
 			return NULL;
-		json_string(m, p->regions[i].name);
+		json_string(m, region_name(o, 0, i));
+		if (fclose(m) != 0 || !(m = open_memstream(&(*where)[i], &len)))
+			return NULL;
+		if (*r->file || r->line) {
+			fputs("\"file\":", m);
+			json_string(m, r->file);
+			fprintf(m, ",\"line\":%llu", (unsigned long long)r->line);
+		}
 		if (fclose(m) != 0)
 			return NULL;
 	}
-	return names;
+	return *where ? names : NULL;
 }
 
 static void free_names(char **names, size_t n)
@@ -67,6 +77,7 @@ struct chrome {
 	struct call_filter f;
 	FILE *out;
 	char **names;
+	char **where;  /* per region: its args members, "" when none */
 	int64_t pid;   /* of the process being walked */
 	int64_t *tids; /* of its lanes */
 	int lane_ids;  /* tids are lane indices */
@@ -112,8 +123,17 @@ static int chrome_enter(void *ctx, struct wk_lane *l)
 	s = put_us(s, filter_at(&c->f, l->process, f->start));
 	s = stpcpy(s, ",\"dur\":");
 	s = put_us(s, f->duration);
-	if (f->flags & RD_FLAG_UNFINISHED)
-		s = stpcpy(s, ",\"args\":{\"unfinished\":true}");
+	fwrite(buf, 1, (size_t)(s - buf), c->out);
+	s = buf;
+	if (*c->where[f->region] || (f->flags & RD_FLAG_UNFINISHED)) {
+		fputs(",\"args\":{", c->out);
+		fputs(c->where[f->region], c->out);
+		if (f->flags & RD_FLAG_UNFINISHED)
+			s = stpcpy(s, *c->where[f->region] ? ",\"unfinished\":true}"
+							   : "\"unfinished\":true}");
+		else
+			*s++ = '}';
+	}
 	*s++ = '}';
 	fwrite(buf, 1, (size_t)(s - buf), c->out);
 	return 0;
@@ -185,7 +205,7 @@ int view_chrome(const struct options *o, struct rd_profile *const *in, FILE *out
 		if (strcmp(p->processes[i].host, p->processes[0].host) != 0)
 			c.hosts = 1;
 
-	if (filter_init(&c.f, o, p) != 0 || !(c.names = json_names(p))) {
+	if (filter_init(&c.f, o, 0, p) != 0 || !(c.names = json_names(o, p, &c.where))) {
 		filter_free(&c.f);
 		snprintf(err, cap, "%s: out of memory", path);
 		return -1;
@@ -205,6 +225,7 @@ int view_chrome(const struct options *o, struct rd_profile *const *in, FILE *out
 	json_string(out, path);
 	fputs("}}\n", out);
 	free_names(c.names, p->nregions);
+	free_names(c.where, p->nregions);
 	filter_free(&c.f);
 	if (rc != 0)
 		snprintf(err, cap, "%s: %s", path, p->err);
@@ -321,13 +342,13 @@ static int speedscope_leave(void *ctx, struct wk_lane *l)
 	return 0;
 }
 
-static void speedscope_frames(FILE *out, const struct rd_profile *p)
+static void speedscope_frames(FILE *out, const struct options *o, const struct rd_profile *p)
 {
 	fputs("\"shared\":{\"frames\":[", out);
 	for (size_t i = 0; i < p->nregions; i++) {
 		const struct rd_region *r = &p->regions[i];
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		json_string(out, r->name);
+		json_string(out, region_name(o, 0, i));
 		if (*r->file) {
 			fputs(",\"file\":", out);
 			json_string(out, r->file);
@@ -456,7 +477,7 @@ int view_speedscope(const struct options *o, struct rd_profile *const *in, FILE 
 	char *copy = strdup(path);
 	int rc = -1;
 
-	if (!copy || filter_init(&s.f, o, p) != 0)
+	if (!copy || filter_init(&s.f, o, 0, p) != 0)
 		snprintf(p->err, sizeof p->err, "out of memory");
 	else if (speedscope_walk(&s, o, p) == 0) {
 		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n",
@@ -464,7 +485,7 @@ int view_speedscope(const struct options *o, struct rd_profile *const *in, FILE 
 		fprintf(out, "\"exporter\":\"scope-report %s\",\"name\":", SCOPE_VERSION);
 		json_string(out, basename(copy));
 		fputs(",\"activeProfileIndex\":0,\n", out);
-		speedscope_frames(out, p);
+		speedscope_frames(out, o, p);
 		rc = speedscope_profiles(&s, p, out);
 		if (rc != 0)
 			snprintf(p->err, sizeof p->err, "cannot read back the temporary file");
