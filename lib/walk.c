@@ -73,13 +73,14 @@ static void sift_down(struct walk *w, size_t i)
 /* A call's total and self time, with or without the recording's cost. */
 static void times(const struct walk *w, struct wk_frame *f)
 {
-	double cost = w->v->overhead_ns * (1.0 + (double)f->calls_under);
+	double cost;
 
 	if (!(w->v->overhead_ns > 0)) {
 		f->total_ns = f->duration;
 		f->self_ns = (int64_t)(f->duration - f->child_ns);
 		return;
 	}
+	cost = w->v->overhead_ns * (1.0 + (double)f->calls_under);
 	f->total_ns = cost < (double)f->duration ? f->duration - (uint64_t)(cost + 0.5) : 0;
 	f->self_ns = f->total_ns > f->child_total ? (int64_t)(f->total_ns - f->child_total) : 0;
 }
@@ -113,14 +114,14 @@ static int push(struct wk_lane *l, const struct rd_event *e, uint64_t pair, uint
 		l->cap = cap;
 	}
 	f = &l->stack[l->n++];
-	memset(f, 0, sizeof *f);
-	f->region = region;
-	f->pair = pair;
-	f->start = e->start;
-	f->duration = e->duration;
-	f->end = e->start + e->duration;
-	f->depth = e->depth;
-	f->flags = e->flags;
+	/* every field, without a memset: the walk does this for every call */
+	*f = (struct wk_frame){.region = region,
+			       .pair = pair,
+			       .start = e->start,
+			       .end = e->start + e->duration,
+			       .duration = e->duration,
+			       .depth = e->depth,
+			       .flags = e->flags};
 	if (l->n > 1)
 		l->stack[l->n - 2].child_ns += e->duration;
 	return 0;
