@@ -34,7 +34,7 @@ static const char usage_tail[] =
 	"      --per-thread         --tree: a tree per thread lane (default: per process)\n"
 	"      --names FORM         short (default: geo::Mesh::refine, std::map::operator[])\n"
 	"                           or full (the whole signature, as demangled)\n"
-	"      --lines              a file:line column (table, tree, callers, callees)\n"
+	"      --lines              a file:line column in text tables, trees and lists\n"
 	"      --compensate         times less what recording the calls cost, which the\n"
 	"                           profile measured (overhead_ns_per_call)\n"
 	"Selection:\n"
@@ -126,7 +126,7 @@ static const struct view views[] = {
 	 .takes = VO_FORMAT | VO_SORT | VO_STATS | VO_TOP | VO_THREAD | VO_CALLS | VO_COMPENSATE |
 		  VO_LINES},
 	{.name = "--tree",
-	 .help = "call tree of each process, its thread lanes merged: total, self, calls",
+	 .help = "call tree of each process, lanes merged: total, self, calls",
 	 .run = view_tree,
 	 .profiles = 1,
 	 .takes = VO_FORMAT | VO_SORT | VO_DEPTH | VO_THREAD | VO_CALLS | VO_COMPENSATE | VO_LINES |
