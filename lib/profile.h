@@ -14,12 +14,14 @@ struct region_stats {
 };
 
 struct summary {
-	struct region_stats *regions;
+	struct region_stats *regions; /* named as people read them (lib/names.h) */
 	size_t n;
 	/* The program's own figures, as the profile recorded them. */
 	double wall_seconds, cpu_seconds;
 	double peak_rss_bytes;
 	uint64_t events, lost;
+	/* What recording the calls cost: each process's calls times its cost of one call, ns. */
+	double recording_ns;
 };
 
 /* Reads /regions, /pairs and /metadata of the profile at path. Returns 0,
@@ -27,7 +29,16 @@ struct summary {
 int summary_read(const char *path, struct summary *s, char *err, size_t errcap);
 void summary_free(struct summary *s);
 
-/* Prints the top regions by self time as a table. */
+/* Prints the top regions by self time as a table, names last and whole. */
 void summary_print(FILE *out, const struct summary *s, size_t top);
+
+/*
+ * What recording one call cost, ns, in each of the n processes of the
+ * profile at path, into per_process: the column /processes/overhead_ns_per_call
+ * when the file has one, else /metadata's overhead_ns_per_call for every
+ * process (0 when the file has neither). Returns 0, or -1 with a one-line
+ * reason in err.
+ */
+int profile_overhead(const char *path, size_t n, double *per_process, char *err, size_t errcap);
 
 #endif

@@ -70,12 +70,32 @@ static void sift_down(struct walk *w, size_t i)
 	w->heap[i] = x;
 }
 
+/* A call's total and self time, with or without the recording's cost. */
+static void times(const struct walk *w, struct wk_frame *f)
+{
+	double cost;
+
+	if (!(w->v->overhead_ns > 0)) {
+		f->total_ns = f->duration;
+		f->self_ns = (int64_t)(f->duration - f->child_ns);
+		return;
+	}
+	cost = w->v->overhead_ns * (1.0 + (double)f->calls_under);
+	f->total_ns = cost < (double)f->duration ? f->duration - (uint64_t)(cost + 0.5) : 0;
+	f->self_ns = f->total_ns > f->child_total ? (int64_t)(f->total_ns - f->child_total) : 0;
+}
+
 static int leave(struct walk *w, struct wk_lane *l)
 {
 	struct wk_frame *f = &l->stack[l->n - 1];
 	int rc;
 
-	f->self_ns = (int64_t)(f->duration - f->child_ns);
+	times(w, f);
+	if (l->n > 1) {
+		struct wk_frame *caller = &l->stack[l->n - 2];
+		caller->calls_under += 1 + f->calls_under;
+		caller->child_total += f->total_ns;
+	}
 	rc = w->v->leave ? w->v->leave(w->v->ctx, l) : 0;
 	l->n--;
 	return rc;
@@ -94,14 +114,14 @@ static int push(struct wk_lane *l, const struct rd_event *e, uint64_t pair, uint
 		l->cap = cap;
 	}
 	f = &l->stack[l->n++];
-	memset(f, 0, sizeof *f);
-	f->region = region;
-	f->pair = pair;
-	f->start = e->start;
-	f->duration = e->duration;
-	f->end = e->start + e->duration;
-	f->depth = e->depth;
-	f->flags = e->flags;
+	/* every field, without a memset: the walk does this for every call */
+	*f = (struct wk_frame){.region = region,
+			       .pair = pair,
+			       .start = e->start,
+			       .end = e->start + e->duration,
+			       .duration = e->duration,
+			       .depth = e->depth,
+			       .flags = e->flags};
 	if (l->n > 1)
 		l->stack[l->n - 2].child_ns += e->duration;
 	return 0;

@@ -11,8 +11,14 @@ struct wk_frame {
 	uint64_t start, end, duration; /* relative ns; end = start + duration */
 	uint64_t depth;		       /* as recorded */
 	uint64_t child_ns;	       /* durations of its direct callees seen so far */
-	/* at leave: duration - child_ns; a few ns below 0 when clock rounding
-	 * lets a callee end after its caller */
+	uint64_t calls_under;	       /* calls made from it, directly or not, seen so far */
+	uint64_t child_total;	       /* total_ns of its direct callees seen so far */
+	/* at leave: duration, less the recording's cost when the visitor asks
+	 * for it (wk_visitor.overhead_ns) */
+	uint64_t total_ns;
+	/* at leave: duration - child_ns, a few ns below 0 when clock rounding
+	 * lets a callee end after its caller; with overhead_ns, total_ns -
+	 * child_total, at least 0 */
 	int64_t self_ns;
 	uint64_t tag; /* the visitor's own */
 	uint8_t flags;
@@ -26,6 +32,16 @@ struct wk_lane {
 
 struct wk_visitor {
 	void *ctx;
+	/*
+	 * What recording one call cost, ns; 0: times as recorded. A call's
+	 * total_ns is then its duration less the cost of its own hooks and
+	 * those of every call it made, directly or not, and its self_ns its
+	 * total_ns less its direct callees' total_ns, both at least 0. Example,
+	 * 20 ns a call: f (1000 ns) calls g (300 ns), which calls h (30 ns):
+	 * h 10 total, 10 self; g 300 - 2 * 20 = 260 total, 250 self; f 1000 -
+	 * 3 * 20 = 940 total, 680 self.
+	 */
+	double overhead_ns;
 	/* A call starts: lane->stack[lane->n - 1], its callers below it.
 	 * Return 0 to go on, -1 to stop the walk. */
 	int (*enter)(void *ctx, struct wk_lane *lane);

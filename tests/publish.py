@@ -384,8 +384,14 @@ def case_cli_top(t):
     expect(re.search(r"calls of 4 regions", r.stderr), "--top 0 left out the count of calls")
     r = t.scope("--top", "2", "-o", "out.h5", "--", t.prog, 300)
     r.expect_rc(0)
-    table = r.stderr.split("region (by self time)", 1)[1].split("\n\n", 1)[0].strip().splitlines()
-    rows = [line for line in table[1:] if not line.startswith("...")]
+    lines = r.stderr.splitlines()
+    head = [i for i, line in enumerate(lines) if "region (by self time)" in line]
+    expect(head, f"no summary table:\n{r.stderr}")
+    rows = []
+    for line in lines[head[0] + 1:]:
+        if not line.strip() or line.startswith("..."):
+            break
+        rows.append(line)
     expect_eq(len(rows), 2, f"rows shown with --top 2:\n{r.stderr}")
 
 

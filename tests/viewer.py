@@ -10,7 +10,9 @@ run to run), whose dist/release is speedscope's web app. Serves it and the
 two exports on 127.0.0.1, opens each export with speedscope's
 #profileURL=...&view=sandwich in headless Chromium, and reads the rendered
 page (--dump-dom): the function names speedscope lists in its sandwich table
-must be those the profile's first thread lane called, with no import error.
+must be those the profile's first thread lane called, with no import error
+(speedscope names a Chrome trace event by its name and args, so there each
+must carry the region's file and line).
 Screenshots of the time-ordered flame chart and of the table are saved in
 --workdir as artefacts (viewer-speedscope-time.png, ...), and the flame
 chart's must show drawn frames, not a blank canvas.
@@ -22,6 +24,7 @@ had here; the reason is printed).
 import functools
 import html.parser
 import http.server
+import json
 import os
 import resource
 import shutil
@@ -292,10 +295,19 @@ def check_export(browser, base, kind, name, want, workdir):
         page = parse(browser.dom(url, budget=budget))
         # Rows of the sandwich table: total (share), self (share), name.
         shown = {row[-1] for row in page.rows if len(row) == 3 and "%)" in row[0] and row[-1]}
-        if want <= shown:
+        if want <= {row.partition(" {")[0] for row in shown}:
             break
     text = " ".join(page.text)
     log(f"  {kind}: title {page.title!r}; sandwich table: {sorted(shown)}")
+    if kind == "chrome":
+        # speedscope names a trace event by its name and its args: NAME {"file":...,"line":...}
+        named = set()
+        for row in shown:
+            name, _, args = row.partition(" {")
+            expect(args and set(json.loads("{" + args)) == {"file", "line"},
+                   f"chrome: speedscope shows {row!r}, not a name with the file and line in its args")
+            named.add(name)
+        shown = named
     expect("Something went wrong" not in text and "Error" not in page.title,
            f"{kind}: speedscope could not import {name}: {text[:500]!r}")
     expect(want <= shown, f"{kind}: speedscope shows {sorted(shown)}, not all of {sorted(want)}")

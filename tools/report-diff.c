@@ -9,13 +9,17 @@
 
 /* A region's figures in one profile, summed over the processes chosen. */
 struct fig {
-	const char *name;
+	const char *name;  /* full: regions are matched by it */
+	const char *shown; /* the name shown (--names) */
+	const char *file;
+	uint64_t line;
 	uint64_t calls, total, self;
 };
 
 /* A region in both (or one) of the profiles. */
 struct drow {
-	const char *name;
+	const char *name, *shown, *file;
+	uint64_t line;
 	struct fig f[2]; /* base, new */
 	int in[2];
 	double pct_total, pct_self; /* NaN without a base */
@@ -27,29 +31,40 @@ static int by_name(const void *x, const void *y)
 	return strcmp(((const struct fig *)x)->name, ((const struct fig *)y)->name);
 }
 
-/* The regions of p with calls, one per name (same names summed), sorted by name. */
-static struct fig *figures(const struct options *o, const struct rd_profile *p, size_t *n)
+/* The regions of p (files[which]) with calls, one per name (same names summed), sorted
+ * by name; NULL with the reason in p->err. */
+static struct fig *figures(const struct options *o, size_t which, struct rd_profile *p, size_t *n)
 {
 	struct fig *f = calloc(p->nregions + 1, sizeof *f);
-	unsigned char *wanted = region_mask(o, p);
+	unsigned char *wanted = region_mask(o, which, p);
+	struct pair_sum *sum = from_calls(o) ? sum_calls(o, which, p) : NULL;
 	size_t k = 0;
 
-	if (!f || !wanted) {
+	if (!f || !wanted || (from_calls(o) && !sum)) {
+		if (!f || !wanted)
+			snprintf(p->err, sizeof p->err, "out of memory");
 		free(f);
 		free(wanted);
+		free(sum);
 		return NULL;
 	}
-	for (size_t r = 0; r < p->nregions; r++)
+	for (size_t r = 0; r < p->nregions; r++) {
 		f[r].name = p->regions[r].name;
+		f[r].shown = region_name(o, which, r);
+		f[r].file = p->regions[r].file;
+		f[r].line = p->regions[r].line;
+	}
 	for (size_t i = 0; i < p->npairs; i++) {
 		const struct rd_pair *q = &p->pairs[i];
 		if (!wanted[q->region] || !want_process(o, p, q->process))
 			continue;
-		f[q->region].calls += q->count;
-		f[q->region].total += q->total_ns;
-		f[q->region].self += q->self_ns;
+		f[q->region].calls += sum ? sum[i].calls : q->count;
+		f[q->region].total += sum ? sum[i].total : q->total_ns;
+		f[q->region].self +=
+			sum ? (uint64_t)(sum[i].self > 0 ? sum[i].self : 0) : q->self_ns;
 	}
 	free(wanted);
+	free(sum);
 	for (size_t r = 0; r < p->nregions; r++)
 		if (f[r].calls)
 			f[k++] = f[r];
@@ -86,6 +101,9 @@ static struct drow *join(const struct fig *a, size_t na, const struct fig *b, si
 		if (c >= 0)
 			r->f[1] = b[j++], r->in[1] = 1;
 		r->name = r->in[0] ? r->f[0].name : r->f[1].name;
+		r->shown = r->in[1] ? r->f[1].shown : r->f[0].shown;
+		r->file = r->in[1] ? r->f[1].file : r->f[0].file;
+		r->line = r->in[1] ? r->f[1].line : r->f[0].line;
 		r->pct_total = pct(r->f[0].total, r->f[1].total);
 		r->pct_self = pct(r->f[0].self, r->f[1].self);
 	}
@@ -95,14 +113,16 @@ static struct drow *join(const struct fig *a, size_t na, const struct fig *b, si
 
 /* ---- Gate --------------------------------------------------------------- */
 
-/* The allowed growth for a region, in percent; < 0 when it is not gated. */
-static double limit_of(const struct options *o, const char *name)
+/* The allowed growth for a region, in percent; < 0 when it is not gated. A REGEX= matches
+ * the region's full name or the name it is shown by. */
+static double limit_of(const struct options *o, const struct drow *r)
 {
 	double plain = -1;
 	for (size_t i = 0; i < o->ngates; i++) {
 		if (!o->gates[i].has_re)
 			plain = o->gates[i].pct;
-		else if (regexec(&o->gates[i].re, name, 0, NULL, 0) == 0)
+		else if (regexec(&o->gates[i].re, r->name, 0, NULL, 0) == 0 ||
+			 regexec(&o->gates[i].re, r->shown, 0, NULL, 0) == 0)
 			return o->gates[i].pct;
 	}
 	return plain;
@@ -119,7 +139,7 @@ static size_t gate(const struct options *o, struct drow *rows, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		struct drow *r = &rows[i];
-		double limit = limit_of(o, r->name);
+		double limit = limit_of(o, r);
 		if (limit < 0 || !r->in[0] || !r->in[1])
 			continue;
 		r->slower = grew(r->pct_total, r->f[0].total, r->f[1].total, limit, o->min_time) ||
@@ -161,27 +181,59 @@ static int by_change(const void *x, const void *y)
 		return va > vb ? -1 : 1;
 	if (ta != tb)
 		return ta > tb ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return strcmp(a->shown, b->shown);
 }
 
 /* ---- Printing ----------------------------------------------------------- */
 
-static const struct column diff_cols[] = {
-	{"region", "region", CELL_STR, 0, 1, 0},
-	{"base calls", "calls_base", CELL_U64, 10, 1, 0},
-	{"calls", "calls_new", CELL_U64, 10, 0, 0},
-	{"calls+", "calls_change", CELL_I64, 8, 0, 0},
-	{"base total", "total_base_ns", CELL_NS, 11, 0, 0},
-	{"new total", "total_new_ns", CELL_NS, 11, 0, 0},
-	{"total+", "total_change_ns", CELL_DNS, 12, 1, 0},
-	{"total%", "total_change_pct", CELL_DPCT, 8, 0, 0},
-	{"base self", "self_base_ns", CELL_NS, 11, 0, 0},
-	{"new self", "self_new_ns", CELL_NS, 11, 0, 0},
-	{"self+", "self_change_ns", CELL_DNS, 12, 1, 0},
-	{"self%", "self_change_pct", CELL_DPCT, 8, 0, 0},
-	{"status", "status", CELL_STR, 6, 0, 0},
-	{"region", "region", CELL_STR, 0, 0, 1},
+enum {
+	DC_NAME,
+	DC_CALLS_BASE,
+	DC_CALLS,
+	DC_CALLS_CHANGE,
+	DC_TOTAL_BASE,
+	DC_TOTAL,
+	DC_TOTAL_CHANGE,
+	DC_TOTAL_PCT,
+	DC_SELF_BASE,
+	DC_SELF,
+	DC_SELF_CHANGE,
+	DC_SELF_PCT,
+	DC_STATUS,
+	DC_FILE,
+	DC_LINE,
+	DC_WHERE,
+	DC_TEXT_NAME,
+	DC_N
 };
+static const struct column diff_cols[DC_N] = {
+	{"region", "region", CELL_STR, 0, 1, 0, 0},
+	{"base calls", "calls_base", CELL_U64, 10, 1, 0, 0},
+	{"calls", "calls_new", CELL_U64, 10, 0, 0, 0},
+	{"calls+", "calls_change", CELL_I64, 8, 0, 0, 0},
+	{"base total", "total_base_ns", CELL_NS, 11, 0, 0, 0},
+	{"new total", "total_new_ns", CELL_NS, 11, 0, 0, 0},
+	{"total+", "total_change_ns", CELL_DNS, 12, 1, 0, 0},
+	{"total%", "total_change_pct", CELL_DPCT, 8, 0, 0, 0},
+	{"base self", "self_base_ns", CELL_NS, 11, 0, 0, 0},
+	{"new self", "self_new_ns", CELL_NS, 11, 0, 0, 0},
+	{"self+", "self_change_ns", CELL_DNS, 12, 1, 0, 0},
+	{"self%", "self_change_pct", CELL_DPCT, 8, 0, 0, 0},
+	{"status", "status", CELL_STR, 6, 0, 0, 0},
+	{"file", "file", CELL_STR, 0, 1, 0, 0},
+	{"line", "line", CELL_U64, 0, 1, 0, 0},
+	{"location", "location", CELL_STR, 8, 0, 1, 0},
+	{"region", "region", CELL_STR, 0, 0, 1, 0},
+};
+
+/* "file:line" of a row, "" when not known, into buf. */
+static const char *where_of(char *buf, size_t cap, const struct drow *r)
+{
+	if (!*r->file && !r->line)
+		return "";
+	snprintf(buf, cap, "%s:%llu", r->file, (unsigned long long)r->line);
+	return buf;
+}
 
 static int64_t delta(uint64_t a, uint64_t b)
 {
@@ -190,9 +242,18 @@ static int64_t delta(uint64_t a, uint64_t b)
 
 static void print_rows(const struct options *o, const struct drow *rows, size_t n, FILE *out)
 {
-	struct table t = {out, o->format, diff_cols, NCOLS(diff_cols), 0};
+	struct column cols[DC_N];
+	struct table t = {out, o->format, cols, DC_N, 0};
 	size_t shown = o->top && o->top < n ? o->top : n;
+	char where[4096 + 32];
 
+	memcpy(cols, diff_cols, sizeof cols);
+	cols[DC_WHERE].off = !o->lines;
+	for (size_t i = 0; i < shown; i++) {
+		int w = (int)strlen(where_of(where, sizeof where, &rows[i]));
+		if (w > cols[DC_WHERE].width)
+			cols[DC_WHERE].width = w;
+	}
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < shown; i++) {
 		const struct drow *r = &rows[i];
@@ -200,20 +261,26 @@ static void print_rows(const struct options *o, const struct drow *rows, size_t 
 				     : !r->in[1] ? "gone"
 				     : r->slower ? "SLOWER"
 						 : "";
-		table_row(&t, (union cell[]){{.s = r->name},
-					     {.u = r->f[0].calls},
-					     {.u = r->f[1].calls},
-					     {.i = delta(r->f[0].calls, r->f[1].calls)},
-					     {.u = r->f[0].total},
-					     {.u = r->f[1].total},
-					     {.i = delta(r->f[0].total, r->f[1].total)},
-					     {.f = r->pct_total},
-					     {.u = r->f[0].self},
-					     {.u = r->f[1].self},
-					     {.i = delta(r->f[0].self, r->f[1].self)},
-					     {.f = r->pct_self},
-					     {.s = status},
-					     {.s = r->name}});
+		table_row(&t,
+			  (union cell[DC_N]){
+				  [DC_NAME] = {.s = r->shown},
+				  [DC_CALLS_BASE] = {.u = r->f[0].calls},
+				  [DC_CALLS] = {.u = r->f[1].calls},
+				  [DC_CALLS_CHANGE] = {.i = delta(r->f[0].calls, r->f[1].calls)},
+				  [DC_TOTAL_BASE] = {.u = r->f[0].total},
+				  [DC_TOTAL] = {.u = r->f[1].total},
+				  [DC_TOTAL_CHANGE] = {.i = delta(r->f[0].total, r->f[1].total)},
+				  [DC_TOTAL_PCT] = {.f = r->pct_total},
+				  [DC_SELF_BASE] = {.u = r->f[0].self},
+				  [DC_SELF] = {.u = r->f[1].self},
+				  [DC_SELF_CHANGE] = {.i = delta(r->f[0].self, r->f[1].self)},
+				  [DC_SELF_PCT] = {.f = r->pct_self},
+				  [DC_STATUS] = {.s = status},
+				  [DC_FILE] = {.s = r->file},
+				  [DC_LINE] = {.u = r->line},
+				  [DC_WHERE] = {.s = where_of(where, sizeof where, r)},
+				  [DC_TEXT_NAME] = {.s = r->shown},
+			  });
 	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && shown < n)
@@ -237,9 +304,9 @@ static void report_slower(const struct options *o, const struct drow *rows, size
 		fprintf(stderr,
 			"scope-report: %s: %s got slower than in %s: total %s, self %s (allowed "
 			"+%g%%)\n",
-			o->files[1], r->name, o->files[0],
+			o->files[1], r->shown, o->files[0],
 			percent(total, sizeof total, r->pct_total),
-			percent(self, sizeof self, r->pct_self), limit_of(o, r->name));
+			percent(self, sizeof self, r->pct_self), limit_of(o, r));
 	}
 }
 
@@ -248,13 +315,14 @@ int view_diff(const struct options *o, struct rd_profile *const *in, FILE *out, 
 {
 	struct rd_profile *base = in[0], *now = in[1];
 	size_t na = 0, nb = 0, n = 0, slower;
-	struct fig *a = figures(o, base, &na), *b = figures(o, now, &nb);
+	struct fig *a = figures(o, 0, base, &na), *b = a ? figures(o, 1, now, &nb) : NULL;
 	struct drow *rows = a && b ? join(a, na, b, nb, &n) : NULL;
 
 	if (!rows) {
 		free(a);
 		free(b);
-		snprintf(err, cap, "%s: out of memory", o->files[0]);
+		snprintf(err, cap, "%s: %s", o->files[a ? 1 : 0],
+			 a && b ? "out of memory" : (a ? now : base)->err);
 		return -1;
 	}
 	slower = gate(o, rows, n);
@@ -264,7 +332,9 @@ int view_diff(const struct options *o, struct rd_profile *const *in, FILE *out, 
 		fprintf(out, "base %s, new %s: %zu regions", o->files[0], o->files[1], n);
 		if (o->ngates)
 			fprintf(out, ", %zu slower than allowed", slower);
-		fputs("\n\n", out);
+		fputs(o->compensate ? "\ntimes less the recording's cost (--compensate)\n\n"
+				    : "\n\n",
+		      out);
 	}
 	if (o->format == FMT_JSON) {
 		fprintf(out, "{\"producer\":\"scope-report %s\",\"base\":", SCOPE_VERSION);

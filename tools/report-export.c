@@ -37,36 +37,24 @@ static char *put_us(char *s, uint64_t ns)
 	return s;
 }
 
-/* Every region name as a JSON string, quotes included: escaped once, written often. */
-static char **json_names(const struct rd_profile *p)
-{
-	char **names = calloc(p->nregions + 1, sizeof *names);
-
-	for (size_t i = 0; names && i < p->nregions; i++) {
-		size_t len;
-		FILE *m = open_memstream(&names[i], &len);
-		if (!m)
-			return NULL;
-		json_string(m, p->regions[i].name);
-		if (fclose(m) != 0)
-			return NULL;
-	}
-	return names;
-}
-
-static void free_names(char **names, size_t n)
-{
-	for (size_t i = 0; names && i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 /* ---- Chrome trace events ------------------------------------------------ */
+
+/* A piece of text and its length. */
+struct piece {
+	char *s;
+	size_t len;
+};
+
+/* What an event of a region starts and ends with, made once. */
+struct chrome_region {
+	struct piece head;    /* `,\n{"ph":"X","cat":"function","name":"main"` */
+	struct piece tail[2]; /* `,"args":{"file":"a.c","line":12}}`; [1]: unfinished */
+};
 
 struct chrome {
 	struct call_filter f;
 	FILE *out;
-	char **names;
+	struct chrome_region *regions;
 	int64_t pid;   /* of the process being walked */
 	int64_t *tids; /* of its lanes */
 	int lane_ids;  /* tids are lane indices */
@@ -96,12 +84,12 @@ static int chrome_enter(void *ctx, struct wk_lane *l)
 {
 	struct chrome *c = ctx;
 	const struct wk_frame *f = &l->stack[l->n - 1];
+	const struct chrome_region *r = &c->regions[f->region];
+	const struct piece *tail = &r->tail[(f->flags & RD_FLAG_UNFINISHED) != 0];
 	char buf[160], *s = buf;
 
 	if (!filter_call(&c->f, l->process, f))
 		return 0;
-	fputs(",\n{\"ph\":\"X\",\"cat\":\"function\",\"name\":", c->out);
-	fputs(c->names[f->region], c->out);
 	s = stpcpy(s, ",\"pid\":");
 	if (c->pid < 0)
 		*s++ = '-';
@@ -112,11 +100,62 @@ static int chrome_enter(void *ctx, struct wk_lane *l)
 	s = put_us(s, filter_at(&c->f, l->process, f->start));
 	s = stpcpy(s, ",\"dur\":");
 	s = put_us(s, f->duration);
-	if (f->flags & RD_FLAG_UNFINISHED)
-		s = stpcpy(s, ",\"args\":{\"unfinished\":true}");
-	*s++ = '}';
+	fwrite(r->head.s, 1, r->head.len, c->out);
 	fwrite(buf, 1, (size_t)(s - buf), c->out);
+	fwrite(tail->s, 1, tail->len, c->out);
 	return 0;
+}
+
+/* One region's head and tails; returns 0, or -1 when out of memory. */
+static int chrome_region(struct chrome_region *cr, const char *name, const struct rd_region *r)
+{
+	FILE *m = open_memstream(&cr->head.s, &cr->head.len);
+
+	if (!m)
+		return -1;
+	fputs(",\n{\"ph\":\"X\",\"cat\":\"function\",\"name\":", m);
+	json_string(m, name);
+	if (fclose(m) != 0)
+		return -1;
+	for (int open = 0; open < 2; open++) {
+		int where = *r->file || r->line;
+		if (!(m = open_memstream(&cr->tail[open].s, &cr->tail[open].len)))
+			return -1;
+		if (where || open)
+			fputs(",\"args\":{", m);
+		if (where) {
+			fputs("\"file\":", m);
+			json_string(m, r->file);
+			fprintf(m, ",\"line\":%llu", (unsigned long long)r->line);
+		}
+		if (open)
+			fputs(where ? ",\"unfinished\":true" : "\"unfinished\":true", m);
+		fputs(where || open ? "}}" : "}", m);
+		if (fclose(m) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every region's pieces; NULL when out of memory. */
+static struct chrome_region *chrome_regions(const struct options *o, const struct rd_profile *p)
+{
+	struct chrome_region *cr = calloc(p->nregions + 1, sizeof *cr);
+
+	for (size_t i = 0; cr && i < p->nregions; i++)
+		if (chrome_region(&cr[i], region_name(o, 0, i), &p->regions[i]) != 0)
+			return NULL;
+	return cr;
+}
+
+static void chrome_regions_free(struct chrome_region *cr, size_t n)
+{
+	for (size_t i = 0; cr && i < n; i++) {
+		free(cr[i].head.s);
+		free(cr[i].tail[0].s);
+		free(cr[i].tail[1].s);
+	}
+	free(cr);
 }
 
 static void chrome_meta(FILE *out, const char *what, int64_t pid, int64_t tid, const char *name,
@@ -185,7 +224,7 @@ int view_chrome(const struct options *o, struct rd_profile *const *in, FILE *out
 		if (strcmp(p->processes[i].host, p->processes[0].host) != 0)
 			c.hosts = 1;
 
-	if (filter_init(&c.f, o, p) != 0 || !(c.names = json_names(p))) {
+	if (filter_init(&c.f, o, 0, p) != 0 || !(c.regions = chrome_regions(o, p))) {
 		filter_free(&c.f);
 		snprintf(err, cap, "%s: out of memory", path);
 		return -1;
@@ -204,7 +243,7 @@ int view_chrome(const struct options *o, struct rd_profile *const *in, FILE *out
 		SCOPE_VERSION);
 	json_string(out, path);
 	fputs("}}\n", out);
-	free_names(c.names, p->nregions);
+	chrome_regions_free(c.regions, p->nregions);
 	filter_free(&c.f);
 	if (rc != 0)
 		snprintf(err, cap, "%s: %s", path, p->err);
@@ -321,13 +360,13 @@ static int speedscope_leave(void *ctx, struct wk_lane *l)
 	return 0;
 }
 
-static void speedscope_frames(FILE *out, const struct rd_profile *p)
+static void speedscope_frames(FILE *out, const struct options *o, const struct rd_profile *p)
 {
 	fputs("\"shared\":{\"frames\":[", out);
 	for (size_t i = 0; i < p->nregions; i++) {
 		const struct rd_region *r = &p->regions[i];
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		json_string(out, r->name);
+		json_string(out, region_name(o, 0, i));
 		if (*r->file) {
 			fputs(",\"file\":", out);
 			json_string(out, r->file);
@@ -456,7 +495,7 @@ int view_speedscope(const struct options *o, struct rd_profile *const *in, FILE 
 	char *copy = strdup(path);
 	int rc = -1;
 
-	if (!copy || filter_init(&s.f, o, p) != 0)
+	if (!copy || filter_init(&s.f, o, 0, p) != 0)
 		snprintf(p->err, sizeof p->err, "out of memory");
 	else if (speedscope_walk(&s, o, p) == 0) {
 		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n",
@@ -464,7 +503,7 @@ int view_speedscope(const struct options *o, struct rd_profile *const *in, FILE 
 		fprintf(out, "\"exporter\":\"scope-report %s\",\"name\":", SCOPE_VERSION);
 		json_string(out, basename(copy));
 		fputs(",\"activeProfileIndex\":0,\n", out);
-		speedscope_frames(out, p);
+		speedscope_frames(out, o, p);
 		rc = speedscope_profiles(&s, p, out);
 		if (rc != 0)
 			snprintf(p->err, sizeof p->err, "cannot read back the temporary file");

@@ -13,7 +13,6 @@ struct stats {
 	const char *name;
 	uint64_t calls, total, min, max;
 	uint64_t total_all; /* of every call, recursive ones included: the mean's */
-	uint64_t open;	    /* its calls open on the lane walked */
 	int64_t self;
 	long double sum, sumsq;	 /* of the durations, for the standard deviation */
 	uint64_t sent, received; /* bytes moved by the calls (MPI calls) */
@@ -106,14 +105,30 @@ static int add_spread(struct rd_profile *p, size_t pair, struct stats *s)
 	return rc;
 }
 
+/* The figures of /pairs, or of the calls the filter keeps (from_calls). */
 static int from_pairs(const struct options *o, struct rd_profile *p, const unsigned char *wanted,
 		      struct stats *st)
 {
+	struct pair_sum *sum = from_calls(o) ? sum_calls(o, 0, p) : NULL;
+
+	if (from_calls(o) && !sum)
+		return -1;
 	for (size_t i = 0; i < p->npairs; i++) {
 		const struct rd_pair *r = &p->pairs[i];
 		struct stats *s = &st[r->region];
 		if (!want_process(o, p, r->process) || !wanted[r->region] || !r->count)
 			continue;
+		if (sum) {
+			if (!sum[i].calls)
+				continue;
+			stats_add(s, sum[i].calls, sum[i].total, sum[i].total_all, sum[i].self,
+				  sum[i].min, sum[i].max);
+			s->sum += sum[i].sum;
+			s->sumsq += sum[i].sumsq;
+			s->sent += r->bytes_sent; /* shown only when every call is kept */
+			s->received += r->bytes_received;
+			continue;
+		}
 		stats_add(s, r->count, r->total_ns, r->total_all_ns,
 			  r->self_ns > INT64_MAX ? INT64_MAX : (int64_t)r->self_ns, r->min_ns,
 			  r->max_ns);
@@ -122,44 +137,7 @@ static int from_pairs(const struct options *o, struct rd_profile *p, const unsig
 		if (add_spread(p, i, s) != 0)
 			return -1;
 	}
-	return 0;
-}
-
-static int lane_enter(void *ctx, struct wk_lane *l)
-{
-	((struct stats *)ctx)[l->stack[l->n - 1].region].open++;
-	return 0;
-}
-
-/* The total counts the outermost calls, as /pairs/total_ns does. */
-static int lane_leave(void *ctx, struct wk_lane *l)
-{
-	const struct wk_frame *f = &l->stack[l->n - 1];
-	struct stats *s = &((struct stats *)ctx)[f->region];
-	long double d = (long double)f->duration;
-
-	stats_add(s, 1, --s->open ? 0 : f->duration, f->duration, f->self_ns, f->duration,
-		  f->duration);
-	s->sum += d;
-	s->sumsq += d * d;
-	return 0;
-}
-
-/* With --thread the pairs' totals mix lanes: replay the lane's calls instead. */
-static int from_lane(const struct options *o, struct rd_profile *p, const unsigned char *wanted,
-		     struct stats *st)
-{
-	struct wk_visitor v = {.ctx = st, .enter = lane_enter, .leave = lane_leave};
-
-	for (size_t i = 0; i < p->nprocesses; i++) {
-		if (!want_process(o, p, i) || (uint64_t)o->thread >= p->processes[i].nlanes)
-			continue;
-		if (wk_process(p, i, o->thread, &v) != 0)
-			return -1;
-	}
-	for (size_t r = 0; r < p->nregions; r++)
-		if (!wanted[r])
-			st[r].calls = 0;
+	free(sum);
 	return 0;
 }
 
@@ -167,7 +145,7 @@ static int from_lane(const struct options *o, struct rd_profile *p, const unsign
 static struct stats *gather(const struct options *o, struct rd_profile *p, size_t *n)
 {
 	struct stats *st = calloc(p->nregions + 1, sizeof *st);
-	unsigned char *wanted = region_mask(o, p);
+	unsigned char *wanted = region_mask(o, 0, p);
 	size_t kept = 0;
 	int rc;
 
@@ -179,9 +157,9 @@ static struct stats *gather(const struct options *o, struct rd_profile *p, size_
 	}
 	for (size_t r = 0; r < p->nregions; r++) {
 		st[r].region = r;
-		st[r].name = p->regions[r].name;
+		st[r].name = region_name(o, 0, r);
 	}
-	rc = o->thread >= 0 ? from_lane(o, p, wanted, st) : from_pairs(o, p, wanted, st);
+	rc = from_pairs(o, p, wanted, st);
 	free(wanted);
 	if (rc != 0) {
 		free(st);
@@ -198,26 +176,55 @@ static struct stats *gather(const struct options *o, struct rd_profile *p, size_
 
 /* ---- The flat table ----------------------------------------------------- */
 
-static const struct column region_cols[] = {
-	{"region", "region", CELL_STR, 0, 1, 0},   {"calls", "calls", CELL_U64, 10, 0, 0},
-	{"total", "total_ns", CELL_NS, 11, 0, 0},  {"self", "self_ns", CELL_NS, 11, 0, 0},
-	{"mean", "mean_ns", CELL_NSF, 11, 0, 0},   {"min", "min_ns", CELL_NS, 11, 0, 0},
-	{"max", "max_ns", CELL_NS, 11, 0, 0},	   {"std", "std_ns", CELL_NSF, 11, 0, 0},
-	{"share", "share_pct", CELL_PCT, 6, 0, 0}, {"region", "region", CELL_STR, 0, 0, 1},
+/* The table of regions; the columns after share are off unless shown (region_table). */
+enum {
+	RC_NAME,
+	RC_CALLS,
+	RC_TOTAL,
+	RC_SELF,
+	RC_MEAN,
+	RC_MIN,
+	RC_MAX,
+	RC_STD,
+	RC_SHARE,
+	RC_SENT,
+	RC_RECEIVED,
+	RC_FILE,
+	RC_LINE,
+	RC_WHERE,
+	RC_TEXT_NAME,
+	RC_N
+};
+static const struct column region_cols[RC_N] = {
+	{"region", "region", CELL_STR, 0, 1, 0, 0},
+	{"calls", "calls", CELL_U64, 10, 0, 0, 0},
+	{"total", "total_ns", CELL_NS, 11, 0, 0, 0},
+	{"self", "self_ns", CELL_NS, 11, 0, 0, 0},
+	{"mean", "mean_ns", CELL_NSF, 11, 0, 0, 0},
+	{"min", "min_ns", CELL_NS, 11, 0, 0, 0},
+	{"max", "max_ns", CELL_NS, 11, 0, 0, 0},
+	{"std", "std_ns", CELL_NSF, 11, 0, 0, 0},
+	{"share", "share_pct", CELL_PCT, 6, 0, 0, 0},
+	{"sent", "bytes_sent", CELL_BYTES, 10, 0, 0, 0},
+	{"received", "bytes_received", CELL_BYTES, 10, 0, 0, 0},
+	{"file", "file", CELL_STR, 0, 1, 0, 0},
+	{"line", "line", CELL_U64, 0, 1, 0, 0},
+	{"location", "location", CELL_STR, 8, 0, 1, 0},
+	{"region", "region", CELL_STR, 0, 0, 1, 0},
 };
 
 static const struct column process_cols[] = {
-	{"process", "process", CELL_U64, 7, 0, 0},
-	{"pid", "pid", CELL_I64, 8, 0, 0},
-	{"rank", "rank", CELL_I64, 5, 0, 0},
-	{"parent", "parent", CELL_I64, 6, 0, 0},
-	{"lanes", "lanes", CELL_U64, 5, 0, 0},
-	{"calls", "calls", CELL_U64, 10, 0, 0},
-	{"regions", "regions", CELL_U64, 7, 0, 0},
-	{"start", "start_ns", CELL_NS, 11, 0, 0},
-	{"wall", "wall_ns", CELL_NS, 11, 0, 0},
-	{"lost", "lost", CELL_U64, 6, 0, 0},
-	{"executable", "executable", CELL_STR, 0, 0, 0},
+	{"process", "process", CELL_U64, 7, 0, 0, 0},
+	{"pid", "pid", CELL_I64, 8, 0, 0, 0},
+	{"rank", "rank", CELL_I64, 5, 0, 0, 0},
+	{"parent", "parent", CELL_I64, 6, 0, 0, 0},
+	{"lanes", "lanes", CELL_U64, 5, 0, 0, 0},
+	{"calls", "calls", CELL_U64, 10, 0, 0, 0},
+	{"regions", "regions", CELL_U64, 7, 0, 0, 0},
+	{"start", "start_ns", CELL_NS, 11, 0, 0, 0},
+	{"wall", "wall_ns", CELL_NS, 11, 0, 0, 0},
+	{"lost", "lost", CELL_U64, 6, 0, 0, 0},
+	{"executable", "executable", CELL_STR, 0, 0, 0, 0},
 };
 
 /*
@@ -227,15 +234,15 @@ static const struct column process_cols[] = {
  * arrays of BYTES_MAX_COLS.
  */
 static const struct column bytes_cols[] = {
-	{"sent", "bytes_sent", CELL_BYTES, 10, 0, 0},
-	{"received", "bytes_received", CELL_BYTES, 10, 0, 0},
+	{"sent", "bytes_sent", CELL_BYTES, 10, 0, 0, 0},
+	{"received", "bytes_received", CELL_BYTES, 10, 0, 0, 0},
 };
 #define BYTES_MAX_COLS 16
 
-/* Whether the tables show bytes: per pair only, so not per thread lane. */
+/* Whether the tables show bytes: per pair only, so not per thread lane or for some calls. */
 static int show_bytes(const struct options *o, const struct rd_profile *p)
 {
-	return p->has_bytes && o->thread < 0;
+	return p->has_bytes && o->thread < 0 && !o->windowed;
 }
 
 /* The table of cols, with the bytes columns when shown. */
@@ -314,30 +321,50 @@ static void print_processes(const struct options *o, const struct rd_profile *p,
 	free(sum);
 }
 
+/* The width of the widest "file:line" of the n regions of st, at least that of "location". */
+static int where_width(const struct options *o, const struct stats *st, size_t n)
+{
+	size_t w = strlen("location");
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(o->shown[0].where[st[i].region]) > w)
+			w = strlen(o->shown[0].where[st[i].region]);
+	return w > 4096 ? 4096 : (int)w;
+}
+
 static void print_regions(const struct options *o, const struct rd_profile *p,
 			  const struct stats *st, size_t n, uint64_t lanes_wall, FILE *out)
 {
-	struct column cols[BYTES_MAX_COLS];
-	struct table t = bytes_table(out, o->format, region_cols, NCOLS(region_cols),
-				     show_bytes(o, p), cols);
+	struct column cols[RC_N];
+	struct table t = {out, o->format, cols, RC_N, 0};
 	size_t shown = o->top && o->top < n ? o->top : n;
 
+	memcpy(cols, region_cols, sizeof cols);
+	cols[RC_SENT].off = cols[RC_RECEIVED].off = !show_bytes(o, p);
+	cols[RC_WHERE].off = !o->lines;
+	cols[RC_WHERE].width = where_width(o, st, shown);
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < shown; i++) {
 		const struct stats *s = &st[i];
+		const struct rd_region *r = &p->regions[s->region];
 		double share = lanes_wall ? 100.0 * (double)self_of(s) / (double)lanes_wall : NAN;
-		bytes_row(&t,
-			  (union cell[]){{.s = s->name},
-					 {.u = s->calls},
-					 {.u = s->total},
-					 {.u = self_of(s)},
-					 {.f = mean_of(s)},
-					 {.u = s->min},
-					 {.u = s->max},
-					 {.f = p->has_events ? std_of(s) : NAN},
-					 {.f = share},
-					 {.s = s->name}},
-			  NCOLS(region_cols), s->sent, s->received);
+		table_row(&t, (union cell[RC_N]){
+				      [RC_NAME] = {.s = s->name},
+				      [RC_CALLS] = {.u = s->calls},
+				      [RC_TOTAL] = {.u = s->total},
+				      [RC_SELF] = {.u = self_of(s)},
+				      [RC_MEAN] = {.f = mean_of(s)},
+				      [RC_MIN] = {.u = s->min},
+				      [RC_MAX] = {.u = s->max},
+				      [RC_STD] = {.f = p->has_events ? std_of(s) : NAN},
+				      [RC_SHARE] = {.f = share},
+				      [RC_SENT] = {.u = s->sent},
+				      [RC_RECEIVED] = {.u = s->received},
+				      [RC_FILE] = {.s = r->file},
+				      [RC_LINE] = {.u = r->line},
+				      [RC_WHERE] = {.s = o->shown[0].where[s->region]},
+				      [RC_TEXT_NAME] = {.s = s->name},
+			      });
 	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && shown < n)
@@ -361,7 +388,9 @@ static void heading(const struct options *o, const struct rd_profile *p, const c
 	if (o->thread >= 0)
 		fprintf(out, ", thread lane %lld", (long long)o->thread);
 	fprintf(out, ", wall %s", fmt_ns(b, sizeof b, (double)wall));
-	fprintf(out, ", threads %s\n\n", fmt_ns(b, sizeof b, (double)lanes_wall));
+	fprintf(out, ", threads %s", fmt_ns(b, sizeof b, (double)lanes_wall));
+	print_recording(o, 0, p, -1, wall, out);
+	putc('\n', out);
 }
 
 int view_flat(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
@@ -381,6 +410,7 @@ int view_flat(const struct options *o, struct rd_profile *const *in, FILE *out, 
 		heading(o, p, path, st, n, wall, lanes_wall, out);
 	if (o->format == FMT_JSON) {
 		json_doc_begin(out, path, p);
+		json_recording(o, 0, p, -1, wall, out);
 		print_processes(o, p, out, FMT_JSON);
 	}
 	print_regions(o, p, st, n, lanes_wall, out);
@@ -400,7 +430,7 @@ struct lane_stats {
 struct lanes_ctx {
 	const struct options *o;
 	const struct rd_profile *p;
-	const unsigned char *wanted; /* per region */
+	struct call_filter f;
 	struct lane_stats *lanes;
 	struct u64map self_of; /* lane * nregions + region -> index into self */
 	int64_t *self;
@@ -411,11 +441,13 @@ struct lanes_ctx {
 static int lanes_enter(void *ctx, struct wk_lane *l)
 {
 	struct lanes_ctx *c = ctx;
-	const struct wk_frame *f = &l->stack[l->n - 1];
+	struct wk_frame *f = &l->stack[l->n - 1];
 
-	if (l->n == 1)
+	/* busy: the outermost calls, whatever their region, that the window keeps */
+	if (l->n == 1 && filter_time(&c->f, l->process, f->start, f->duration))
 		c->lanes[l->lane].busy += f->duration;
-	if (c->wanted[f->region])
+	f->tag = (uint64_t)filter_call(&c->f, l->process, f);
+	if (f->tag)
 		c->lanes[l->lane].calls++;
 	return 0;
 }
@@ -428,7 +460,7 @@ static int lanes_leave(void *ctx, struct wk_lane *l)
 	uint32_t *slot;
 	int added = 0;
 
-	if (!c->wanted[f->region])
+	if (!f->tag)
 		return 0;
 	slot = map_slot(&c->self_of, key, (uint32_t)c->nself, &added);
 	if (slot && added && c->nself == c->capself) {
@@ -476,18 +508,18 @@ static void top_regions(struct lanes_ctx *c, size_t nlanes)
 }
 
 static const struct column lane_cols[] = {
-	{"process", "process", CELL_U64, 7, 0, 0},
-	{"lane", "lane", CELL_U64, 4, 0, 0},
-	{"tid", "tid", CELL_U64, 8, 0, 0},
-	{"name", "name", CELL_STR, 16, 0, 0},
-	{"calls", "calls", CELL_U64, 10, 0, 0},
-	{"regions", "regions", CELL_U64, 7, 0, 0},
-	{"in calls", "in_calls_ns", CELL_NS, 11, 0, 0},
-	{"span", "span_ns", CELL_NS, 11, 0, 0},
-	{"cpu", "cpu_ns", CELL_NS, 11, 0, 0},
-	{"busy", "busy_pct", CELL_PCT, 6, 0, 0},
-	{"top self", "top_self_ns", CELL_NS, 11, 0, 0},
-	{"top region", "top_region", CELL_STR, 0, 0, 0},
+	{"process", "process", CELL_U64, 7, 0, 0, 0},
+	{"lane", "lane", CELL_U64, 4, 0, 0, 0},
+	{"tid", "tid", CELL_U64, 8, 0, 0, 0},
+	{"name", "name", CELL_STR, 16, 0, 0, 0},
+	{"calls", "calls", CELL_U64, 10, 0, 0, 0},
+	{"regions", "regions", CELL_U64, 7, 0, 0, 0},
+	{"in calls", "in_calls_ns", CELL_NS, 11, 0, 0, 0},
+	{"span", "span_ns", CELL_NS, 11, 0, 0, 0},
+	{"cpu", "cpu_ns", CELL_NS, 11, 0, 0, 0},
+	{"busy", "busy_pct", CELL_PCT, 6, 0, 0, 0},
+	{"top self", "top_self_ns", CELL_NS, 11, 0, 0, 0},
+	{"top region", "top_region", CELL_STR, 0, 0, 0, 0},
 };
 
 static void print_lanes(struct table *t, const struct lanes_ctx *c, size_t process)
@@ -512,8 +544,9 @@ static void print_lanes(struct table *t, const struct lanes_ctx *c, size_t proce
 				     {.u = ln->cpu_ns},
 				     {.f = span ? 100.0 * (double)ls->busy / (double)span : NAN},
 				     {.u = ls->top_self},
-				     {.s = ls->top_region >= 0 ? c->p->regions[ls->top_region].name
-							       : ""},
+				     {.s = ls->top_region >= 0
+						   ? region_name(c->o, 0, (uint64_t)ls->top_region)
+						   : ""},
 			     });
 	}
 }
@@ -551,14 +584,12 @@ int view_threads(const struct options *o, struct rd_profile *const *in, FILE *ou
 	const char *path = o->files[0];
 	struct lanes_ctx c = {.o = o, .p = p};
 	struct table t = {out, o->format, lane_cols, NCOLS(lane_cols), 0};
-	unsigned char *wanted = region_mask(o, p);
 	int rc = 0;
 
-	if (!wanted) {
+	if (filter_init(&c.f, o, 0, p) != 0) {
 		snprintf(err, cap, "%s: out of memory", path);
 		return -1;
 	}
-	c.wanted = wanted;
 	if (o->format == FMT_JSON)
 		json_doc_begin(out, path, p);
 	table_begin(&t, "lanes");
@@ -572,7 +603,7 @@ int view_threads(const struct options *o, struct rd_profile *const *in, FILE *ou
 	if (o->format == FMT_JSON)
 		json_doc_end(out);
 	free(c.self);
-	free(wanted);
+	filter_free(&c.f);
 	if (rc != 0)
 		snprintf(err, cap, "%s: %s", path, p->err);
 	return rc;
@@ -589,18 +620,43 @@ struct spread {
 	uint64_t sent, received;  /* bytes, summed over those processes */
 };
 
-static const struct column spread_cols[] = {
-	{"region", "region", CELL_STR, 0, 1, 0},
-	{"procs", "processes", CELL_U64, 5, 0, 0},
-	{"calls", "calls", CELL_U64, 10, 0, 0},
-	{"total min", "total_min_ns", CELL_NSF, 11, 0, 0},
-	{"total mean", "total_mean_ns", CELL_NSF, 11, 0, 0},
-	{"total max", "total_max_ns", CELL_NSF, 11, 0, 0},
-	{"self min", "self_min_ns", CELL_NSF, 11, 0, 0},
-	{"self mean", "self_mean_ns", CELL_NSF, 11, 0, 0},
-	{"self max", "self_max_ns", CELL_NSF, 11, 0, 0},
-	{"max/mean", "imbalance", CELL_RATIO, 8, 0, 0},
-	{"region", "region", CELL_STR, 0, 0, 1},
+/* The spread of each region; the columns after max/mean are off unless shown. */
+enum {
+	SC_NAME,
+	SC_PROCS,
+	SC_CALLS,
+	SC_TOTAL_MIN,
+	SC_TOTAL_MEAN,
+	SC_TOTAL_MAX,
+	SC_SELF_MIN,
+	SC_SELF_MEAN,
+	SC_SELF_MAX,
+	SC_IMBALANCE,
+	SC_SENT,
+	SC_RECEIVED,
+	SC_FILE,
+	SC_LINE,
+	SC_WHERE,
+	SC_TEXT_NAME,
+	SC_N
+};
+static const struct column spread_cols[SC_N] = {
+	{"region", "region", CELL_STR, 0, 1, 0, 0},
+	{"procs", "processes", CELL_U64, 5, 0, 0, 0},
+	{"calls", "calls", CELL_U64, 10, 0, 0, 0},
+	{"total min", "total_min_ns", CELL_NSF, 11, 0, 0, 0},
+	{"total mean", "total_mean_ns", CELL_NSF, 11, 0, 0, 0},
+	{"total max", "total_max_ns", CELL_NSF, 11, 0, 0, 0},
+	{"self min", "self_min_ns", CELL_NSF, 11, 0, 0, 0},
+	{"self mean", "self_mean_ns", CELL_NSF, 11, 0, 0, 0},
+	{"self max", "self_max_ns", CELL_NSF, 11, 0, 0, 0},
+	{"max/mean", "imbalance", CELL_RATIO, 8, 0, 0, 0},
+	{"sent", "bytes_sent", CELL_BYTES, 10, 0, 0, 0},
+	{"received", "bytes_received", CELL_BYTES, 10, 0, 0, 0},
+	{"file", "file", CELL_STR, 0, 1, 0, 0},
+	{"line", "line", CELL_U64, 0, 1, 0, 0},
+	{"location", "location", CELL_STR, 8, 0, 1, 0},
+	{"region", "region", CELL_STR, 0, 0, 1, 0},
 };
 
 static enum sort_key spread_key;
@@ -650,15 +706,31 @@ static int by_region_process(const void *x, const void *y)
 	return (a->process > b->process) - (a->process < b->process);
 }
 
+/* A pair's calls, total and self time: from /pairs, or the calls kept (sum). */
+static void pair_figures(const struct rd_profile *p, const struct pair_sum *sum, size_t i,
+			 uint64_t *calls, double *total, double *self)
+{
+	if (sum) {
+		*calls = sum[i].calls;
+		*total = (double)sum[i].total;
+		*self = (double)(sum[i].self > 0 ? sum[i].self : 0);
+	} else {
+		*calls = p->pairs[i].count;
+		*total = (double)p->pairs[i].total_ns;
+		*self = (double)p->pairs[i].self_ns;
+	}
+}
+
 /* The pairs chosen, with calls, ordered by region then process; *n of them. */
 static size_t *chosen_pairs(const struct options *o, const struct rd_profile *p,
-			    const unsigned char *wanted, size_t *n)
+			    const unsigned char *wanted, const struct pair_sum *sum, size_t *n)
 {
 	size_t *idx = malloc((p->npairs + 1) * sizeof *idx), k = 0;
 
 	for (size_t i = 0; idx && i < p->npairs; i++) {
 		const struct rd_pair *q = &p->pairs[i];
-		if (q->count && wanted[q->region] && want_process(o, p, q->process))
+		if (q->count && wanted[q->region] && want_process(o, p, q->process) &&
+		    (!sum || sum[i].calls))
 			idx[k++] = i;
 	}
 	order_pairs = p->pairs;
@@ -669,30 +741,34 @@ static size_t *chosen_pairs(const struct options *o, const struct rd_profile *p,
 }
 
 /* Per region: its time in each process chosen that called it, then min/mean/max. */
-static struct spread *spreads(const struct options *o, const struct rd_profile *p, size_t *n)
+static struct spread *spreads(const struct options *o, const struct rd_profile *p,
+			      const struct pair_sum *sum, size_t *n)
 {
-	unsigned char *wanted = region_mask(o, p);
+	unsigned char *wanted = region_mask(o, 0, p);
 	struct spread *out = calloc(p->nregions + 1, sizeof *out);
 	double *total = calloc(p->nprocesses + 1, sizeof *total);
 	double *self = calloc(p->nprocesses + 1, sizeof *self);
 	size_t npairs = 0, kept = 0;
-	size_t *idx = wanted ? chosen_pairs(o, p, wanted, &npairs) : NULL;
+	size_t *idx = wanted ? chosen_pairs(o, p, wanted, sum, &npairs) : NULL;
 
 	for (size_t i = 0; idx && out && total && self && i < npairs;) {
 		const struct rd_pair *q = &p->pairs[idx[i]];
 		struct spread *s = &out[kept++];
 		size_t np = 0;
 		s->region = q->region;
-		s->name = p->regions[q->region].name;
+		s->name = region_name(o, 0, q->region);
 		while (i < npairs && p->pairs[idx[i]].region == s->region) {
 			uint64_t process = p->pairs[idx[i]].process;
 			total[np] = self[np] = 0;
 			for (; i < npairs && p->pairs[idx[i]].region == s->region &&
 			       p->pairs[idx[i]].process == process;
 			     i++) {
-				total[np] += (double)p->pairs[idx[i]].total_ns;
-				self[np] += (double)p->pairs[idx[i]].self_ns;
-				s->calls += p->pairs[idx[i]].count;
+				uint64_t calls;
+				double t, sf;
+				pair_figures(p, sum, idx[i], &calls, &t, &sf);
+				total[np] += t;
+				self[np] += sf;
+				s->calls += calls;
 				s->sent += p->pairs[idx[i]].bytes_sent;
 				s->received += p->pairs[idx[i]].bytes_received;
 			}
@@ -712,47 +788,79 @@ static struct spread *spreads(const struct options *o, const struct rd_profile *
 	return out;
 }
 
+/* The width of the widest "file:line" of the n regions of s, at least that of "location". */
+static int spread_where_width(const struct options *o, const struct spread *s, size_t n)
+{
+	size_t w = strlen("location");
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(o->shown[0].where[s[i].region]) > w)
+			w = strlen(o->shown[0].where[s[i].region]);
+	return w > 4096 ? 4096 : (int)w;
+}
+
+static void print_spreads(const struct options *o, const struct rd_profile *p,
+			  const struct spread *s, size_t n, FILE *out)
+{
+	struct column cols[SC_N];
+	struct table t = {out, o->format, cols, SC_N, 0};
+
+	memcpy(cols, spread_cols, sizeof cols);
+	cols[SC_SENT].off = cols[SC_RECEIVED].off = !show_bytes(o, p);
+	cols[SC_WHERE].off = !o->lines;
+	cols[SC_WHERE].width = spread_where_width(o, s, n);
+	table_begin(&t, "regions");
+	for (size_t i = 0; i < n; i++) {
+		const struct spread *r = &s[i];
+		table_row(&t,
+			  (union cell[SC_N]){
+				  [SC_NAME] = {.s = r->name},
+				  [SC_PROCS] = {.u = r->procs},
+				  [SC_CALLS] = {.u = r->calls},
+				  [SC_TOTAL_MIN] = {.f = r->total[0]},
+				  [SC_TOTAL_MEAN] = {.f = r->total[1]},
+				  [SC_TOTAL_MAX] = {.f = r->total[2]},
+				  [SC_SELF_MIN] = {.f = r->self[0]},
+				  [SC_SELF_MEAN] = {.f = r->self[1]},
+				  [SC_SELF_MAX] = {.f = r->self[2]},
+				  [SC_IMBALANCE] = {.f = r->total[1] > 0 ? r->total[2] / r->total[1]
+									 : NAN},
+				  [SC_SENT] = {.u = r->sent},
+				  [SC_RECEIVED] = {.u = r->received},
+				  [SC_FILE] = {.s = p->regions[r->region].file},
+				  [SC_LINE] = {.u = p->regions[r->region].line},
+				  [SC_WHERE] = {.s = o->shown[0].where[r->region]},
+				  [SC_TEXT_NAME] = {.s = r->name},
+			  });
+	}
+	table_end(&t);
+}
+
 int view_processes(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 		   size_t cap)
 {
 	struct rd_profile *p = in[0];
 	const char *path = o->files[0];
-	struct column cols[BYTES_MAX_COLS];
-	struct table t = bytes_table(out, o->format, spread_cols, NCOLS(spread_cols),
-				     show_bytes(o, p), cols);
+	struct pair_sum *sum = from_calls(o) ? sum_calls(o, 0, p) : NULL;
 	size_t n = 0, shown;
-	struct spread *s = spreads(o, p, &n);
+	struct spread *s = from_calls(o) && !sum ? NULL : spreads(o, p, sum, &n);
 
+	free(sum);
 	if (!s) {
-		snprintf(err, cap, "%s: out of memory", path);
+		snprintf(err, cap, "%s: %s", path, from_calls(o) ? p->err : "out of memory");
 		return -1;
 	}
 	spread_key = o->sort;
 	qsort(s, n, sizeof *s, by_spread);
 	shown = o->top && o->top < n ? o->top : n;
-	if (o->format == FMT_JSON)
+	if (o->format == FMT_JSON) {
 		json_doc_begin(out, path, p);
+		json_recording(o, 0, p, -1, selected_wall(o, p), out);
+	}
 	print_processes(o, p, out, o->format);
 	if (o->format != FMT_JSON)
 		putc('\n', out);
-	table_begin(&t, "regions");
-	for (size_t i = 0; i < shown; i++) {
-		const struct spread *r = &s[i];
-		bytes_row(&t,
-			  (union cell[]){{.s = r->name},
-					 {.u = r->procs},
-					 {.u = r->calls},
-					 {.f = r->total[0]},
-					 {.f = r->total[1]},
-					 {.f = r->total[2]},
-					 {.f = r->self[0]},
-					 {.f = r->self[1]},
-					 {.f = r->self[2]},
-					 {.f = r->total[1] > 0 ? r->total[2] / r->total[1] : NAN},
-					 {.s = r->name}},
-			  NCOLS(spread_cols), r->sent, r->received);
-	}
-	table_end(&t);
+	print_spreads(o, p, s, shown, out);
 	if (o->format == FMT_TEXT && shown < n)
 		fprintf(out, "... %zu more regions (--top)\n", n - shown);
 	if (o->format == FMT_JSON)

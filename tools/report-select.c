@@ -1,29 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /* scope-report's selection: which processes, lanes, regions and calls a view shows. */
 #define _GNU_SOURCE
+#include "format.h"
+#include "map.h"
 #include "report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- Selection ---------------------------------------------------------- */
 
-int want_region(const struct options *o, const char *name)
+static int matches(const regex_t *re, const char *full, const char *shown)
+{
+	return regexec(re, full, 0, NULL, 0) == 0 ||
+	       (shown != full && regexec(re, shown, 0, NULL, 0) == 0);
+}
+
+int want_region(const struct options *o, const char *full, const char *shown)
 {
 	int in = o->ninclude == 0;
 	for (size_t i = 0; !in && i < o->ninclude; i++)
-		in = regexec(&o->include[i], name, 0, NULL, 0) == 0;
+		in = matches(&o->include[i], full, shown);
 	for (size_t i = 0; in && i < o->nexclude; i++)
-		in = regexec(&o->exclude[i], name, 0, NULL, 0) != 0;
+		in = !matches(&o->exclude[i], full, shown);
 	return in;
 }
 
-unsigned char *region_mask(const struct options *o, const struct rd_profile *p)
+unsigned char *region_mask(const struct options *o, size_t k, const struct rd_profile *p)
 {
 	unsigned char *m = malloc(p->nregions + 1);
 	for (size_t i = 0; m && i < p->nregions; i++)
-		m[i] = (unsigned char)want_region(o, p->regions[i].name);
+		m[i] = (unsigned char)want_region(o, p->regions[i].name, region_name(o, k, i));
 	return m;
+}
+
+int region_matches(const struct options *o, const regex_t *re, const struct rd_profile *p, size_t k,
+		   uint64_t r)
+{
+	return matches(re, p->regions[r].name, region_name(o, k, r));
 }
 
 int want_process(const struct options *o, const struct rd_profile *p, size_t i)
@@ -223,12 +238,14 @@ static int timeline(struct call_filter *f, struct rd_profile *p)
 
 /* ---- Call filter -------------------------------------------------------- */
 
-int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p)
+int filter_init(struct call_filter *f, const struct options *o, size_t k,
+		const struct rd_profile *p)
 {
 	f->o = o;
 	f->p = p;
+	f->k = k;
 	f->at0 = NULL;
-	f->wanted = region_mask(o, p);
+	f->wanted = region_mask(o, k, p);
 	/* The cursors that find MPI_Init write only p->err. */
 	if (f->wanted && timeline(f, (struct rd_profile *)p) == 0)
 		return 0;
@@ -249,14 +266,174 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr)
+/* filter_time, inline in filter_call: the walks ask it of every call. */
+static inline int in_window(const struct call_filter *f, size_t process, uint64_t start,
+			    uint64_t duration)
 {
 	const struct options *o = f->o;
 	uint64_t at, end;
 
-	if (!f->wanted[fr->region] || fr->duration < o->min_duration)
+	if (duration < o->min_duration)
 		return 0;
-	at = filter_at(f, process, fr->start);
-	end = add_sat(at, fr->duration);
+	at = filter_at(f, process, start);
+	end = add_sat(at, duration);
 	return end >= o->since && (!o->until || at < o->until);
+}
+
+int filter_time(const struct call_filter *f, size_t process, uint64_t start, uint64_t duration)
+{
+	return in_window(f, process, start, duration);
+}
+
+int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr)
+{
+	return f->wanted[fr->region] && in_window(f, process, fr->start, fr->duration);
+}
+
+/* ---- The recording's cost ----------------------------------------------- */
+
+double call_cost(const struct options *o, size_t k, size_t i)
+{
+	return o->compensate ? o->shown[k].cost[i] : 0;
+}
+
+/* Whether pair q belongs to process i (-1: to a process chosen). */
+static int of_process(const struct options *o, const struct rd_profile *p, int64_t i,
+		      const struct rd_pair *q)
+{
+	return i < 0 ? want_process(o, p, q->process) : q->process == (uint64_t)i;
+}
+
+double recording_ns(const struct options *o, size_t k, const struct rd_profile *p, int64_t i)
+{
+	double ns = 0;
+
+	for (size_t j = 0; j < p->npairs; j++)
+		if (of_process(o, p, i, &p->pairs[j]))
+			ns += (double)p->pairs[j].count * o->shown[k].cost[p->pairs[j].process];
+	return ns;
+}
+
+void print_recording(const struct options *o, size_t k, const struct rd_profile *p, int64_t i,
+		     uint64_t wall, FILE *out)
+{
+	double ns = recording_ns(o, k, p, i);
+	uint64_t calls = 0;
+	char b[32];
+
+	for (size_t j = 0; j < p->npairs; j++)
+		if (of_process(o, p, i, &p->pairs[j]))
+			calls += p->pairs[j].count;
+	if (!(ns > 0) || !calls) {
+		fputs(", recording cost not measured\n", out);
+		return;
+	}
+	fprintf(out, ", recording %s (", fmt_ns(b, sizeof b, ns));
+	if (wall)
+		fprintf(out, "%.1f%% of wall, ", 100.0 * ns / (double)wall);
+	fprintf(out, "%.1f ns a call)\n", ns / (double)calls);
+	if (o->compensate)
+		fputs("times less the recording's cost (--compensate)\n", out);
+}
+
+void json_recording(const struct options *o, size_t k, const struct rd_profile *p, int64_t i,
+		    uint64_t wall, FILE *out)
+{
+	double ns = recording_ns(o, k, p, i);
+
+	fputs(",\"recording_ns\":", out);
+	json_double(out, round(ns));
+	fputs(",\"recording_pct\":", out);
+	json_double(out, wall ? 100.0 * ns / (double)wall : 0);
+	fprintf(out, ",\"compensated\":%s", o->compensate ? "true" : "false");
+}
+
+/* ---- Calls summed per pair ---------------------------------------------- */
+
+int from_calls(const struct options *o)
+{
+	return o->thread >= 0 || o->compensate || o->windowed;
+}
+
+struct summing {
+	struct call_filter f;
+	struct pair_sum *sum;
+	struct u64map open; /* (lane, pair) -> the pair's calls open on that lane */
+	int nomem;
+};
+
+/* Pairs are far fewer than 2^40, lanes than 2^24. */
+static uint64_t lane_pair(const struct wk_lane *l)
+{
+	return (uint64_t)l->lane << 40 | l->stack[l->n - 1].pair;
+}
+
+static int sum_enter(void *ctx, struct wk_lane *l)
+{
+	struct summing *c = ctx;
+	int added;
+	uint32_t *open = map_slot(&c->open, lane_pair(l), 0, &added);
+
+	if (!open) {
+		c->nomem = 1;
+		return -1;
+	}
+	++*open;
+	return 0;
+}
+
+/* A call's time joins its pair's total only when no call of the pair is
+ * open around it (a recursion's outermost call), as /pairs/total_ns. */
+static int sum_leave(void *ctx, struct wk_lane *l)
+{
+	struct summing *c = ctx;
+	const struct wk_frame *fr = &l->stack[l->n - 1];
+	struct pair_sum *s = &c->sum[fr->pair];
+	long double t = (long double)fr->total_ns;
+	int added;
+	int outermost = --*map_slot(&c->open, lane_pair(l), 0, &added) == 0;
+
+	if (!filter_call(&c->f, l->process, fr))
+		return 0;
+	if (outermost)
+		s->total += fr->total_ns;
+	s->total_all += fr->total_ns;
+	if (!s->calls || fr->total_ns < s->min)
+		s->min = fr->total_ns;
+	if (fr->total_ns > s->max)
+		s->max = fr->total_ns;
+	s->calls++;
+	s->self += fr->self_ns;
+	s->sum += t;
+	s->sumsq += t * t;
+	return 0;
+}
+
+struct pair_sum *sum_calls(const struct options *o, size_t k, struct rd_profile *p)
+{
+	struct summing c = {.sum = calloc(p->npairs + 1, sizeof *c.sum)};
+	struct wk_visitor v = {.ctx = &c, .enter = sum_enter, .leave = sum_leave};
+	int rc = 0;
+
+	if (!c.sum || filter_init(&c.f, o, k, p) != 0) {
+		free(c.sum);
+		snprintf(p->err, sizeof p->err, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; rc == 0 && i < p->nprocesses; i++) {
+		if (!want_process(o, p, i) ||
+		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
+			continue;
+		v.overhead_ns = call_cost(o, k, i);
+		rc = wk_process(p, i, o->thread, &v);
+	}
+	filter_free(&c.f);
+	map_free(&c.open);
+	if (rc != 0) {
+		if (c.nomem)
+			snprintf(p->err, sizeof p->err, "out of memory");
+		free(c.sum);
+		return NULL;
+	}
+	return c.sum;
 }

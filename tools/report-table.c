@@ -45,20 +45,22 @@ static const char *text_cell(char *buf, size_t cap, const struct column *c, cons
 	return buf;
 }
 
+/* Whether column i appears in the table's format. */
+static int shown(const struct table *t, size_t i)
+{
+	if (t->cols[i].off)
+		return 0;
+	return t->format == FMT_TEXT ? !t->cols[i].no_text : !t->cols[i].only_text;
+}
+
 /* The last text column: left-aligned, unpadded (it holds names). */
 static size_t last_text_column(const struct table *t)
 {
 	size_t last = 0;
 	for (size_t i = 0; i < t->ncols; i++)
-		if (!t->cols[i].no_text)
+		if (!t->cols[i].no_text && !t->cols[i].off)
 			last = i;
 	return last;
-}
-
-/* Whether column i appears in the table's format. */
-static int shown(const struct table *t, size_t i)
-{
-	return t->format == FMT_TEXT ? !t->cols[i].no_text : !t->cols[i].only_text;
 }
 
 static void text_field(const struct table *t, size_t i, const char *s)

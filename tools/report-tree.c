@@ -82,8 +82,8 @@ static uint64_t self_of(const struct tnode *x)
 struct builder {
 	struct call_filter *filter;
 	struct trie t;
-	uint32_t *roots;      /* per lane (--tree), or roots[0] for all (--folded) */
-	uint64_t *lane_calls; /* calls kept per lane (--tree) */
+	uint32_t *roots;      /* per lane (--per-thread), or roots[0] for all */
+	uint64_t *lane_calls; /* calls kept per lane, or lane_calls[0] for all */
 	int per_lane;
 	int oom;
 };
@@ -113,27 +113,31 @@ static int build_enter(void *ctx, struct wk_lane *l)
 		return -1;
 	}
 	b->t.n[node].calls++;
-	b->t.n[node].total += f->duration;
-	if (b->per_lane)
-		b->lane_calls[l->lane]++;
+	b->lane_calls[b->per_lane ? l->lane : 0]++;
 	f->tag = node | TAG_KEPT;
 	return 0;
 }
 
+/* Times at the end of the call: less the recording's cost with --compensate. */
 static int build_leave(void *ctx, struct wk_lane *l)
 {
 	struct builder *b = ctx;
 	const struct wk_frame *f = &l->stack[l->n - 1];
 
-	if (f->tag & TAG_KEPT)
+	if (f->tag & TAG_KEPT) {
+		b->t.n[(uint32_t)f->tag].total += f->total_ns;
 		b->t.n[(uint32_t)f->tag].self += f->self_ns;
+	}
 	return 0;
 }
 
 /* Replays process i into b's trie; returns 0 or -1 with the reason in p->err. */
 static int build(struct builder *b, const struct options *o, struct rd_profile *p, size_t i)
 {
-	struct wk_visitor v = {.ctx = b, .enter = build_enter, .leave = build_leave};
+	struct wk_visitor v = {.ctx = b,
+			       .enter = build_enter,
+			       .leave = build_leave,
+			       .overhead_ns = call_cost(o, 0, i)};
 	int rc;
 
 	if (p->nregions >= NONE) {
@@ -149,7 +153,7 @@ static int build(struct builder *b, const struct options *o, struct rd_profile *
 /* ---- Printing a tree ---------------------------------------------------- */
 
 static const struct trie *sort_trie;
-static const struct rd_profile *sort_profile;
+static const struct options *sort_options;
 static enum sort_key sort_by;
 
 static int by_key(const void *x, const void *y)
@@ -167,7 +171,8 @@ static int by_key(const void *x, const void *y)
 	}
 	if (va != vb)
 		return va > vb ? -1 : 1;
-	c = strcmp(sort_profile->regions[a->region].name, sort_profile->regions[b->region].name);
+	c = strcmp(region_name(sort_options, 0, a->region),
+		   region_name(sort_options, 0, b->region));
 	return c ? c : (a->region > b->region) - (a->region < b->region);
 }
 
@@ -196,7 +201,9 @@ struct printer {
 	const struct trie *t;
 	FILE *out;
 	size_t process, lane;
-	uint32_t *path; /* nodes from the root's child down to the current one */
+	int merged;	 /* the lanes of the process in one tree: no lane */
+	int where_width; /* of the location column (--lines) */
+	uint32_t *path;	 /* nodes from the root's child down to the current one */
 	size_t depth, cap;
 	int first; /* JSON: no comma before the next object */
 };
@@ -208,7 +215,7 @@ static void csv_path(const struct printer *pr)
 	for (size_t i = 0; i < pr->depth; i++) {
 		if (i)
 			putc(';', pr->out);
-		for (const char *s = pr->p->regions[pr->t->n[pr->path[i]].region].name; *s; s++) {
+		for (const char *s = region_name(pr->o, 0, pr->t->n[pr->path[i]].region); *s; s++) {
 			if (*s == '"')
 				putc('"', pr->out);
 			putc(*s, pr->out);
@@ -221,32 +228,43 @@ static void csv_path(const struct printer *pr)
 static void open_node(struct printer *pr, uint32_t node)
 {
 	const struct tnode *x = &pr->t->n[node];
-	const char *name = pr->p->regions[x->region].name;
+	const struct rd_region *r = &pr->p->regions[x->region];
+	const char *name = region_name(pr->o, 0, x->region);
 	char b[2][32];
 	size_t level = pr->depth - 1;
 
 	switch (pr->o->format) {
 	case FMT_TEXT:
-		fprintf(pr->out, "%11s  %11s  %10llu  %*s%s\n", fmt_ns(b[0], 32, (double)x->total),
-			fmt_ns(b[1], 32, (double)self_of(x)), (unsigned long long)x->calls,
-			(int)(2 * level), "", name);
+		fprintf(pr->out, "%11s  %11s  %10llu  ", fmt_ns(b[0], 32, (double)x->total),
+			fmt_ns(b[1], 32, (double)self_of(x)), (unsigned long long)x->calls);
+		if (pr->o->lines)
+			fprintf(pr->out, "%-*s  ", pr->where_width,
+				pr->o->shown[0].where[x->region]);
+		fprintf(pr->out, "%*s%s\n", (int)(2 * level), "", name);
 		break;
 	case FMT_CSV:
-		fprintf(pr->out, "%zu,%zu,%zu,%llu,%llu,%llu,", pr->process, pr->lane, level,
-			(unsigned long long)x->calls, (unsigned long long)x->total,
-			(unsigned long long)self_of(x));
+		fprintf(pr->out, "%zu,", pr->process);
+		if (!pr->merged)
+			fprintf(pr->out, "%zu", pr->lane);
+		fprintf(pr->out, ",%zu,%llu,%llu,%llu,", level, (unsigned long long)x->calls,
+			(unsigned long long)x->total, (unsigned long long)self_of(x));
 		csv_string(pr->out, name);
 		putc(',', pr->out);
 		csv_path(pr);
-		putc('\n', pr->out);
+		putc(',', pr->out);
+		csv_string(pr->out, r->file);
+		fprintf(pr->out, ",%llu\n", (unsigned long long)r->line);
 		break;
 	case FMT_JSON:
 		fputs(pr->first ? "{\"region\":" : ",{\"region\":", pr->out);
 		json_string(pr->out, name);
+		fputs(",\"file\":", pr->out);
+		json_string(pr->out, r->file);
 		fprintf(pr->out,
-			",\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,\"children\":[",
-			(unsigned long long)x->calls, (unsigned long long)x->total,
-			(unsigned long long)self_of(x));
+			",\"line\":%llu,\"calls\":%llu,\"total_ns\":%llu,\"self_ns\":%llu,"
+			"\"children\":[",
+			(unsigned long long)r->line, (unsigned long long)x->calls,
+			(unsigned long long)x->total, (unsigned long long)self_of(x));
 		pr->first = 1;
 		break;
 	}
@@ -320,6 +338,14 @@ static int print_subtree(struct printer *pr, uint32_t root)
 	return rc;
 }
 
+static void column_heads(const struct printer *pr)
+{
+	fprintf(pr->out, "%11s  %11s  %10s  ", "total", "self", "calls");
+	if (pr->o->lines)
+		fprintf(pr->out, "%-*s  ", pr->where_width, "location");
+	fputs("region\n", pr->out);
+}
+
 static void lane_heading(struct printer *pr, const struct rd_lane *ln, uint64_t calls)
 {
 	const struct rd_process *proc = &pr->p->processes[pr->process];
@@ -329,7 +355,7 @@ static void lane_heading(struct printer *pr, const struct rd_lane *ln, uint64_t 
 		fprintf(pr->out, "process %zu (pid %lld) lane %zu (tid %llu) %s: %llu calls\n",
 			pr->process, (long long)proc->pid, pr->lane, (unsigned long long)ln->tid,
 			ln->name, (unsigned long long)calls);
-		fprintf(pr->out, "%11s  %11s  %10s  %s\n", "total", "self", "calls", "region");
+		column_heads(pr);
 		break;
 	case FMT_CSV: break;
 	case FMT_JSON:
@@ -344,27 +370,83 @@ static void lane_heading(struct printer *pr, const struct rd_lane *ln, uint64_t 
 	}
 }
 
-/* Prints the trees of process i, lane by lane; *printed counts the lanes shown. */
+/* The heading of a process's tree, its lanes merged. */
+static void process_heading(struct printer *pr, uint64_t calls)
+{
+	const struct rd_process *proc = &pr->p->processes[pr->process];
+	const char *exe = strrchr(proc->executable, '/');
+	uint64_t wall = proc->end - proc->start;
+
+	exe = exe ? exe + 1 : proc->executable;
+	switch (pr->o->format) {
+	case FMT_TEXT:
+		fprintf(pr->out, "process %zu (pid %lld) %s: %llu calls on %zu thread lane%s",
+			pr->process, (long long)proc->pid, exe, (unsigned long long)calls,
+			proc->nlanes, proc->nlanes == 1 ? "" : "s");
+		print_recording(pr->o, 0, pr->p, (int64_t)pr->process, wall, pr->out);
+		column_heads(pr);
+		break;
+	case FMT_CSV: break;
+	case FMT_JSON:
+		fprintf(pr->out,
+			"%s{\"process\":%zu,\"pid\":%lld,\"executable\":", pr->first ? "" : ",",
+			pr->process, (long long)proc->pid);
+		json_string(pr->out, proc->executable);
+		fprintf(pr->out, ",\"lanes\":%zu", proc->nlanes);
+		json_recording(pr->o, 0, pr->p, (int64_t)pr->process, wall, pr->out);
+		fputs(",\"calls\":[", pr->out);
+		pr->first = 1;
+		break;
+	}
+}
+
+/* The width of the widest "file:line" in the trie, at least that of "location". */
+static int where_width(const struct options *o, const struct trie *t)
+{
+	size_t w = strlen("location");
+
+	for (size_t i = 0; i < t->len; i++)
+		if (t->n[i].region != UINT64_MAX && strlen(o->shown[0].where[t->n[i].region]) > w)
+			w = strlen(o->shown[0].where[t->n[i].region]);
+	return w > 4096 ? 4096 : (int)w;
+}
+
+/* Prints one tree from root, after its heading; *printed counts the trees shown. */
+static int print_tree(struct printer *pr, const struct builder *b, uint32_t root, size_t *printed)
+{
+	const struct rd_process *proc = &pr->p->processes[pr->process];
+
+	if (root == NONE || b->t.n[root].first_child == NONE)
+		return 0;
+	if (pr->o->format == FMT_TEXT && (*printed)++)
+		putc('\n', pr->out);
+	if (pr->o->format == FMT_JSON)
+		pr->first = (*printed)++ == 0;
+	if (pr->merged)
+		process_heading(pr, b->lane_calls[0]);
+	else
+		lane_heading(pr, &proc->lanes[pr->lane], b->lane_calls[pr->lane]);
+	if (print_subtree(pr, root) != 0)
+		return -1;
+	if (pr->o->format == FMT_JSON) {
+		fputs("]}", pr->out);
+		pr->first = 0;
+	}
+	return 0;
+}
+
+/* Prints the trees of process i: one, or one per lane. */
 static int print_process(struct printer *pr, const struct builder *b, size_t *printed)
 {
 	const struct rd_process *proc = &pr->p->processes[pr->process];
 
+	pr->where_width = where_width(pr->o, &b->t);
+	if (pr->merged)
+		return print_tree(pr, b, b->roots[0], printed);
 	for (size_t lane = 0; lane < proc->nlanes; lane++) {
-		uint32_t root = b->roots[lane];
-		if (root == NONE || b->t.n[root].first_child == NONE)
-			continue;
 		pr->lane = lane;
-		if (pr->o->format == FMT_TEXT && (*printed)++)
-			putc('\n', pr->out);
-		if (pr->o->format == FMT_JSON)
-			pr->first = (*printed)++ == 0;
-		lane_heading(pr, &proc->lanes[lane], b->lane_calls[lane]);
-		if (print_subtree(pr, root) != 0)
+		if (print_tree(pr, b, b->roots[lane], printed) != 0)
 			return -1;
-		if (pr->o->format == FMT_JSON) {
-			fputs("]}", pr->out);
-			pr->first = 0;
-		}
 	}
 	return 0;
 }
@@ -398,7 +480,7 @@ static int tree_of_process(struct printer *pr, struct call_filter *f, struct rd_
 	struct builder b;
 	int rc = -1;
 
-	if (builder_init(&b, f, p->processes[pr->process].nlanes, 1) != 0)
+	if (builder_init(&b, f, p->processes[pr->process].nlanes, !pr->merged) != 0)
 		snprintf(p->err, sizeof p->err, "out of memory");
 	else if (build(&b, pr->o, p, pr->process) == 0) {
 		pr->t = &b.t;
@@ -416,22 +498,24 @@ int view_tree(const struct options *o, struct rd_profile *const *in, FILE *out, 
 {
 	struct rd_profile *p = in[0];
 	const char *path = o->files[0];
-	struct printer pr = {.o = o, .p = p, .out = out};
+	/* one lane (--thread) is a tree per lane too */
+	struct printer pr = {.o = o, .p = p, .out = out, .merged = !o->per_thread && o->thread < 0};
 	struct call_filter f;
 	size_t printed = 0;
 	int rc = 0;
 
-	if (filter_init(&f, o, p) != 0) {
+	if (filter_init(&f, o, 0, p) != 0) {
 		snprintf(err, cap, "%s: out of memory", path);
 		return -1;
 	}
-	sort_profile = p;
+	sort_options = o;
 	sort_by = o->sort_given ? o->sort : SORT_TOTAL;
 	if (o->format == FMT_JSON) {
 		json_doc_begin(out, path, p);
-		fputs(",\"lanes\":[", out);
+		json_recording(o, 0, p, -1, selected_wall(o, p), out);
+		fputs(pr.merged ? ",\"processes\":[" : ",\"lanes\":[", out);
 	} else if (o->format == FMT_CSV) {
-		fputs("process,lane,level,calls,total_ns,self_ns,region,path\n", out);
+		fputs("process,lane,level,calls,total_ns,self_ns,region,path,file,line\n", out);
 	}
 	for (size_t i = 0; i < p->nprocesses && rc == 0; i++) {
 		if (!want_process(o, p, i) ||
@@ -461,7 +545,7 @@ static void folded_name(FILE *out, const char *s)
 }
 
 /* Every node with self time, as "root;...;node SELF_NS", depth first. */
-static int print_folded(const struct rd_profile *p, const struct trie *t, FILE *out)
+static int print_folded(const struct options *o, const struct trie *t, FILE *out)
 {
 	uint32_t *path = NULL;
 	size_t cap = 0;
@@ -484,7 +568,7 @@ static int print_folded(const struct rd_profile *p, const struct trie *t, FILE *
 			path[depth++] = x;
 		}
 		while (depth--) {
-			folded_name(out, p->regions[t->n[path[depth]].region].name);
+			folded_name(out, region_name(o, 0, t->n[path[depth]].region));
 			putc(depth ? ';' : ' ', out);
 		}
 		fprintf(out, "%llu\n", (unsigned long long)t->n[i].self);
@@ -502,7 +586,8 @@ int view_folded(const struct options *o, struct rd_profile *const *in, FILE *out
 	struct builder b;
 	int rc = 0;
 
-	if (filter_init(&f, o, p) != 0 || builder_init(&b, &f, 0, 0) != 0) {
+	sort_options = o;
+	if (filter_init(&f, o, 0, p) != 0 || builder_init(&b, &f, 0, 0) != 0) {
 		snprintf(err, cap, "%s: out of memory", path);
 		return -1;
 	}
@@ -512,7 +597,7 @@ int view_folded(const struct options *o, struct rd_profile *const *in, FILE *out
 			continue;
 		rc = build(&b, o, p, i);
 	}
-	if (rc == 0 && print_folded(p, &b.t, out) != 0) {
+	if (rc == 0 && print_folded(o, &b.t, out) != 0) {
 		snprintf(p->err, sizeof p->err, "out of memory");
 		rc = -1;
 	}

@@ -31,6 +31,13 @@ struct gate {
 	double pct;
 };
 
+/* What scope-report adds to each profile it reads, once it is open. */
+struct shown {
+	char **names; /* per region: its name as shown (--names), kept apart */
+	char **where; /* per region: "file:line", "" when not known */
+	double *cost; /* per process: ns one recorded call cost (overhead_ns_per_call) */
+};
+
 struct options {
 	const struct view *view;
 	enum format format;
@@ -41,24 +48,41 @@ struct options {
 	regex_t *include, *exclude;
 	size_t ninclude, nexclude;
 	int64_t process, rank, thread;	     /* -1: all */
-	uint64_t since, until, min_duration; /* exports; until 0: no end */
+	uint64_t since, until, min_duration; /* until 0: no end */
 	int windowed;			     /* since, until or min_duration given */
 	int no_align;			     /* --no-align: hosts' clocks as recorded */
 	int on_timeline; /* the view puts calls on the job's timeline (it takes --no-align) */
+	int compensate;	 /* --compensate: times less the recording's cost */
+	int full_names;	 /* --names full */
+	int lines;	 /* --lines */
+	int per_thread;	 /* --tree --per-thread */
+	regex_t target;	 /* --callers or --callees REGEX */
+	int has_target;
 	struct gate *gates;
 	size_t ngates;
 	uint64_t min_time; /* --diff: gate only regions above this time */
 	const char *output;
 	const char *files[2];
 	size_t nfiles;
+	struct shown shown[2]; /* of files[i], filled once it is open */
 };
+
+/* The name region r of profile k (files[k]) is shown by. */
+static inline const char *region_name(const struct options *o, size_t k, uint64_t r)
+{
+	return o->shown[k].names[r];
+}
 
 /* ---- Selection (report-select.c) ---------------------------------------- */
 
-/* Whether the region name passes --include and --exclude. */
-int want_region(const struct options *o, const char *name);
-/* want_region of every region of p, as an array of 0/1; NULL when out of memory. */
-unsigned char *region_mask(const struct options *o, const struct rd_profile *p);
+/* Whether a region passes --include and --exclude: a regex matches when it
+ * matches its full name or the name it is shown by. */
+int want_region(const struct options *o, const char *full, const char *shown);
+/* want_region of every region of p (files[k]), as an array of 0/1; NULL when out of memory. */
+unsigned char *region_mask(const struct options *o, size_t k, const struct rd_profile *p);
+/* Whether regex re matches the region r of profile k (its full or its shown name). */
+int region_matches(const struct options *o, const regex_t *re, const struct rd_profile *p, size_t k,
+		   uint64_t r);
 /* Whether process i of p passes --process and --rank. */
 int want_process(const struct options *o, const struct rd_profile *p, size_t i);
 /* Wall time of the processes selected, ns. */
@@ -71,18 +95,22 @@ int check_selection(const struct options *o, const struct rd_profile *p, const c
 
 /* ---- Call filter (report-select.c) -------------------------------------- */
 
-/* Which calls the exports and trees keep: region, duration, time window. */
+/* Which calls the views keep: region, duration, time window. */
 struct call_filter {
 	const struct options *o;
 	const struct rd_profile *p;
+	size_t k;	       /* p is files[k] */
 	unsigned char *wanted; /* per region */
 	uint64_t *at0;	       /* per process: ns from the job's start to its start */
 };
 /* Returns 0, or -1 when out of memory. */
-int filter_init(struct call_filter *f, const struct options *o, const struct rd_profile *p);
+int filter_init(struct call_filter *f, const struct options *o, size_t k,
+		const struct rd_profile *p);
 void filter_free(struct call_filter *f);
 /* Whether the call f of process passes. */
 int filter_call(const struct call_filter *f, size_t process, const struct wk_frame *fr);
+/* Whether a call of process at start (relative ns) lasting duration passes, whatever its region. */
+int filter_time(const struct call_filter *f, size_t process, uint64_t start, uint64_t duration);
 /* A time of process (ns from its start) on the job's timeline, ns since the job's start.
  * Inline: the exports call it for every call. */
 static inline uint64_t filter_at(const struct call_filter *f, size_t process, uint64_t rel)
@@ -90,6 +118,41 @@ static inline uint64_t filter_at(const struct call_filter *f, size_t process, ui
 	uint64_t at0 = f->at0[process];
 	return at0 > UINT64_MAX - rel ? UINT64_MAX : at0 + rel;
 }
+
+/* ---- The recording's cost (report-select.c) ----------------------------- */
+
+/* The ns to take off each call of process i of profile k: its cost with
+ * --compensate, else 0 (wk_visitor.overhead_ns). */
+double call_cost(const struct options *o, size_t k, size_t i);
+/* What recording the calls of process i (-1: of the processes chosen) cost, ns: calls
+ * times each process's cost of one call. */
+double recording_ns(const struct options *o, size_t k, const struct rd_profile *p, int64_t i);
+/* Ends a text heading with ", recording 1.2 ms (3.4% of wall, 20.1 ns a call)" for process
+ * i (-1: the processes chosen), wall being theirs, and with --compensate adds a line
+ * saying the times are less it. */
+void print_recording(const struct options *o, size_t k, const struct rd_profile *p, int64_t i,
+		     uint64_t wall, FILE *out);
+/* The same as JSON members: ,"recording_ns":...,"recording_pct":...,"compensated":... */
+void json_recording(const struct options *o, size_t k, const struct rd_profile *p, int64_t i,
+		    uint64_t wall, FILE *out);
+
+/* ---- Calls summed per pair (report-select.c) ---------------------------- */
+
+/* A pair's calls that the filter keeps, from the events. */
+struct pair_sum {
+	uint64_t calls, min, max;
+	uint64_t total;	    /* of the calls with no call of the pair open around them */
+	uint64_t total_all; /* of every call kept */
+	int64_t self;
+	long double sum, sumsq; /* of the totals, for the standard deviation */
+};
+/* Whether the views' figures come from the calls (sum_calls) rather than /pairs:
+ * --thread, --compensate, --since, --until or --min-duration. */
+int from_calls(const struct options *o);
+/* Every pair's calls in the processes chosen (of lane --thread only, if given) that
+ * the filter keeps, summed; with --compensate, times less the recording's cost.
+ * Returns an array of p->npairs, or NULL with the reason in p->err. */
+struct pair_sum *sum_calls(const struct options *o, size_t k, struct rd_profile *p);
 
 /* ---- Tables (report-table.c) -------------------------------------------- */
 
@@ -113,6 +176,7 @@ struct column {
 	int width;     /* in text; the last column is left-aligned and not padded */
 	int no_text;   /* left out of text tables */
 	int only_text; /* in text tables only */
+	int off;       /* left out of every format (a column a table shows on request) */
 };
 
 union cell {
@@ -162,5 +226,6 @@ view_fn view_flat, view_threads, view_processes; /* report-flat.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
 view_fn view_chrome, view_speedscope;		 /* report-export.c */
 view_fn view_diff;				 /* report-diff.c */
+view_fn view_callers, view_callees;		 /* report-callers.c */
 
 #endif

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "format.h"
 #include "h5guard.h"
+#include "names.h"
+#include "profile.h"
 #include "report.h"
 
 #include <errno.h>
@@ -29,13 +31,19 @@ static const char usage_tail[] =
 	"      --sort KEY           self (default), total, calls, mean, min, max, std, name\n"
 	"      --top N              the first N rows only\n"
 	"      --depth N            --tree: show N levels\n"
+	"      --per-thread         --tree: a tree per thread lane (default: per process)\n"
+	"      --names FORM         short (default: geo::Mesh::refine, std::map::operator[])\n"
+	"                           or full (the whole signature, as demangled)\n"
+	"      --lines              a file:line column in text tables, trees and lists\n"
+	"      --compensate         times less what recording the calls cost, which the\n"
+	"                           profile measured (overhead_ns_per_call)\n"
 	"Selection:\n"
 	"      --include REGEX      only regions whose name matches (POSIX extended; repeatable)\n"
 	"      --exclude REGEX      leave out regions whose name matches (repeatable)\n"
 	"      --process N          only process N (its row in /processes)\n"
 	"      --rank N             only the processes of MPI rank N\n"
 	"      --thread N           only thread lane N\n"
-	"Exports (--chrome, --speedscope, --folded):\n"
+	"Calls (every view; --processes counts every call in its table of processes):\n"
 	"      --since TIME         calls that end at TIME or later\n"
 	"      --until TIME         calls that start before TIME\n"
 	"      --min-duration TIME  calls that last TIME or longer\n"
@@ -82,10 +90,17 @@ enum {
 	VO_DEPTH = 1 << 6,  /* --depth */
 	VO_GATE = 1 << 7,   /* --max-regression, --min-time */
 	VO_THREAD = 1 << 8, /* --thread */
+	VO_COMPENSATE = 1 << 9,	 /* --compensate */
+	VO_LINES = 1 << 10,	 /* --lines */
+	VO_PER_THREAD = 1 << 11, /* --per-thread */
 };
+
+/* What every view that reads calls takes. */
+#define VO_CALLS (VO_WINDOW | VO_ALIGN)
 
 struct view {
 	const char *name; /* its option; "" for the default, which has none */
+	const char *arg;  /* the value its option takes (REGEX), or NULL */
 	const char *help; /* its line in --help */
 	view_fn *run;
 	size_t profiles; /* how many it reads: 1, or 2 (BASE.h5 NEW.h5) */
@@ -108,30 +123,44 @@ static const struct view views[] = {
 	{.name = "",
 	 .run = view_flat,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_SORT | VO_STATS | VO_TOP | VO_THREAD},
+	 .takes = VO_FORMAT | VO_SORT | VO_STATS | VO_TOP | VO_THREAD | VO_CALLS | VO_COMPENSATE |
+		  VO_LINES},
 	{.name = "--tree",
-	 .help = "call tree of each thread lane: total, self, calls",
+	 .help = "call tree of each process, lanes merged: total, self, calls",
 	 .run = view_tree,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_SORT | VO_DEPTH | VO_THREAD,
+	 .takes = VO_FORMAT | VO_SORT | VO_DEPTH | VO_THREAD | VO_CALLS | VO_COMPENSATE | VO_LINES |
+		  VO_PER_THREAD,
 	 .refuse = {VO_TOP, "--top does not apply to --tree: use --depth"}},
+	{.name = "--callers",
+	 .arg = "REGEX",
+	 .help = "who calls the regions REGEX matches: calls, total, self",
+	 .run = view_callers,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_SORT | VO_THREAD | VO_CALLS | VO_COMPENSATE | VO_LINES},
+	{.name = "--callees",
+	 .arg = "REGEX",
+	 .help = "what the regions REGEX matches call: calls, total, self",
+	 .run = view_callees,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_SORT | VO_THREAD | VO_CALLS | VO_COMPENSATE | VO_LINES},
 	{.name = "--threads",
 	 .help = "one row per thread lane",
 	 .run = view_threads,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_THREAD,
+	 .takes = VO_FORMAT | VO_THREAD | VO_CALLS,
 	 .refuse = {VO_SORT | VO_TOP,
 		    "--threads lists every lane in order: --sort and --top do not apply"}},
 	{.name = "--processes",
 	 .help = "one row per process, then each region's spread across them",
 	 .run = view_processes,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_SORT | VO_TOP},
+	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_CALLS | VO_COMPENSATE | VO_LINES},
 	{.name = "--diff",
 	 .help = "BASE.h5 NEW.h5: change of calls, total and self per region",
 	 .run = view_diff,
 	 .profiles = 2,
-	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_GATE},
+	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_GATE | VO_CALLS | VO_COMPENSATE | VO_LINES},
 	{.name = "--chrome",
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
 	 .run = view_chrome,
@@ -172,14 +201,22 @@ static const struct limit {
 	{VO_DEPTH, 1, "--depth applies to %s"},
 	{VO_GATE, 1, "--max-regression and --min-time apply to %s"},
 	{VO_THREAD, 0, "--thread does not apply to %s, which reads the per-process totals"},
+	{VO_COMPENSATE, 1, "--compensate applies to %s"},
+	{VO_LINES, 1, "--lines applies to %s"},
+	{VO_PER_THREAD, 1, "--per-thread applies to %s"},
 };
 
 static void help(void)
 {
 	fputs(usage_head, stdout);
-	for (size_t i = 0; i < NVIEWS; i++)
-		if (views[i].help)
-			printf("      %-21s%s\n", views[i].name, views[i].help);
+	for (size_t i = 0; i < NVIEWS; i++) {
+		char opt[64];
+		if (!views[i].help)
+			continue;
+		snprintf(opt, sizeof opt, "%s%s%s", views[i].name, views[i].arg ? " " : "",
+			 views[i].arg ? views[i].arg : "");
+		printf("      %-21s%s\n", opt, views[i].help);
+	}
 	fputs(usage_tail, stdout);
 }
 
@@ -271,6 +308,16 @@ static enum format format_of(const char *v)
 	die_usage("unknown --format '%s': use text, csv or json", v);
 }
 
+/* --names: 1 for full, 0 for short. */
+static int names_of(const char *v)
+{
+	if (strcmp(v, "short") == 0)
+		return 0;
+	if (strcmp(v, "full") == 0)
+		return 1;
+	die_usage("unknown --names '%s': use short or full", v);
+}
+
 static enum sort_key sort_of(const char *v)
 {
 	static const char *const keys[] = {"self", "total", "calls", "mean",
@@ -297,6 +344,10 @@ enum {
 	OPT_NO_ALIGN,
 	OPT_MAX_REGRESSION,
 	OPT_MIN_TIME,
+	OPT_COMPENSATE,
+	OPT_NAMES,
+	OPT_LINES,
+	OPT_PER_THREAD,
 	OPT_VIEW, /* OPT_VIEW + i: the view views[i] */
 };
 
@@ -316,6 +367,10 @@ static const struct option common[] = {
 	{"no-align", no_argument, 0, OPT_NO_ALIGN},
 	{"max-regression", required_argument, 0, OPT_MAX_REGRESSION},
 	{"min-time", required_argument, 0, OPT_MIN_TIME},
+	{"compensate", no_argument, 0, OPT_COMPENSATE},
+	{"names", required_argument, 0, OPT_NAMES},
+	{"lines", no_argument, 0, OPT_LINES},
+	{"per-thread", no_argument, 0, OPT_PER_THREAD},
 	{"output", required_argument, 0, 'o'},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, 'V'},
@@ -330,8 +385,9 @@ static const struct option *long_options(void)
 
 	for (size_t i = 0; i < NVIEWS; i++)
 		if (views[i].name[0])
-			all[n++] = (struct option){views[i].name + 2, no_argument, 0,
-						   OPT_VIEW + (int)i};
+			all[n++] = (struct option){views[i].name + 2,
+						   views[i].arg ? required_argument : no_argument,
+						   0, OPT_VIEW + (int)i};
 	memcpy(&all[n], common, sizeof common);
 	return all;
 }
@@ -353,7 +409,8 @@ static unsigned given(const struct options *o, int format_given)
 	       (o->no_align ? VO_ALIGN : 0u) | (o->sort_given ? VO_SORT : 0u) |
 	       (o->sort_given && stats ? VO_STATS : 0u) | (o->top ? VO_TOP : 0u) |
 	       (o->depth ? VO_DEPTH : 0u) | (o->ngates || o->min_time ? VO_GATE : 0u) |
-	       (o->thread >= 0 ? VO_THREAD : 0u);
+	       (o->thread >= 0 ? VO_THREAD : 0u) | (o->compensate ? VO_COMPENSATE : 0u) |
+	       (o->lines ? VO_LINES : 0u) | (o->per_thread ? VO_PER_THREAD : 0u);
 }
 
 /* The views that take opt: "--a", "--a and --b", "--a, --b and --c". */
@@ -371,7 +428,7 @@ static const char *takers(unsigned opt, char *buf, size_t cap)
 						k == 1	 ? ""
 						: k == n ? " and "
 							 : ", ",
-						views[i].name);
+						views[i].name[0] ? views[i].name : "the table");
 		}
 	return buf;
 }
@@ -412,6 +469,12 @@ static void parse(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
 		if (c >= OPT_VIEW) {
 			set_view(o, &views[c - OPT_VIEW]);
+			if (views[c - OPT_VIEW].arg) {
+				if (o->has_target)
+					regfree(&o->target);
+				compile(&o->target, views[c - OPT_VIEW].name, optarg);
+				o->has_target = 1;
+			}
 			continue;
 		}
 		switch (c) {
@@ -441,6 +504,10 @@ static void parse(int argc, char **argv, struct options *o)
 		case OPT_NO_ALIGN: o->no_align = 1; break;
 		case OPT_MAX_REGRESSION: add_gate(o, optarg); break;
 		case OPT_MIN_TIME: o->min_time = duration("--min-time", optarg); break;
+		case OPT_COMPENSATE: o->compensate = 1; break;
+		case OPT_NAMES: o->full_names = names_of(optarg); break;
+		case OPT_LINES: o->lines = 1; break;
+		case OPT_PER_THREAD: o->per_thread = 1; break;
 		case 'o': o->output = optarg; break;
 		case 'h': help(); exit(0);
 		case 'V': printf("scope-report %s\n", SCOPE_VERSION); exit(0);
@@ -466,6 +533,8 @@ static void options_free(struct options *o)
 	for (size_t i = 0; i < o->ngates; i++)
 		if (o->gates[i].has_re)
 			regfree(&o->gates[i].re);
+	if (o->has_target)
+		regfree(&o->target);
 	free(o->include);
 	free(o->exclude);
 	free(o->gates);
@@ -562,6 +631,106 @@ static void refuse_overwrite(const struct options *o)
 				  o->output, o->files[i]);
 }
 
+/* ---- What is shown of a profile ---------------------------------------- */
+
+/* "file:line" of each region of p, "" when not known; NULL when out of memory. */
+static char **locations(const struct rd_profile *p)
+{
+	char **where = calloc(p->nregions + 1, sizeof *where);
+
+	for (size_t r = 0; where && r < p->nregions; r++) {
+		const struct rd_region *g = &p->regions[r];
+		int rc = *g->file || g->line ? asprintf(&where[r], "%s:%llu", g->file,
+							(unsigned long long)g->line)
+					     : ((where[r] = strdup("")) ? 0 : -1);
+		if (rc < 0) {
+			where[r] = NULL;
+			names_free(where, r);
+			return NULL;
+		}
+	}
+	return where;
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The names of the regions of p[k] as shown. --diff matches regions by full
+ * name: their short names are made from the full names of both profiles
+ * together, each once, so that a region is shown by the same name in both.
+ */
+static char **shown_names(const struct options *o, struct rd_profile **p, size_t k)
+{
+	size_t n = 0, m = 0;
+	const char **all;
+	char **shown, **names;
+
+	for (size_t i = 0; i < o->nfiles; i++)
+		n += p[i]->nregions;
+	all = malloc((n + 1) * sizeof *all);
+	if (!all)
+		return NULL;
+	for (size_t i = 0, j = 0; i < o->nfiles; i++)
+		for (size_t r = 0; r < p[i]->nregions; r++)
+			all[j++] = p[i]->regions[r].name;
+	if (o->nfiles == 1) {
+		names = names_shown(all, n, !o->full_names);
+		free(all);
+		return names;
+	}
+	qsort(all, n, sizeof *all, by_string);
+	for (size_t i = 0; i < n; i++)
+		if (!m || strcmp(all[m - 1], all[i]) != 0)
+			all[m++] = all[i];
+	shown = names_shown(all, m, !o->full_names);
+	names = shown ? calloc(p[k]->nregions + 1, sizeof *names) : NULL;
+	for (size_t r = 0; names && r < p[k]->nregions; r++) {
+		const char *key = p[k]->regions[r].name;
+		const char **at = bsearch(&key, all, m, sizeof *all, by_string);
+		if (!(names[r] = strdup(shown[at - all]))) {
+			names_free(names, r);
+			names = NULL;
+		}
+	}
+	names_free(shown, m);
+	free(all);
+	return names;
+}
+
+/* Fills o->shown[k] for p[k]. Returns 0, or 1 with the reason printed. */
+static int show(struct options *o, struct rd_profile **p, size_t k)
+{
+	struct shown *s = &o->shown[k];
+	char err[512];
+
+	s->names = shown_names(o, p, k);
+	s->where = locations(p[k]);
+	s->cost = calloc(p[k]->nprocesses + 1, sizeof *s->cost);
+	if (!s->names || !s->where || !s->cost) {
+		fprintf(stderr, "scope-report: %s: out of memory\n", o->files[k]);
+		return 1;
+	}
+	if (profile_overhead(o->files[k], p[k]->nprocesses, s->cost, err, sizeof err) != 0) {
+		fprintf(stderr, "scope-report: %s: %s\n", o->files[k], err);
+		return 1;
+	}
+	return 0;
+}
+
+static void unshow(struct options *o, struct rd_profile **p)
+{
+	for (size_t k = 0; k < o->nfiles; k++) {
+		if (!p[k])
+			continue;
+		names_free(o->shown[k].names, p[k]->nregions);
+		names_free(o->shown[k].where, p[k]->nregions);
+		free(o->shown[k].cost);
+	}
+}
+
 /* ---- Main --------------------------------------------------------------- */
 
 /* Opens o's profiles into p. Returns 0; 1 when one cannot be read; 2 when the
@@ -623,8 +792,11 @@ int main(int argc, char **argv)
 	refuse_overwrite(&o);
 	h5guard_install("scope-report");
 	rc = open_profiles(&o, p);
+	for (size_t k = 0; rc == 0 && k < o.nfiles; k++)
+		rc = show(&o, p, k);
 	if (rc == 0)
 		rc = report(&o, p);
+	unshow(&o, p);
 	for (size_t i = 0; i < o.nfiles; i++)
 		rd_close(p[i]);
 	options_free(&o);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* scope-run: runs a program under libscope_preload.so and prints where its time went. */
 #define _GNU_SOURCE
+#include "format.h"
 #include "gather.h"
 #include "job.h"
 #include "merge.h"
@@ -322,6 +323,17 @@ static void print_summary(const struct options *o, const char *output, int writt
 		if (!o->quiet)
 			fprintf(stderr, "scope-run: %llu calls of %zu regions in %s\n",
 				(unsigned long long)s.events, s.n, output);
+		if (!o->quiet && s.events && s.recording_ns > 0 && s.wall_seconds > 0) {
+			char b[32];
+			fprintf(stderr,
+				"scope-run: recording them cost about %s (%.1f ns a call), %.1f%% "
+				"of "
+				"the program's wall time (scope-report --compensate subtracts "
+				"it)\n",
+				fmt_ns(b, sizeof b, s.recording_ns),
+				s.recording_ns / (double)s.events,
+				100.0 * s.recording_ns / (s.wall_seconds * 1e9));
+		}
 		if (s.lost)
 			fprintf(stderr,
 				"scope-run: %llu calls were not recorded (see lost_records in "

@@ -34,6 +34,7 @@ void unit_str(const char *file, int line, const char *want, const char *got, con
 /* The groups, one per file of tests; unit.c lists them. */
 void unit_storage(void);
 void unit_format(void);
+void unit_names(void);
 void unit_columns(void);
 void unit_tick(void);
 void unit_spill(void);
