@@ -9,7 +9,8 @@
  * Each list names regions: the C function a call was made to. Variants of
  * one function are recorded under its name: open64, __open_2 and
  * __open64_2 as open; pread64 and __pread_chk (_FORTIFY_SOURCE) as pread;
- * __read_chk as read; __fread_chk as fread; __poll_chk as poll.
+ * __read_chk as read; __fread_chk as fread; __poll_chk as poll;
+ * __ppoll_chk as ppoll.
  *
  * wait: calls that block the thread until something else happens.
  * io:   calls that move data or open and close files; the bytes a call

@@ -35,6 +35,8 @@ int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 size_t __fread_chk(void *buf, size_t buflen, size_t size, size_t n, FILE *f);
 int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask,
+		size_t fdslen);
 
 /* ---------------------------------------------------------------------- */
 /* The originals                                                           */
@@ -63,6 +65,7 @@ int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 	X(poll)                                                                                    \
 	X(__poll_chk)                                                                              \
 	X(ppoll)                                                                                   \
+	X(__ppoll_chk)                                                                             \
 	X(select)                                                                                  \
 	X(pselect)                                                                                 \
 	X(epoll_wait)                                                                              \
@@ -300,6 +303,10 @@ REGION(ppoll)
 LIBCALL(wait, ppoll, int, ppoll,
 	(struct pollfd * fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask),
 	(fds, n, timeout, mask), (int)no_call(), 0, 0)
+LIBCALL(wait, ppoll, int, __ppoll_chk,
+	(struct pollfd * fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask,
+	 size_t fdslen),
+	(fds, n, timeout, mask, fdslen), (int)no_call(), 0, 0)
 
 REGION(select)
 LIBCALL(wait, select, int, select,
