@@ -28,23 +28,45 @@ extern int scope_libcalls SCOPE_HIDDEN;
 extern const char __ehdr_start[] SCOPE_HIDDEN;
 extern const char _end[] SCOPE_HIDDEN;
 
+/* The record of the wrapped call (MPI's or the C library's) opened last on
+ * this thread; see scope_libcall_wanted. */
+extern __thread const struct scope_rec *scope_wrapped SCOPE_HIDDEN
+	__attribute__((tls_model("initial-exec")));
+
 /*
  * Whether a call of kind (a SCOPE_LIBCALL_* bit) is recorded, ret being
- * the wrapper's return address: never a call the library makes itself
- * (its log lines, its reads of the arena, waiting for the writer), which
- * may come from a slow path of the hooks where recording would recurse.
+ * the wrapper's return address. Only the program's calls made inside one
+ * of its recorded calls are:
+ *
+ *   - never a call the library makes itself (its log lines, its reads of
+ *     the arena, waiting for the writer), which may come from a slow path
+ *     of the hooks where recording would recurse;
+ *   - never one made where no recorded call is open: on a thread a
+ *     library started (MPI's progress thread in epoll_wait), or before
+ *     the first instrumented function; it would stand in no caller;
+ *   - never one made inside a wrapped call: MPI_Recv polling is MPI_Recv.
+ *
+ * Tasks sharing a TLS block (clone.c) have their state elsewhere: the
+ * hooks decide for them.
  */
 static inline __attribute__((always_inline)) int scope_libcall_wanted(int kind, const void *ret)
 {
+	const struct scope_thread *t = &scope_tls;
 	const char *from = ret;
-	return (__atomic_load_n(&scope_libcalls, __ATOMIC_RELAXED) & kind) &&
-	       !(from >= __ehdr_start && from < _end);
+
+	if (!(__atomic_load_n(&scope_libcalls, __ATOMIC_RELAXED) & kind) ||
+	    (from >= __ehdr_start && from < _end))
+		return 0;
+	if (__builtin_expect(__atomic_load_n(&t->shared, __ATOMIC_RELAXED), 0))
+		return 1;
+	return t->open && t->open != scope_wrapped;
 }
 
 /* Inlined, so that both hooks see the wrapper's own frame. */
 static inline __attribute__((always_inline)) void scope_libcall_begin(void *region)
 {
 	__cyg_profile_func_enter(region, __builtin_return_address(0));
+	scope_wrapped = scope_tls.open;
 }
 
 /* The bytes go to the region's open call; errno stays the original's. */

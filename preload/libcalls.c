@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 int scope_libcalls;
+__thread const struct scope_rec *scope_wrapped;
 
 /* What _FORTIFY_SOURCE calls instead of read, pread, open, fread and poll:
  * the same call, with the size of the caller's buffer checked. */

@@ -107,9 +107,13 @@ def case_nesting(t):
     row = p.pair_rows("parent")[0]
     self_ns = int(p.pairs["self_ns"][row])
     expect(self_ns < 2 * MS, f"parent's self time is {self_ns} ns, should be < 2 ms")
-    child_row = p.pair_rows("child")[0]
-    expect_eq(int(p.pairs["self_ns"][child_row]), int(p.pairs["total_ns"][child_row]),
-              "self_ns of child, which calls nothing instrumented")
+    # child's time is its sleep's: a region of kind wait under it.
+    sleeps = p.calls("nanosleep")
+    expect_eq(len(sleeps["duration"]), 5, "calls of nanosleep")
+    expect_eq(sorted(int(d) for d in sleeps["depth"]), [3] * 5, "depths of nanosleep")
+    expect_eq(p.regions["kind"][p.region_row("nanosleep")], "wait", "kind of nanosleep")
+    self_ns = int(p.pairs["self_ns"][p.pair_rows("child")[0]])
+    expect(self_ns < 2 * MS, f"child's self time is {self_ns} ns, should be < 2 ms")
     check_pair_stats(p)
 
 
