@@ -27,7 +27,7 @@ foreach(tc IN LISTS toolchains)
 endforeach()
 
 # About the settings and the library rather than the compiler: once, on gcc -O2.
-foreach(case default none io own-calls)
+foreach(case default none io own-calls cli)
   libcalls_add(libcalls-${case} ${case} ${prog_bin}/libcalls-gcc-O2)
 endforeach()
 libcalls_add(libcalls-fortify fortify ${prog_bin}/libcalls-gcc-O2-fortify)

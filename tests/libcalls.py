@@ -250,6 +250,18 @@ def case_fortify(t):
     run_pattern(t, ("wait", "io"), options=("--libcalls", "all"))
 
 
+def case_cli(t):
+    """scope-run --libcalls takes none, wait, io or all; anything else is a usage error in one line."""
+    t.need_prog()
+    r = t.scope("-q", "--libcalls", "waits", "-o", "out.h5", "--", t.prog)
+    r.expect_rc(2)
+    expect_eq(r.err_lines(), ["scope-run: unknown --libcalls 'waits': use none, wait, io or all "
+                              "(see scope-run --help)"], "stderr")
+    expect(not os.path.exists(t.path("out.h5")), "a profile was written")
+    r = t.scope("--help")
+    expect("--libcalls KINDS" in t.text(r), "--help does not mention --libcalls")
+
+
 def case_own_calls(t):
     """The library's own calls (its reads of the arena while it moves from chunk to chunk, starting and
     waiting for the writer) and the writer's are never recorded: under scope-run and plain LD_PRELOAD."""
