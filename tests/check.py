@@ -200,7 +200,7 @@ def case_file(t):
     for low, high, build_id in zip(mods["low"], mods["high"], mods["build_id"]):
         expect(low < high and re.fullmatch(r"[0-9a-f]*", build_id), f"module row {low:#x} {high:#x} {build_id!r}")
 
-    expect_eq(set(p.regions["kind"]), {"function"}, "kinds of the regions")
+    expect_eq(set(p.regions["kind"]), {"function", "wait"}, "kinds of the regions (main's joins are waits)")
     expect(np.all(p.pairs["region"] < len(p.regions["name"])), "a pair's region is out of range")
     keys = list(zip(p.pairs["process"], p.pairs["region"]))
     expect_eq(len(set(keys)), len(keys), "distinct (process, region) pairs")

@@ -170,12 +170,17 @@ def pair_stats(p, name, process=0):
 
 
 def expect_waits_outside(p, what):
-    """napper's five sleeps and joiner's joins are their callees' time, not their own."""
-    for name, at_least in (("napper", 50), ("joiner", 20)):
-        total, self_ns = pair_stats(p, name)
-        expect(total >= at_least * MS and self_ns < 5 * MS,
-               f"{name} ({what}): total {total / MS:.2f} ms, self {self_ns / MS:.2f} ms; expected a total of "
-               f"at least {at_least} ms and self under 5 ms")
+    """napper's five sleeps and joiner's joins are their callees' time, not their own. joiner's
+    self time is that of starting 3 threads, which a loaded machine can make a few ms; their
+    20 ms sleeps, which it waits for, are not in it."""
+    total, self_ns = pair_stats(p, "napper")
+    expect(total >= 50 * MS and self_ns < 5 * MS,
+           f"napper ({what}): total {total / MS:.2f} ms, self {self_ns / MS:.2f} ms; expected a total of "
+           f"at least 50 ms and self under 5 ms")
+    total, self_ns = pair_stats(p, "joiner")
+    expect(total >= 20 * MS and self_ns <= total - 10 * MS,
+           f"joiner ({what}): total {total / MS:.2f} ms, self {self_ns / MS:.2f} ms; expected a total of "
+           f"at least 20 ms, at least 10 ms of it not self time")
 
 
 def expect_ran(t, r):
