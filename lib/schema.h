@@ -122,7 +122,7 @@ struct sc_field {
 	X(OFFSET, "offset", SC_UINT64, SC_REQUIRED, "", "address less the module's load bias")     \
 	X(FILE, "file", SC_STRING, SC_REQUIRED, "", "source file, or \"\"")                        \
 	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "source line, or 0")                           \
-	X(KIND, "kind", SC_STRING, SC_REQUIRED, "", "function or mpi")
+	X(KIND, "kind", SC_STRING, SC_REQUIRED, "", "function, mpi, wait or io")
 
 #define SC_PAIR_FIELDS(X)                                                                          \
 	X(PROCESS, "process", SC_UINT32, SC_REQUIRED, "", "row in /processes")                     \
@@ -151,9 +151,10 @@ struct sc_field {
 	X(TASK, "task", SC_NARROW, SC_REQUIRED, "", "task lane, 0 = none")                         \
 	X(DEPTH, "depth", SC_NARROW, SC_REQUIRED, "", "call depth on its thread")                  \
 	X(FLAGS, "flags", SC_UINT8, SC_REQUIRED, "", "bit 0: never returned")                      \
-	X(BYTES_SENT, "bytes_sent", SC_NARROW, SC_OPTIONAL, "bytes", "bytes an MPI call sent")     \
+	X(BYTES_SENT, "bytes_sent", SC_NARROW, SC_OPTIONAL, "bytes",                               \
+	  "bytes an MPI call sent or an I/O call wrote")                                           \
 	X(BYTES_RECEIVED, "bytes_received", SC_NARROW, SC_OPTIONAL, "bytes",                       \
-	  "bytes an MPI call received")
+	  "bytes an MPI call received or an I/O call read")
 
 #define SC_THREAD_FIELDS(X)                                                                        \
 	X(TID, "tid", SC_UINT32, SC_REQUIRED, "", "operating-system thread id")                    \

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reads the SCOPE_* environment variables once, at start-up. */
 #define _GNU_SOURCE
+#include "libcall.h"
 #include "state.h"
 #include "storage.h"
 
@@ -256,6 +257,29 @@ static SCOPE_NOINST void storage_settings(struct scope_config *cfg)
 			  STORAGE_MAX_CHUNK);
 }
 
+/* SCOPE_LIBCALLS: the kinds of C library calls recorded as regions. By
+ * default the waits, which are time a thread spent blocked, not working;
+ * I/O calls can be many and short, each one more row in the profile. */
+static SCOPE_NOINST int libcalls_setting(void)
+{
+	static const struct {
+		const char *name;
+		int kinds;
+	} values[] = {{"none", 0},
+		      {"wait", SCOPE_LIBCALL_WAIT},
+		      {"io", SCOPE_LIBCALL_IO},
+		      {"all", SCOPE_LIBCALL_WAIT | SCOPE_LIBCALL_IO}};
+	const char *v = scope_getenv("SCOPE_LIBCALLS");
+
+	if (!v || !*v)
+		return SCOPE_LIBCALL_WAIT;
+	for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+		if (strcmp(v, values[i].name) == 0)
+			return values[i].kinds;
+	scope_log("SCOPE_LIBCALLS='%s' is not none, wait, io or all; using wait", v);
+	return SCOPE_LIBCALL_WAIT;
+}
+
 int scope_config_read(struct scope_config *cfg)
 {
 	const char *tmp = scope_getenv("SCOPE_TMPDIR");
@@ -284,5 +308,6 @@ int scope_config_read(struct scope_config *cfg)
 	cfg->force_monotonic = tmp && strcmp(tmp, "monotonic") == 0;
 	cfg->keep_arena = flag("SCOPE_KEEP_ARENA");
 	cfg->debug = flag("SCOPE_DEBUG");
+	cfg->libcalls = libcalls_setting();
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Keeps the arena's descriptor out of reach of a program that closes or reuses descriptors. */
 #define _GNU_SOURCE
-#include "state.h"
+#include "libcall.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -58,12 +58,27 @@ static SCOPE_NOINST int ours(int fd)
 	return fd >= 0 && fd == scope_proc.fd;
 }
 
+/* A region of kind io, like the calls in libcalls.c. */
+extern __typeof__(close) self_close SCOPE_HIDDEN __attribute__((alias("close")));
+
 SCOPE_EXPORT int close(int fd)
 {
+	int rc;
+
 	scope_fds_resolve();
 	if (ours(fd))
 		return 0; /* the program thinks it closed it; the arena needs it */
-	return real_close ? real_close(fd) : (errno = ENOSYS, -1);
+	if (!real_close) {
+		errno = ENOSYS;
+		return -1;
+	}
+	(void)scope_libcall_io_close;
+	if (!scope_libcall_wanted(SCOPE_LIBCALL_IO, __builtin_return_address(0)))
+		return real_close(fd);
+	scope_libcall_begin((void *)self_close);
+	rc = real_close(fd);
+	scope_libcall_end((void *)self_close, 0, 0);
+	return rc;
 }
 
 SCOPE_EXPORT int close_range(unsigned first, unsigned last, int flags)

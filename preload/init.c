@@ -2,6 +2,7 @@
 /* Start-up: configuration, clock, and recording for this process image. */
 #define _GNU_SOURCE
 #include "clock.h"
+#include "libcall.h"
 #include "state.h"
 
 #include <scope/launcher.h>
@@ -147,6 +148,7 @@ void scope_init(void)
 	scope_fds_resolve();
 	scope_jump_resolve();
 	scope_modules_resolve();
+	scope_libcalls_resolve();
 	if (stays_out() || scope_config_read(&p->cfg) != 0) {
 		scope_busy_end(&scope_tls);
 		return;
@@ -161,6 +163,7 @@ void scope_init(void)
 		on_exit(on_exit_status, NULL);
 		scope_signals_init();
 		scope_process_init();
+		__atomic_store_n(&scope_libcalls, p->cfg.libcalls, __ATOMIC_RELAXED);
 	}
 	scope_busy_end(&scope_tls);
 }

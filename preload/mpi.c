@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* MPI calls as regions: each wrapper records its call and the bytes moved, then calls PMPI_*. */
 #define _GNU_SOURCE
+#include "libcall.h"
 #include "state.h"
 
 #include <dlfcn.h>
@@ -229,7 +230,7 @@ static SCOPE_NOINST int64_t sum_counts(const int *counts, int n)
 /* Inlined, so that both hooks see the wrapper's own frame. */
 static inline __attribute__((always_inline)) void call_begin(void *self)
 {
-	__cyg_profile_func_enter(self, __builtin_return_address(0));
+	scope_libcall_begin(self);
 }
 
 static inline __attribute__((always_inline)) void call_end(void *self, uint64_t sent,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Processes: forked children, exec'd programs, spawned ones and _exit all keep their calls. */
 #define _GNU_SOURCE
+#include "libcall.h"
 #include "state.h"
 
 #include <dlfcn.h>
@@ -53,6 +54,7 @@ static SCOPE_NOINST void record_as_new_process(void)
 	memset(t, 0, sizeof *t);
 	t->lane = -1;
 	t->busy = (uint8_t)busy;
+	scope_wrapped = NULL; /* a record of the old arena, whose addresses the new one may take */
 	scope_busy_begin(t);
 	scope_start_recording();
 	scope_busy_end(t);

@@ -86,6 +86,7 @@ struct scope_config {
 	int keep_arena;
 	int debug;
 	int chunk_size_bad; /* SCOPE_CHUNK_SIZE is unusable: not given to the writer */
+	int libcalls;	    /* SCOPE_LIBCALLS: the SCOPE_LIBCALL_* kinds recorded */
 };
 
 /* The process-wide state. */

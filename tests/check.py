@@ -107,9 +107,13 @@ def case_nesting(t):
     row = p.pair_rows("parent")[0]
     self_ns = int(p.pairs["self_ns"][row])
     expect(self_ns < 2 * MS, f"parent's self time is {self_ns} ns, should be < 2 ms")
-    child_row = p.pair_rows("child")[0]
-    expect_eq(int(p.pairs["self_ns"][child_row]), int(p.pairs["total_ns"][child_row]),
-              "self_ns of child, which calls nothing instrumented")
+    # child's time is its sleep's: a region of kind wait under it.
+    sleeps = p.calls("nanosleep")
+    expect_eq(len(sleeps["duration"]), 5, "calls of nanosleep")
+    expect_eq(sorted(int(d) for d in sleeps["depth"]), [3] * 5, "depths of nanosleep")
+    expect_eq(p.regions["kind"][p.region_row("nanosleep")], "wait", "kind of nanosleep")
+    self_ns = int(p.pairs["self_ns"][p.pair_rows("child")[0]])
+    expect(self_ns < 2 * MS, f"child's self time is {self_ns} ns, should be < 2 ms")
     check_pair_stats(p)
 
 
@@ -196,7 +200,7 @@ def case_file(t):
     for low, high, build_id in zip(mods["low"], mods["high"], mods["build_id"]):
         expect(low < high and re.fullmatch(r"[0-9a-f]*", build_id), f"module row {low:#x} {high:#x} {build_id!r}")
 
-    expect_eq(set(p.regions["kind"]), {"function"}, "kinds of the regions")
+    expect_eq(set(p.regions["kind"]), {"function", "wait"}, "kinds of the regions (main's joins are waits)")
     expect(np.all(p.pairs["region"] < len(p.regions["name"])), "a pair's region is out of range")
     keys = list(zip(p.pairs["process"], p.pairs["region"]))
     expect_eq(len(set(keys)), len(keys), "distinct (process, region) pairs")

@@ -85,7 +85,9 @@ def check_clone_run(t, run, mode, r, p):
     tids = [int(x) for x in lanes["tid"]]
     expect_eq(len(tids), CLONE_TASKS + 1, f"thread lanes (run {run}, {mode})")
     counts = lane_counts(p)
-    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS},
+    # in vm mode the parent waits for each child with waitpid, a region of kind wait
+    waits = {"waitpid": CLONE_TASKS} if mode == "vm" else {}
+    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS, **waits},
               f"calls on the main lane (run {run}, {mode})")
     for i, tid, n in said:
         want = CLONE_CALLS * (i + 1)
@@ -121,8 +123,8 @@ def case_clone_copy(t):
     said = {int(pid): int(n) for pid, n in re.findall(r"copy \d+ pid=(\d+) calls child_work=(\d+)", t.text(r))}
     expect_eq(len(said), CLONE_TASKS, "children the program reported")
     expect_eq(len(p.processes["pid"]), CLONE_TASKS + 1, "processes in the profile")
-    expect_eq(lane_counts(p, 0), {0: {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS}},
-              "calls of the parent")
+    expect_eq(lane_counts(p, 0), {0: {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS,
+                                      "waitpid": CLONE_TASKS}}, "calls of the parent")
     for pid, n in said.items():
         rows = rows_of(p, pid)
         expect_eq(len(rows), 1, f"processes of pid {pid}")
@@ -136,8 +138,8 @@ def case_clone_exec(t):
     their calls are on lanes of their own and the parent records on afterwards, exactly."""
     p, r = t.profile("exec", CLONE_TASKS, CLONE_CALLS)
     counts = lane_counts(p, 0)
-    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS},
-              "calls on the main lane, after the children's execs")
+    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS,
+                              "waitpid": CLONE_TASKS}, "calls on the main lane, after the children's execs")
     want = sorted(CLONE_CALLS * (i + 1) for i in range(CLONE_TASKS))
     got = sorted(c.get("child_work", 0) for lane, c in counts.items() if lane != 0)
     expect_eq(got, want, "calls of child_work on the children's lanes")
@@ -156,8 +158,8 @@ def case_clone_full(t):
     tids = [int(x) for x in p.lanes[0]["tid"]]
     expect_eq(len(tids), kept + 1, "thread lanes")
     counts = lane_counts(p)
-    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": FULL_CALLS, "leaf": FULL_CALLS},
-              "calls on the main lane")
+    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": FULL_CALLS, "leaf": FULL_CALLS,
+                              "waitpid": FULL_TASKS}, "calls on the main lane")
     for i in range(kept):
         want = FULL_CALLS * (i + 1)
         expect(said[i] in tids, f"child {i} (tid {said[i]}) has no lane")

@@ -204,13 +204,15 @@ def case_threads(t):
         expect_eq((int(r["lane"]), int(r["tid"]), r["name"]), (i, int(lanes["tid"][i]), lanes["name"][i]),
                   f"lane {i}")
         k = int(r["name"].split("-")[1]) if r["name"].startswith("worker-") else 0
-        expect_eq(int(r["calls"]), 1000 * k + 1, f"calls on lane {i} ({r['name']})")
-        expect_eq(int(r["regions"]), 2 if k else 1, f"regions on lane {i}")
-        # which of worker and work has more self time is up to the machine
-        expect(r["top_region"] in (("worker", "work") if k else ("main",)), f"top region of lane {i}: {r['top_region']}")
+        # main, and its 4 pthread_join (regions of kind wait)
+        expect_eq(int(r["calls"]), 1000 * k + 1 if k else 5, f"calls on lane {i} ({r['name']})")
+        expect_eq(int(r["regions"]), 2, f"regions on lane {i}")
+        # which of worker and work, or main and its joins, has more self time is up to the machine
+        expect(r["top_region"] in (("worker", "work") if k else ("main", "pthread_join")),
+               f"top region of lane {i}: {r['top_region']}")
     out = t.scope_report("--threads", path).stdout
     text = {r[3]: int(r[4]) for r in text_rows(out)}
-    expect_eq(text, {lanes["name"][0]: 1, "worker-1": 1001, "worker-2": 2001, "worker-3": 3001, "worker-4": 4001},
+    expect_eq(text, {lanes["name"][0]: 5, "worker-1": 1001, "worker-2": 2001, "worker-3": 3001, "worker-4": 4001},
               "calls per lane in the text table")
 
     # --thread N: one lane's calls, in the flat table and the tree.
@@ -240,15 +242,17 @@ def case_processes(t):
             leaf[int(p.pairs["process"][row])] = int(p.pairs["count"][row])
     expect_eq(sorted(leaf.values()), [990, 990, 1980], "leaf calls per process")
     per_process = {int(r["process"]): int(r["calls"]) for r in rows}
+    # the parent: main, run, 10 outer, 990 leaf and 2 waits for its children
     for i in range(3):
-        expect(per_process[i] in (1001, 1002, 2001), f"calls of process {i}: {per_process[i]}")
-    expect_eq(sum(per_process.values()), 1002 + 1001 + 2001, "calls of all processes")
+        expect(per_process[i] in (1001, 1004, 2001), f"calls of process {i}: {per_process[i]}")
+    expect_eq(sum(per_process.values()), 1004 + 1001 + 2001, "calls of all processes")
 
     text = t.scope_report("--processes", "--format", "csv", path).stdout
     regions = parse_csv(text.split("\n\n")[1])
     spread = {r["region"]: r for r in regions}
     expect_eq({n: (int(r["processes"]), int(r["calls"])) for n, r in spread.items()},
-              {"main": (1, 1), "run": (3, 3), "outer": (3, 40), "leaf": (3, 3960)}, "procs and calls per region")
+              {"main": (1, 1), "run": (3, 3), "outer": (3, 40), "leaf": (3, 3960), "wait": (1, 2)},
+              "procs and calls per region")
     totals = {}
     for row in range(len(p.pairs["region"])):
         totals.setdefault(p.names[p.pairs["region"][row]], []).append(int(p.pairs["total_ns"][row]))
@@ -259,7 +263,7 @@ def case_processes(t):
 
     doc = json.loads(t.scope_report("--processes", "--format", "json", path).stdout)
     expect_eq(len(doc["processes"]), 3, "JSON processes")
-    expect_eq(len(doc["regions"]), 4, "JSON regions")
+    expect_eq(len(doc["regions"]), 5, "JSON regions")
 
     # One process: --process N and its rows only.
     child = [i for i in range(3) if leaf[i] == 1980][0]
@@ -960,14 +964,15 @@ def case_merged(t):
     out = t.scope_report("--tree", path).stdout
     heads = [line for line in out.splitlines() if line.startswith("process ")]
     expect_eq(len(heads), 1, "headings of the merged tree")
-    expect(re.match(r"^process 0 \(pid \d+\) threads-gcc-O2: 10005 calls on 5 thread lanes, recording ", heads[0]),
+    expect(re.match(r"^process 0 \(pid \d+\) threads-gcc-O2: 10009 calls on 5 thread lanes, recording ", heads[0]),
            f"heading {heads[0]!r}")
     rows = parse_csv(t.scope_report("--tree", "--format", "csv", path).stdout)
-    expect_eq([(r["path"], int(r["calls"]), r["lane"]) for r in rows],
-              [("main", 1, ""), ("worker", 4, ""), ("worker;work", 10000, "")], "merged tree")
+    expect_eq(sorted((r["path"], int(r["calls"]), r["lane"]) for r in rows),
+              [("main", 1, ""), ("main;pthread_join", 4, ""), ("worker", 4, ""), ("worker;work", 10000, "")],
+              "merged tree")
     rows = parse_csv(t.scope_report("--tree", "--per-thread", "--format", "csv", path).stdout)
     lanes = Profile(path).lanes[0]
-    want = [(0, "main", 1)]
+    want = [(0, "main", 1), (0, "main;pthread_join", 4)]
     for lane in range(1, 5):
         k = int(lanes["name"][lane].split("-")[1])
         want += [(lane, "worker", 1), (lane, "worker;work", 1000 * k)]
@@ -977,8 +982,9 @@ def case_merged(t):
     doc = json.loads(t.scope_report("--tree", "--per-thread", "--format", "json", path).stdout)
     expect_eq(len(doc["lanes"]), 5, "--per-thread JSON lanes")
     doc = json.loads(t.scope_report("--tree", "--format", "json", path).stdout)
+    totals = Profile(path).region_totals()
     expect_eq([(x["process"], x["lanes"], [c["region"] for c in x["calls"]]) for x in doc["processes"]],
-              [(0, 5, ["main", "worker"])], "merged JSON tree")
+              [(0, 5, sorted(["main", "worker"], key=lambda n: -totals[n][1]))], "merged JSON tree")
 
     # three processes: three trees
     path = t.profile("calls-gcc-O2", "1000", "2", out="forks.h5")

@@ -36,6 +36,8 @@ static const char usage[] =
 	"      --chunk-size N       calls per HDF5 chunk of each column (default 65536)\n"
 	"      --write-at-exit      start writing the profile once the program has ended\n"
 	"                           (default: while it runs, on another core)\n"
+	"      --libcalls KINDS     C library calls recorded as regions: none, wait (default:\n"
+	"                           joins, locks, sleeps, polls), io (read, write, open...), all\n"
 	"  -q, --quiet              print no summary\n"
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
@@ -50,7 +52,7 @@ static const char usage[] =
 #define MAX_TOP 1000000
 
 struct options {
-	const char *output, *compression, *chunk;
+	const char *output, *compression, *chunk, *libcalls;
 	int quiet, at_exit;
 	size_t top;
 	char **argv;
@@ -81,13 +83,14 @@ static int write_at_exit(void)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT };
+	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
 					      {"quiet", no_argument, 0, 'q'},
 					      {"top", required_argument, 0, TOP},
 					      {"write-at-exit", no_argument, 0, ATEXIT},
+					      {"libcalls", required_argument, 0, LIBCALLS},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -119,6 +122,13 @@ static void parse(int argc, char **argv, struct options *o)
 				die_usage("bad chunk size '%s': give 1 to 67108864 elements",
 					  optarg);
 			o->chunk = optarg;
+			break;
+		case LIBCALLS:
+			if (strcmp(optarg, "none") != 0 && strcmp(optarg, "wait") != 0 &&
+			    strcmp(optarg, "io") != 0 && strcmp(optarg, "all") != 0)
+				die_usage("unknown --libcalls '%s': use none, wait, io or all",
+					  optarg);
+			o->libcalls = optarg;
 			break;
 		case 'q': o->quiet = 1; break;
 		case ATEXIT: o->at_exit = 1; break;
@@ -287,6 +297,8 @@ static void exec_child(const struct options *o, const char *program, const char 
 		setenv("SCOPE_COMPRESSION", o->compression, 1);
 	if (o->chunk)
 		setenv("SCOPE_CHUNK_SIZE", o->chunk, 1);
+	if (o->libcalls)
+		setenv("SCOPE_LIBCALLS", o->libcalls, 1);
 	execv(program, o->argv);
 	fprintf(stderr, "scope-run: cannot run %s: %s\n", program, strerror(errno));
 	_exit(127);

@@ -439,6 +439,13 @@ static int visit_range(struct grouping *gr, int second, uint64_t from, uint64_t 
 	return 0;
 }
 
+static int by_call(const void *a, const void *b)
+{
+	uint64_t x = ((const struct bytes_note *)a)->index,
+		 y = ((const struct bytes_note *)b)->index;
+	return (x > y) - (x < y);
+}
+
 /*
  * The first pass notes, at the middle chunk, how many calls each region had
  * so far: the second pass then runs as two halves at once, the later half
@@ -459,7 +466,14 @@ static int first_pass_all(struct grouping *gr)
 		return -1;
 	for (uint32_t r = 0; r < gr->map.n; r++)
 		gr->split_count[r] = gr->regions[r].count;
-	return visit_range(gr, 0, gr->split, gr->nchunks);
+	if (visit_range(gr, 0, gr->split, gr->nchunks) != 0)
+		return -1;
+	/* A call's bytes come after those of the calls it made (a signal
+	 * handler's write inside a read): the second pass takes them in
+	 * call order. */
+	if (gr->nnotes > 1)
+		qsort(gr->notes, gr->nnotes, sizeof *gr->notes, by_call);
+	return 0;
 }
 
 struct half {

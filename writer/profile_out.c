@@ -4,6 +4,7 @@
 #include "profile_out.h"
 
 #include "columns.h"
+#include "libcalls.h"
 #include "schema.h"
 #include "spill.h"
 #include "symbolize.h"
@@ -155,11 +156,16 @@ static struct scope_sym_module *sym_modules(const struct run_info *run)
 	return sm;
 }
 
-/* The MPI calls the preload library wraps are its only regions. */
-static const char *region_kind(const struct run_info *run, int module)
+/* The preload library's regions are the calls it wraps: the C library's
+ * (lib/libcalls.h) and MPI's. */
+static const char *region_kind(const struct run_info *run, int module, const char *name)
 {
 	const char *path = module >= 0 ? run->mods[module].path : "", *slash = strrchr(path, '/');
-	return strcmp(slash ? slash + 1 : path, "libscope_preload.so") == 0 ? "mpi" : "function";
+	const char *libcall = scope_libcall_kind(name);
+
+	if (strcmp(slash ? slash + 1 : path, "libscope_preload.so") != 0)
+		return "function";
+	return libcall ? libcall : "mpi";
 }
 
 static int write_regions(struct columns *c, hid_t file, const struct run_info *run,
@@ -191,7 +197,7 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 		lines[r] = syms[r].line;
 		offsets[r] = syms[r].offset;
 		modules[r] = syms[r].module >= 0 ? run->mods[syms[r].module].path : "";
-		kinds[r] = region_kind(run, syms[r].module);
+		kinds[r] = region_kind(run, syms[r].module, syms[r].name);
 	}
 	g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	if (g >= 0 && col_str(g, SC_REG(NAME), names, n) == 0 &&
