@@ -149,12 +149,37 @@ fail:
 	return err;
 }
 
+/* A chunk the run's writer freed, zeroed and backed; NULL when none waits.
+ * The slot is read before the compare-and-swap that takes it: the writer
+ * fills a slot again only after free_head has passed it. */
+static SCOPE_NOINST struct scope_chunk_head *reused_chunk(struct scope_process *p)
+{
+	struct scope_arena_header *h = p->hdr;
+	uint64_t head = __atomic_load_n(&h->free_head, __ATOMIC_ACQUIRE);
+
+	while (head != __atomic_load_n(&h->free_tail, __ATOMIC_ACQUIRE)) {
+		uint32_t idx =
+			__atomic_load_n(&h->free_ring[head % SCOPE_FREE_RING], __ATOMIC_RELAXED);
+		if (__atomic_compare_exchange_n(&h->free_head, &head, head + 1, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			if (idx >= __atomic_load_n(&h->nchunks, __ATOMIC_RELAXED))
+				return NULL; /* not one of ours: a forged ring */
+			return (struct scope_chunk_head *)(p->base + h->chunks_off +
+							   (uint64_t)idx * h->chunk_bytes);
+		}
+	}
+	return NULL;
+}
+
 struct scope_chunk_head *scope_arena_chunk(struct scope_process *p)
 {
 	struct scope_arena_header *h = p->hdr;
-	uint64_t idx = __atomic_fetch_add(&h->nchunks, 1, __ATOMIC_RELAXED);
-	uint64_t end, have;
+	struct scope_chunk_head *reused = reused_chunk(p);
+	uint64_t idx, end, have;
 
+	if (reused)
+		return reused;
+	idx = __atomic_fetch_add(&h->nchunks, 1, __ATOMIC_RELAXED);
 	if (idx >= h->chunk_capacity)
 		return NULL;
 	end = h->chunks_off + (idx + 1) * h->chunk_bytes;

@@ -24,6 +24,17 @@ extern char **environ;
 static char *writer_argv[6];
 static char writer_fd[16];
 
+/* The store the run's writer copied chunks to, which goes with the arena. */
+static SCOPE_NOINST void unlink_store(const struct scope_process *p)
+{
+	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
+	size_t len = strlen(p->arena_path);
+
+	memcpy(store, p->arena_path, len);
+	memcpy(store + len, SCOPE_STORE_SUFFIX, sizeof SCOPE_STORE_SUFFIX);
+	unlink(store);
+}
+
 /* The writer gets the program's environment without LD_PRELOAD, and with
  * SCOPE_OFF, so that nothing records it, however the library is loaded.
  * Built at start-up: the exit path allocates nothing. */
@@ -74,6 +85,7 @@ fail:
 	munmap(p->base, p->map_bytes);
 	scope_fd_close(p->fd);
 	unlink(p->arena_path);
+	unlink_store(p);
 	p->hdr = NULL;
 	p->base = NULL;
 	return -1;
@@ -160,28 +172,48 @@ static SCOPE_NOINST int published(const struct scope_process *p)
 	       (fstat(p->fd, &st) == 0 && st.st_nlink == 0);
 }
 
+/* Sends the run's writer msg: one datagram on the run's socket. Returns -1
+ * when there is no such writer, or it is gone. */
+static SCOPE_NOINST int tell_writer(const struct scope_process *p, const char *msg, size_t len,
+				    int flags)
+{
+	struct sockaddr_un to = {.sun_family = AF_UNIX};
+	size_t plen = strlen(p->cfg.run_writer);
+	int fd, rc;
+
+	if (!plen || plen >= sizeof to.sun_path)
+		return -1;
+	memcpy(to.sun_path, p->cfg.run_writer, plen);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	rc = sendto(fd, msg, len, MSG_NOSIGNAL | flags, (const struct sockaddr *)&to, sizeof to) < 0
+		     ? -1
+		     : 0;
+	scope_fd_close(fd);
+	return rc;
+}
+
 /* Hands the arena to the run's writer (scope-run's), which writes it while
  * this process goes on to its end: one message on the run's socket, with
  * nothing to wait for. Returns -1 when there is no such writer, or it is
  * gone: then this process starts a writer of its own. */
 static SCOPE_NOINST int hand_over(const struct scope_process *p)
 {
-	struct sockaddr_un to = {.sun_family = AF_UNIX};
-	size_t len = strlen(p->cfg.run_writer);
-	int fd, rc;
+	return tell_writer(p, p->arena_path, strlen(p->arena_path), 0);
+}
 
-	if (!len || len >= sizeof to.sun_path)
-		return -1;
-	memcpy(to.sun_path, p->cfg.run_writer, len);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	rc = sendto(fd, p->arena_path, strlen(p->arena_path), MSG_NOSIGNAL,
-		    (const struct sockaddr *)&to, sizeof to) < 0
-		     ? -1
-		     : 0;
-	scope_fd_close(fd);
-	return rc;
+/* The run's writer reads the arena while this process records into it:
+ * the path after a NUL byte. Not waited for: a writer too busy to take the
+ * message gets the arena at the end, as hand_over gives it. */
+void scope_run_join(const struct scope_process *p)
+{
+	char msg[SCOPE_PATH_BYTES + 1];
+	size_t len = strlen(p->arena_path);
+
+	msg[0] = '\0';
+	memcpy(msg + 1, p->arena_path, len);
+	tell_writer(p, msg, len + 1, MSG_DONTWAIT);
 }
 
 /* One line when the profile was not written and nothing has said why: the

@@ -108,6 +108,7 @@ int scope_start_recording(void)
 	 * names of the code it ran. */
 	scope_modules_capture(p);
 	scope_run_start(p);
+	scope_run_join(p);
 	return 0;
 }
 

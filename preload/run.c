@@ -50,10 +50,16 @@ static SCOPE_NOINST int make_socket(const char *path)
 static SCOPE_NOINST int spawn(struct scope_process *p, int fd, char **envp)
 {
 	char sock_fd[16], watch[16];
-	char *argv[] = {p->cfg.writer, "--run-fd",    sock_fd,	 "--detach", lock,
-			"--merge",     p->cfg.output, "--watch", watch,	     NULL};
+	const char *when = scope_getenv("SCOPE_WRITE");
+	char *argv[] = {p->cfg.writer, "--run-fd", sock_fd, "--detach", lock, "--merge",
+			p->cfg.output, "--watch",  watch,   NULL,	NULL};
 	pid_t pid;
 	int status;
+
+	/* SCOPE_WRITE=exit, as scope-run --write-at-exit: the writer takes
+	 * no core from the program while it runs. */
+	if (when && strcmp(when, "exit") == 0)
+		argv[9] = "--at-exit";
 
 	snprintf(sock_fd, sizeof sock_fd, "%d", fd);
 	snprintf(watch, sizeof watch, "%d", (int)getpid());

@@ -216,6 +216,8 @@ void scope_run_start(struct scope_process *p) SCOPE_HIDDEN;
 int scope_run_end(struct scope_process *p) SCOPE_HIDDEN;
 /* finish.c: the writer's environment (NULL before scope_finish_prepare). */
 char **scope_writer_env(void) SCOPE_HIDDEN;
+/* finish.c: the run's writer, if there is one, reads the arena from now on. */
+void scope_run_join(const struct scope_process *p) SCOPE_HIDDEN;
 
 /* signals.c */
 void scope_signals_init(void) SCOPE_HIDDEN;

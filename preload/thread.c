@@ -266,6 +266,10 @@ static SCOPE_NOINST int next_chunk(struct scope_thread *t)
 	scope_signal_fence();
 	t->chunk_end = first + p->recs_per_chunk;
 	scope_signal_fence();
+	/* The chunks before this one are full: the run's writer may take
+	 * them. A signal handler that took a chunk of its own meanwhile
+	 * stored its number first; this store, the later, wins. */
+	__atomic_store_n(&lane_slot(t->lane)->sealed, ch->seq, __ATOMIC_RELEASE);
 	resume(t);
 	if (old_end)
 		leave_chunk(t, old_end);

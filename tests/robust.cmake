@@ -70,7 +70,8 @@ set(robust_once_cases
   fds-closeall:r_fds fds-dup2:r_fds fds-cloexec:r_fds
   disk-output:r_fds disk-tmpdir-full:r_fds disk-tmpdir-small:r_fds arena-full:r_fds
   spill-threads:threads spill-sigprof:r_sig spill-disk-full:r_fds spill-fallback:r_fds
-  writer-memory:r_fds)
+  writer-memory:r_fds
+  tail-recycle:calls tail-kill9:r_kill tail-writer-killed:calls)
 foreach(entry IN LISTS robust_once_cases)
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 case)

@@ -17,6 +17,7 @@ Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -570,6 +571,7 @@ def case_kill9_preload(t):
     expect(not os.path.exists(t.path("out.h5")), "out.h5 exists after kill -9")
     left = arenas(t.tmp)
     expect_eq(len(left), 1, f"arenas left in {t.tmp}")
+    seen = arena_and_store(left[0])
     t.run([t.writer, "--recover", "-o", t.path("rec.h5"), left[0]], env=t.env()).expect_rc(0)
     p = t.load("rec.h5")
     expect_eq((int(p.processes["pid"][0]), col(p, 0, "complete")), (pid, 0), "pid and complete")
@@ -862,6 +864,13 @@ def case_fds_cloexec(t):
 # Cases: full disks
 
 
+def copy_arena(t, arena, copy):
+    """Copies ARENA to COPY, with the store of the chunks its run's writer took, if any."""
+    t.run(["cp", "--sparse=always", arena, copy]).expect_rc(0)
+    if os.path.exists(arena + ".store"):
+        t.run(["cp", arena + ".store", copy + ".store"]).expect_rc(0)
+
+
 def case_disk_output(t):
     """The output on a full filesystem: one line, no file under the final name, the data kept where it says."""
     t.need_prog()
@@ -886,7 +895,7 @@ def case_disk_output(t):
             arena = words[-1]
             expect(arena in kept, f"the hint {hint!r} names an arena that does not exist")
             copy = t.path(f"copy{k}.arena")
-            t.run(["cp", "--sparse=always", arena, copy]).expect_rc(0)
+            copy_arena(t, arena, copy)
             argv = [t.writer] + [t.path(f"later{k}.h5") if w == "FILE" else w for w in words[1:-1]] + [copy]
             t.run(argv, env=t.env()).expect_rc(0)
             p = t.load(f"later{k}.h5")
@@ -943,7 +952,8 @@ def case_disk_tmpdir_small(t):
 def case_arena_full(t):
     """SCOPE_ARENA_MAX reached: the calls that do not fit are counted lost, exactly."""
     n = 3_000_000  # 72 MB of records, more than a 64 MiB arena holds
-    p, r = t.profile("plain", t.path("own.txt"), n, options=(), env={"SCOPE_ARENA_MAX": "64M"})
+    # The writer waits for the end: it frees no chunk for reuse meanwhile.
+    p, r = t.profile("plain", t.path("own.txt"), n, options=("--write-at-exit",), env={"SCOPE_ARENA_MAX": "64M"})
     lost = int(p.meta["lost_records"])
     recorded = p.count("work") + p.count("main")
     print(f"  recorded {recorded}, lost {lost}")
@@ -1013,7 +1023,7 @@ def case_spill_disk_full(t):
         expect(re.search(r"space", lines[0], re.I) and small in lines[0] and arena in lines[0],
                f"the line does not name the full folder and the kept arena: {lines[0]!r}")
         copy = t.path("copy.arena")
-        t.run(["cp", "--sparse=always", arena, copy]).expect_rc(0)
+        copy_arena(t, arena, copy)
     write_arena(t, copy, "later.h5", SPILL)
     expect_counts(t.load("later.h5"), {"work": n, "main": 1})
 
@@ -1039,6 +1049,130 @@ def case_writer_memory(t):
     expect(spilled < limit, f"the writer's peak RSS was {spilled:.1f} MiB for {n} calls in windows (limit {limit})")
     expect(held > spilled + 40, f"holding the calls in memory took {held:.1f} MiB, windows {spilled:.1f}: "
            "the windows do not bound anything")
+
+
+# ---------------------------------------------------------------------------
+# Cases: the run's writer consumes a running process's chunks (calls, r_kill)
+
+TAIL_CALLS = 2_000_000  # calls.c: 48 MB of records, 11,765 chunks of 4 KiB
+TAIL_KILL_CALLS = 300_000  # r_kill: calls of tick per thread before it may be killed
+TAIL_ENV = {"SCOPE_BUFFER_SIZE": "4096"}  # many chunks for few calls
+
+
+def arena_chunks(path):
+    """(chunks handed out, records a chunk holds) of the arena at PATH, from its header."""
+    with open(path, "rb") as f:
+        head = f.read(104)
+    chunk_bytes = struct.unpack_from("<I", head, 16)[0]
+    return struct.unpack_from("<Q", head, 96)[0], (chunk_bytes - 24) // 24
+
+
+def arena_and_store(arena):
+    """(chunks the arena handed out, records a chunk holds, bytes of its store)."""
+    handed, per_chunk = arena_chunks(arena)
+    store = arena + ".store"
+    return handed, per_chunk, os.path.getsize(store) if os.path.exists(store) else 0
+
+
+def expect_recycled(seen, calls, share=0.5):
+    """The arena (SEEN: arena_and_store) handed out fewer chunks than SHARE of those CALLS records
+    fill: the run's writer took its chunks into the store and they were reused."""
+    handed, per_chunk, stored = seen
+    need = calls // per_chunk
+    print(f"  {handed} chunks handed out for {calls} calls ({need} chunks of records), store {stored} bytes")
+    expect(stored > 0, "no store beside the arena")
+    expect(handed < need * share, f"the arena handed out {handed} chunks for {need} chunks of records: "
+           "the run's writer did not free them while the program ran")
+
+
+def case_tail_recycle(t):
+    """A long process under plain LD_PRELOAD: the run's writer takes its full chunks while it runs and
+    frees them for reuse; the profile, from the store and the arena, has every call, none unfinished."""
+    t.need_prog()
+    t.need_scope()
+    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), **TAIL_ENV}, preload=t.preload)
+    t.run([t.prog, TAIL_CALLS], env=env).expect_rc(0)
+    found = arenas(t.tmp)
+    expect_eq(len(found), 1, f"kept arenas in {t.tmp}")
+    arena = found[0]
+    # Loose: the writer shares two cores with the program and whatever else runs.
+    expect_recycled(arena_and_store(arena), TAIL_CALLS, share=0.9)
+    p = t.load("first.h5")
+    expect_counts(p, {"main": 1, "run": 1, "outer": TAIL_CALLS // 100, "leaf": TAIL_CALLS // 100 * 99})
+    # A chunk copied while outer was open in it is copied again once outer returned.
+    for name in ("outer", "leaf"):
+        flags = np.concatenate([p.events_of(row)["flags"] for row in p.pair_rows(name)])
+        expect_eq(int(np.count_nonzero(flags & 1)), 0, f"calls of {name} marked never returned")
+    d = np.concatenate([p.events_of(row)["duration"] for row in p.pair_rows("outer")])
+    expect(int(d.max()) < 10**9, f"a call of outer lasted {int(d.max())} ns")
+    # Written again from the kept arena and its store: the same profile.
+    t.run([t.writer, "--keep", "-o", t.path("again.h5"), arena], env=t.env()).expect_rc(0)
+    expect_same_profile(t, "first.h5", "again.h5")
+
+
+def case_tail_kill9(t):
+    """kill -9 of a program whose chunks the run's writer was taking: --recover writes the calls of the
+    store and of the arena, every tick made before READY on every lane."""
+    t.need_prog()
+    t.need_scope()
+    ready = t.path("ready")
+    child = start(t, [t.prog, ready, TAIL_KILL_CALLS, 2],
+                  t.env({"SCOPE_OUTPUT": "out.h5", **TAIL_ENV}, preload=t.preload))
+    wait_for_file(ready, child)
+    time.sleep(0.3)  # the writer takes what the threads sealed meanwhile
+    with open(ready) as f:
+        pid, addr = f.read().split()
+    os.kill(int(pid), signal.SIGKILL)
+    finish(child, "the program")
+    left = arenas(t.tmp)
+    expect_eq(len(left), 1, f"arenas left in {t.tmp}")
+    seen = arena_and_store(left[0])
+    t.run([t.writer, "--recover", "-o", t.path("rec.h5"), left[0]], env=t.env()).expect_rc(0)
+    p = t.load("rec.h5")
+    expect_eq(int(p.processes["pid"][0]), int(pid), "pid")
+    lanes = {}
+    for row in tick_rows(p, int(addr, 16)):
+        ev = p.events_of(row)
+        for lane, n in zip(*np.unique(ev["thread"].astype(np.int64), return_counts=True)):
+            lanes[int(lane)] = lanes.get(int(lane), 0) + int(n)
+    print("  calls of tick per lane:", lanes)
+    expect_eq(len(lanes), 3, "lanes that called tick")
+    for lane, n in lanes.items():
+        expect(n >= TAIL_KILL_CALLS, f"lane {lane} holds {n} calls of tick, at least {TAIL_KILL_CALLS} were made")
+    # Three threads that never stop, on cores the writer shares: it keeps up with part of them.
+    expect_recycled(seen, sum(lanes.values()), share=0.9)
+
+
+def case_tail_writer_killed(t):
+    """The run's writer is killed (SIGKILL) after it took chunks of the running program: the program
+    goes on, its own writer writes the store and the arena, and every call is in the profile."""
+    t.need_prog()
+    seen = t.path("stores.txt")
+    wrapper = t.path("writer.sh")
+    with open(wrapper, "w") as f:
+        f.write(f"""#!/bin/sh
+case " $* " in
+*" --run-fd "*)
+\t"{t.writer}" "$@" &
+\tw=$!
+\t# until a store holds a few chunks, then the writer dies with it
+\tfor i in $(seq 400); do
+\t\tfind "{t.tmp}" -name '*.store' -size +400k | grep -q . && break
+\t\tsleep 0.01
+\tdone
+\tfind "{t.tmp}" -name '*.store' -size +400k > "{seen}"
+\tkill -9 $w
+\texit 0 ;;
+esac
+exec "{t.writer}" "$@"
+""")
+    os.chmod(wrapper, 0o755)
+    n = 2 * TAIL_CALLS
+    p, r = t.profile(n, env={"SCOPE_WRITER": wrapper, **TAIL_ENV})
+    with open(seen) as f:
+        stores = f.read().split()
+    expect(stores, "the run's writer had filled no store when it was killed")
+    expect_counts(p, {"main": 1, "run": 1, "outer": n // 100, "leaf": n // 100 * 99})
 
 
 # ---------------------------------------------------------------------------

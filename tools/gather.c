@@ -194,8 +194,12 @@ static void find_missing(const struct run_dirs *d, struct missing *m)
 		snprintf(part, sizeof part, "%s/%d-%llu.h5", d->parts, (int)h.pid,
 			 (unsigned long long)h.start_unix_ns);
 		if (access(part, F_OK) == 0) {
-			if (!(keep && *keep && strcmp(keep, "0") != 0))
+			if (!(keep && *keep && strcmp(keep, "0") != 0)) {
+				char store[sizeof arena + sizeof SCOPE_STORE_SUFFIX];
+				snprintf(store, sizeof store, "%s%s", arena, SCOPE_STORE_SUFFIX);
+				unlink(store);
 				unlink(arena);
+			}
 			continue;
 		}
 		if (m->n < (int)(sizeof m->pid / sizeof *m->pid))

@@ -67,6 +67,43 @@ static uint64_t mapped_size(int fd, uint64_t file_size)
 	return h.chunks_off + used * h.chunk_bytes;
 }
 
+/* The store beside the arena, when the run's writer took chunks into it
+ * while the program ran: without it those calls would be missing. */
+static int open_store(struct arena *a, const char *path)
+{
+	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
+	uint64_t n = __atomic_load_n(&a->hdr->store_chunks, __ATOMIC_ACQUIRE);
+	struct stat st;
+	int fd;
+
+	if (!n)
+		return 0;
+	snprintf(store, sizeof store, "%s%s", path, SCOPE_STORE_SUFFIX);
+	if ((fd = open(store, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0) {
+		fprintf(stderr,
+			"scope-writer: cannot open %s, which holds %llu chunks of %s's records: %s "
+			"(keep it beside the arena)\n",
+			store, (unsigned long long)n, path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* A store cut short (a full disk) holds fewer. */
+	if (n > (uint64_t)st.st_size / a->hdr->chunk_bytes)
+		n = (uint64_t)st.st_size / a->hdr->chunk_bytes;
+	a->store_size = n * a->hdr->chunk_bytes;
+	a->store = n ? mmap(NULL, a->store_size, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	if (a->store == MAP_FAILED) {
+		a->store = NULL;
+		fprintf(stderr, "scope-writer: cannot map %s: %s\n", store, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	a->store_fd = fd;
+	a->store_nchunks = n;
+	return 0;
+}
+
 int arena_open_fd(struct arena *a, const char *path, int fd)
 {
 	struct stat st;
@@ -123,6 +160,10 @@ int arena_open_fd(struct arena *a, const char *path, int fd)
 		a->nlanes = h->lane_capacity;
 	a->recs_per_chunk = (uint32_t)((h->chunk_bytes - sizeof(struct scope_chunk_head)) /
 				       sizeof(struct scope_rec));
+	if (open_store(a, path) != 0) {
+		arena_close(a);
+		return -1;
+	}
 	return 0;
 }
 
@@ -135,6 +176,12 @@ void arena_close(struct arena *a)
 {
 	if (a->base && a->base != MAP_FAILED)
 		munmap((void *)a->base, a->size);
+	if (a->store)
+		munmap((void *)a->store, a->store_size);
+	if (a->store && a->store_fd >= 0)
+		close(a->store_fd);
+	a->store = NULL;
+	a->store_nchunks = 0;
 	if (a->fd >= 0)
 		close(a->fd);
 	a->base = NULL;
@@ -146,6 +193,8 @@ void arena_release_records(const struct arena *a)
 	uint64_t off = a->hdr->chunks_off;
 	if (off < a->size)
 		madvise((char *)a->base + off, a->size - off, MADV_DONTNEED);
+	if (a->store)
+		madvise((char *)a->store, a->store_size, MADV_DONTNEED);
 }
 
 static int by_lo(const void *x, const void *y)

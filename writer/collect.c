@@ -11,12 +11,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* Lane, then seq; of one chunk in both places, the arena's first. */
 static int by_lane_seq(const void *x, const void *y)
 {
 	const struct chunk_ref *a = x, *b = y;
 	if (a->lane != b->lane)
 		return a->lane < b->lane ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return (a->from_store > b->from_store) - (a->from_store < b->from_store);
 }
 
 /* Returns the region id for addr, adding it when new; UINT32_MAX on failure. */
@@ -364,11 +367,8 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
  */
 static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 {
-	const struct scope_arena_header *h = gr->a->hdr;
 	const struct scope_rec *r =
-		(const struct scope_rec *)(gr->a->base + h->chunks_off +
-					   gr->chunks[c].index * h->chunk_bytes +
-					   sizeof(struct scope_chunk_head));
+		(const struct scope_rec *)(gr->chunks[c].at + sizeof(struct scope_chunk_head));
 	uint32_t lane = gr->chunks[c].lane, gen = lane + 1, i;
 	uint32_t n = second ? gr->chunks[c].used : gr->a->recs_per_chunk;
 
@@ -395,30 +395,58 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 	return 0;
 }
 
-/* The chunks in lane order. Their heads are read with pread: touching the
- * mapping would map each whole chunk (the kernel maps pages around a
- * fault), the arena's size in resident memory at once. */
+/* Adds the chunk whose head ch is, at at, when it holds a lane's records. */
+static void add_chunk(const struct arena *a, const struct scope_chunk_head *ch, const char *at,
+		      uint32_t from_store, struct chunk_ref *refs, uint64_t *n)
+{
+	if (ch->magic != SCOPE_CHUNK_MAGIC || ch->lane >= a->nlanes)
+		return;
+	refs[*n] = (struct chunk_ref){
+		.lane = ch->lane, .seq = ch->seq, .at = at, .from_store = from_store};
+	++*n;
+}
+
+/* Drops the store's copy of a chunk still in the arena: the arena's is
+ * never older (see the arena header's store). */
+static uint64_t drop_copies(struct chunk_ref *refs, uint64_t n)
+{
+	uint64_t kept = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (kept && refs[i].from_store && refs[kept - 1].lane == refs[i].lane &&
+		    refs[kept - 1].seq == refs[i].seq)
+			continue;
+		refs[kept++] = refs[i];
+	}
+	return kept;
+}
+
+/* The chunks in lane order: the arena's, and those the run's writer moved
+ * to the store while the program ran. The arena's heads are read with
+ * pread: touching the mapping would map each whole chunk (the kernel maps
+ * pages around a fault), the arena's size in resident memory at once. */
 static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 {
 	const struct scope_arena_header *h = a->hdr;
-	struct chunk_ref *refs = malloc((a->nchunks ? a->nchunks : 1) * sizeof *refs);
-	uint64_t n = 0;
+	uint64_t all = a->nchunks + a->store_nchunks, n = 0;
+	struct chunk_ref *refs = malloc((all ? all : 1) * sizeof *refs);
 
 	if (!refs)
 		return NULL;
 	for (uint64_t i = 0; i < a->nchunks; i++) {
+		uint64_t off = h->chunks_off + i * h->chunk_bytes;
 		struct scope_chunk_head ch;
-		if (pread(a->fd, &ch, sizeof ch, (off_t)(h->chunks_off + i * h->chunk_bytes)) !=
-			    (ssize_t)sizeof ch ||
-		    ch.magic != SCOPE_CHUNK_MAGIC || ch.lane >= a->nlanes)
-			continue;
-		refs[n].lane = ch.lane;
-		refs[n].seq = ch.seq;
-		refs[n].index = i;
-		n++;
+		if (pread(a->fd, &ch, sizeof ch, (off_t)off) == (ssize_t)sizeof ch)
+			add_chunk(a, &ch, a->base + off, 0, refs, &n);
+	}
+	for (uint64_t i = 0; i < a->store_nchunks; i++) {
+		uint64_t off = i * h->chunk_bytes;
+		struct scope_chunk_head ch;
+		if (pread(a->store_fd, &ch, sizeof ch, (off_t)off) == (ssize_t)sizeof ch)
+			add_chunk(a, &ch, a->store + off, 1, refs, &n);
 	}
 	qsort(refs, n, sizeof *refs, by_lane_seq);
-	*count = n;
+	*count = drop_copies(refs, n);
 	return refs;
 }
 
@@ -430,11 +458,9 @@ static int visit_range(struct grouping *gr, int second, uint64_t from, uint64_t 
 	const struct scope_arena_header *h = gr->a->hdr;
 
 	for (uint64_t i = from; i < to; i++) {
-		const char *chunk =
-			gr->a->base + h->chunks_off + gr->chunks[i].index * h->chunk_bytes;
 		if (visit_chunk(gr, i, second) != 0)
 			return -1;
-		madvise((void *)chunk, h->chunk_bytes, MADV_DONTNEED);
+		madvise((void *)gr->chunks[i].at, h->chunk_bytes, MADV_DONTNEED);
 	}
 	return 0;
 }
@@ -561,19 +587,16 @@ static int group(struct grouping *gr, struct profile *p)
 
 /* A run that never stopped (killed, or still running) ends at the last tick
  * any of its records holds. */
-static uint64_t stop_tick(const struct arena *a)
+static uint64_t stop_tick(const struct arena *a, const struct chunk_ref *chunks, uint64_t n)
 {
 	const struct scope_arena_header *h = a->hdr;
 	uint64_t last = h->start_tick;
 
 	if (h->state == SCOPE_ARENA_STOPPED)
 		return h->stop_tick;
-	for (uint64_t i = 0; i < a->nchunks; i++) {
-		const struct scope_chunk_head *ch =
-			(const void *)(a->base + h->chunks_off + i * h->chunk_bytes);
-		const struct scope_rec *r = (const struct scope_rec *)(ch + 1);
-		if (ch->magic != SCOPE_CHUNK_MAGIC)
-			continue;
+	for (uint64_t i = 0; i < n; i++) {
+		const struct scope_rec *r =
+			(const struct scope_rec *)(chunks[i].at + sizeof(struct scope_chunk_head));
 		for (uint32_t k = 0; k < a->recs_per_chunk && r[k].fn; k++) {
 			if (scope_rec_is_bytes(&r[k]))
 				continue;
@@ -611,8 +634,7 @@ static uint64_t *lane_ends(const struct arena *a)
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
 	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
 {
-	struct grouping gr = {
-		.a = a, .clock = c, .stop_tick = stop_tick(a), .mods = mods, .nmods = nmods};
+	struct grouping gr = {.a = a, .clock = c, .mods = mods, .nmods = nmods};
 	int rc = -1;
 
 	for (size_t i = 0; i < nmods; i++)
@@ -620,6 +642,8 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	memset(p, 0, sizeof *p);
 	gr.lane_end = lane_ends(a);
 	gr.chunks = list_chunks(a, &gr.nchunks);
+	if (gr.chunks)
+		gr.stop_tick = stop_tick(a, gr.chunks, gr.nchunks);
 	gr.rid_cap =
 		gr.nchunks * a->recs_per_chunk < window ? gr.nchunks * a->recs_per_chunk : window;
 	if (gr.chunks)

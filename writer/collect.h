@@ -6,10 +6,12 @@
 #include "map.h"
 #include "writer.h"
 
+/* A chunk in the arena, or in its store (from_store): at is its head. */
 struct chunk_ref {
 	uint32_t lane, seq;
-	uint64_t index;
+	const char *at;
 	uint32_t used; /* slots the first pass read: the later passes read no more */
+	uint32_t from_store;
 };
 
 /* Per lane: the region open at each depth, to charge a call's time to its

@@ -297,11 +297,17 @@ static int parse(int argc, char **argv, struct options *o)
 static void say_kept_hint(const char *cause, const char *output, const struct options *o,
 			  const char *options)
 {
+	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
+	int with_store;
+
+	snprintf(store, sizeof store, "%s%s", o->arena, SCOPE_STORE_SUFFIX);
+	with_store = access(store, F_OK) == 0;
 	fprintf(stderr,
-		"scope-writer: %s%s%s%s; the recorded data is kept in %s (write it with: "
+		"scope-writer: %s%s%s%s; the recorded data is kept in %s%s%s (write it with: "
 		"scope-writer%s%s -o FILE %s)\n",
 		output ? "cannot write " : "", output ? output : "", output ? ": " : "", cause,
-		o->arena, o->recover ? " --recover" : "", options, o->arena);
+		o->arena, with_store ? " and " : "", with_store ? store : "",
+		o->recover ? " --recover" : "", options, o->arena);
 }
 
 static void say_kept(const char *cause, const char *output, const struct options *o)
@@ -376,8 +382,11 @@ static void describe_run(struct run_info *run, const struct options *o, const st
  * is marked written, so that recovering it again is refused. */
 static void remove_arena(const struct arena *a, const char *arena, const char *output)
 {
+	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
 	int err;
 
+	snprintf(store, sizeof store, "%s%s", arena, SCOPE_STORE_SUFFIX);
+	unlink(store);
 	if (unlink(arena) == 0 || errno == ENOENT)
 		return;
 	err = errno;

@@ -2,15 +2,18 @@
 /* The writer of a whole run: arenas handed over by the run's processes, written as they come. */
 #define _GNU_SOURCE
 #include "run.h"
+#include "tail.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -47,21 +50,90 @@ static int keep(struct kept *k, const char *path)
 	return 0;
 }
 
-/* Waits for the next message, or for the watched process to end; returns
- * its length, 0 for the end of the run, -1 on an error. */
-static ssize_t next(int fd, int pidfd, char *buf, size_t cap)
+/* How often the arenas of running processes are read, in ms. */
+#define POLL_MS 5
+
+/* The arenas being consumed while their processes run. */
+struct tails {
+	struct tail **t;
+	size_t n, cap;
+};
+
+static void tails_add(struct tails *ts, const char *path)
+{
+	struct tail *t;
+
+	if (ts->n == ts->cap) {
+		size_t cap = ts->cap ? 2 * ts->cap : 16;
+		struct tail **grown = realloc(ts->t, cap * sizeof *grown);
+		if (!grown)
+			return; /* the arena is written at its end, as a whole */
+		ts->t = grown;
+		ts->cap = cap;
+	}
+	if ((t = tail_open(path)))
+		ts->t[ts->n++] = t;
+}
+
+static void tails_drop(struct tails *ts, size_t i)
+{
+	tail_close(ts->t[i]);
+	ts->t[i] = ts->t[--ts->n];
+}
+
+/* Stops consuming path's arena: its process has handed it over. */
+static void tails_forget(struct tails *ts, const char *path)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (strcmp(tail_path(ts->t[i]), path) == 0) {
+			tails_drop(ts, i);
+			return;
+		}
+}
+
+/* One round over the running processes' arenas; those that stopped, or
+ * whose process is gone, are left to the writer that writes them. */
+static void tails_poll(struct tails *ts)
+{
+	for (size_t i = 0; i < ts->n;)
+		if (tail_poll(ts->t[i]))
+			i++;
+		else
+			tails_drop(ts, i);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Waits for the next message, or for the watched process to end, reading
+ * the running processes' arenas every POLL_MS meanwhile; returns its
+ * length, 0 for the end of the run, -1 on an error. */
+static ssize_t next(int fd, int pidfd, char *buf, size_t cap, struct tails *ts, uint64_t *polled)
 {
 	for (;;) {
 		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
 				      {.fd = pidfd, .events = POLLIN}};
+		uint64_t now = now_ms();
+		int wait = -1, ready;
 		ssize_t n;
 
-		if (pidfd >= 0 && poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
+		if (ts->n) {
+			if (now >= *polled + POLL_MS) {
+				tails_poll(ts);
+				*polled = now = now_ms();
+			}
+			wait = (int)(*polled + POLL_MS - now);
 		}
-		n = recv(fd, buf, cap, pidfd >= 0 ? MSG_DONTWAIT : 0);
+		ready = poll(p, pidfd >= 0 ? 2 : 1, wait);
+		if (ready < 0 && errno != EINTR)
+			return -1;
+		if (ready <= 0)
+			continue;
+		n = recv(fd, buf, cap, MSG_DONTWAIT);
 		if (n >= 0)
 			return n;
 		if (errno == EINTR || (errno == EAGAIN && !(p[1].revents & POLLIN)))
@@ -74,13 +146,15 @@ static ssize_t next(int fd, int pidfd, char *buf, size_t cap)
 int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *arena, void *ctx),
 	      void *ctx)
 {
-	char path[PATH_MAX + 1];
+	char path[PATH_MAX + 2];
 	struct kept k = {0};
+	struct tails ts = {0};
+	uint64_t polled = 0;
 	int pidfd = watch > 0 ? (int)syscall(SYS_pidfd_open, watch, 0) : -1;
 	int rc = 0;
 
 	for (;;) {
-		ssize_t n = next(fd, pidfd, path, sizeof path - 1);
+		ssize_t n = next(fd, pidfd, path, sizeof path - 1, &ts, &polled);
 		if (n < 0) {
 			fprintf(stderr, "scope-writer: the run's socket: %s\n", strerror(errno));
 			rc = 1;
@@ -89,6 +163,12 @@ int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *are
 		if (n == 0)
 			break; /* the run has ended */
 		path[n] = '\0';
+		if (path[0] == '\0') {
+			if (!at_exit && n > 1)
+				tails_add(&ts, path + 1);
+			continue;
+		}
+		tails_forget(&ts, path);
 		if (!at_exit) {
 			rc |= write_one(path, ctx) != 0;
 		} else if (keep(&k, path) != 0) {
@@ -96,6 +176,11 @@ int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *are
 			rc |= write_one(path, ctx) != 0;
 		}
 	}
+	/* Processes still running, or killed: their arenas, with what was
+	 * consumed of them, are written by --recover. */
+	while (ts.n)
+		tails_drop(&ts, ts.n - 1);
+	free(ts.t);
 	if (pidfd >= 0)
 		close(pidfd);
 	for (size_t i = 0; i < k.n; i++) {

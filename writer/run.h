@@ -8,7 +8,9 @@
 /*
  * Reads arena paths from the datagram socket fd, one message each, and
  * writes each with write_one(path, ctx) as it comes, or, with at_exit, all of
- * them once the run has ended. An empty message ends the run, and so does
+ * them once the run has ended. A path after a NUL byte is an arena whose
+ * process has started recording: its full chunks are consumed while it
+ * runs (tail.h), unless at_exit. An empty message ends the run, and so does
  * the end of the process watch (when > 0). Returns 0, or 1 when an arena
  * could not be written (write_one said why).
  */

@@ -39,9 +39,7 @@ struct streamer {
 
 static const struct scope_rec *chunk_recs(const struct grouping *gr, uint64_t i)
 {
-	const struct scope_arena_header *h = gr->a->hdr;
-	return (const void *)(gr->a->base + h->chunks_off + gr->chunks[i].index * h->chunk_bytes +
-			      sizeof(struct scope_chunk_head));
+	return (const void *)(gr->chunks[i].at + sizeof(struct scope_chunk_head));
 }
 
 static int note_row(struct cursor *c, uint32_t depth, uint64_t row)

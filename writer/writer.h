@@ -19,6 +19,11 @@ struct arena {
 	uint32_t nlanes;
 	uint32_t recs_per_chunk;
 	int fd;
+	/* The chunks the run's writer took while the program ran (the
+	 * arena's store), mapped; store_nchunks is 0 when there are none. */
+	const char *store;
+	uint64_t store_size, store_nchunks;
+	int store_fd;
 };
 
 /* Returns 0, or -1 after printing one line that names the problem. */

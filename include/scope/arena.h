@@ -65,7 +65,9 @@ static inline int scope_rec_is_bytes(const struct scope_rec *r)
 }
 
 /* A chunk belongs to one thread lane; seq orders a lane's chunks. A chunk
- * whose magic is not SCOPE_CHUNK_MAGIC was handed out but never used. */
+ * whose magic is not SCOPE_CHUNK_MAGIC was handed out but never used, or
+ * holds nothing any more: SCOPE_CHUNK_FREE once the run's writer has
+ * copied it to the store and zeroed it for reuse. */
 struct scope_chunk_head {
 	uint32_t lane;
 	uint32_t seq;
@@ -74,6 +76,7 @@ struct scope_chunk_head {
 };
 
 #define SCOPE_CHUNK_MAGIC UINT64_C(0x4b4e4843504f4353) /* "SCOPCHNK" */
+#define SCOPE_CHUNK_FREE  UINT64_C(0x45455246504f4353) /* "SCOPFREE" */
 _Static_assert(sizeof(struct scope_chunk_head) == 24,
 	       "a chunk head is one record wide so records stay aligned");
 
@@ -85,7 +88,10 @@ struct scope_lane {
 	uint64_t end;
 	char name[16];
 	uint32_t used; /* nonzero once the slot is claimed */
-	uint32_t reserved0;
+	/* The sequence number of the chunk the thread records into: its
+	 * chunks before it are full, and a writer may read them while the
+	 * program runs. */
+	uint32_t sealed;
 	/* While the thread runs, SCOPE_LANE_CPU_RUNNING ored with its CPU
 	 * clock (ns) when it got the lane; from its end or the process's stop,
 	 * the CPU time it used since. 0 when not known. */
@@ -126,6 +132,14 @@ enum scope_lost_cause {
 				  CLONE_SETTLS) that got no state of its own */
 	SCOPE_LOST_CAUSES
 };
+
+/* Freed chunks waiting to be taken again; a power of two. */
+#define SCOPE_FREE_RING 512
+
+/* The store: the file the run's writer copies a running process's full
+ * chunks to, named after the arena with this suffix, chunk after chunk in
+ * the arena's chunk format. */
+#define SCOPE_STORE_SUFFIX ".store"
 
 /* Any path the system accepts (PATH_MAX) fits. */
 #define SCOPE_PATH_BYTES 4096
@@ -209,6 +223,24 @@ struct scope_arena_header {
 	char output[SCOPE_PATH_BYTES];
 	char parts[SCOPE_PATH_BYTES]; /* folder for parts, "" = beside the output */
 	char compression[64];
+
+	/*
+	 * Chunks the run's writer took while the program ran (see the store
+	 * below). store_chunks is the durable record of what it consumed: the
+	 * store's first store_chunks chunks are complete copies, made before
+	 * their arena chunks were freed. A chunk found both in the store and
+	 * still in the arena (the writer stopped between the two) is read
+	 * from the arena, which is never older.
+	 *
+	 * The free ring hands freed chunks back to the program: the writer
+	 * alone fills slot free_tail % SCOPE_FREE_RING and then moves
+	 * free_tail; a thread takes slot free_head % SCOPE_FREE_RING by moving
+	 * free_head with a compare-and-swap. The counters never wrap, so a
+	 * slot is never taken twice.
+	 */
+	uint64_t store_chunks;
+	uint64_t free_head, free_tail;
+	uint32_t free_ring[SCOPE_FREE_RING];
 };
 #define SCOPE_ARENA_HEADER_BYTES (5u * 4096u)
 _Static_assert(sizeof(struct scope_arena_header) <= SCOPE_ARENA_HEADER_BYTES,

@@ -396,7 +396,9 @@ def compact_arena(src, dst):
 
 def arena_env(a, tmp, preload=False):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SCOPE_", "ASAN_", "LSAN_")) and k != "LD_PRELOAD"}
-    env.update(SCOPE_TMPDIR=tmp, SCOPE_KEEP_ARENA="1", SCOPE_BUFFER_SIZE="4096", SCOPE_SYMBOLIZE="0")
+    # SCOPE_WRITE=exit: each arena holds all its chunks, none moved to a store beside it
+    env.update(SCOPE_TMPDIR=tmp, SCOPE_KEEP_ARENA="1", SCOPE_BUFFER_SIZE="4096", SCOPE_SYMBOLIZE="0",
+               SCOPE_WRITE="exit")
     if preload:
         env["LD_PRELOAD"] = os.path.join(a.lib, "libscope_preload.so")
     return env

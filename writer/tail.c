@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/* Consuming a running process's full chunks: copied to the store, then freed for reuse. */
+#define _GNU_SOURCE
+#include "tail.h"
+
+#include <scope/arena.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * A chunk's life, as this writer sees it (each arena chunk has a slot):
+ *
+ *   UNSEEN  handed out, its head not written yet (or never: a full arena)
+ *   LIVE    a thread's chunk, (lane, seq); sealed once the lane's thread
+ *           has moved past it, as its lane's sealed field tells
+ *   PINNED  copied to the store, but some call in it had not returned:
+ *           its thread writes that call's end later, so the chunk stays
+ *           until every call in it has returned, then is copied again
+ *   FREE    marked SCOPE_CHUNK_FREE, zeroed, and on the free ring (or
+ *           waiting for room there); LIVE again once a thread takes it
+ *
+ * A chunk is taken one poll after the poll that first saw it sealed: the
+ * calls it holds have had that long to return, and a record a signal
+ * handler interrupted has been finished.
+ *
+ * Example: a thread in chunk 7 (seq 3) moves to chunk 9 (seq 4); the next
+ * poll sees lane sealed = 4 and remembers it; the poll after copies chunk
+ * 7 to store slot k. main's call, open in it, pins it. When main returns
+ * (or the process stops) chunk 7 is still in the arena, newer than store
+ * slot k, and the profile reads it from there.
+ */
+enum { UNSEEN, LIVE, PINNED, FREE };
+
+struct slot {
+	uint32_t lane, seq;
+	uint64_t store_at;
+	uint8_t state;
+};
+
+struct tail {
+	char path[PATH_MAX];
+	int fd, store_fd;
+	char *base;
+	uint64_t size;
+	struct scope_arena_header *hdr;
+	uint32_t recs;
+	struct slot *slot;
+	uint64_t nslots;
+	uint32_t *sealed; /* per lane: sealed as the poll before saw it */
+	uint32_t nsealed;
+	uint32_t *waiting; /* freed chunks the ring had no room for */
+	uint64_t nwaiting, waiting_cap;
+	uint64_t stored, freed;
+	int broken; /* the store cannot be written: consume nothing more */
+};
+
+const char *tail_path(const struct tail *t)
+{
+	return t->path;
+}
+
+uint64_t tail_stored(const struct tail *t)
+{
+	return t->stored;
+}
+
+uint64_t tail_freed(const struct tail *t)
+{
+	return t->freed;
+}
+
+/* Whether the header's layout fits a file of size bytes. */
+static int layout_fits(const struct scope_arena_header *h, uint64_t size)
+{
+	return memcmp(h->magic, SCOPE_ARENA_MAGIC, sizeof h->magic) == 0 &&
+	       h->version == SCOPE_ARENA_VERSION && h->chunk_bytes >= 4096 &&
+	       h->chunk_bytes <= (1u << 30) && h->chunks_off < size &&
+	       h->chunk_capacity <= (size - h->chunks_off) / h->chunk_bytes &&
+	       h->lanes_off < h->chunks_off &&
+	       (uint64_t)h->lane_capacity * sizeof(struct scope_lane) <=
+		       h->chunks_off - h->lanes_off;
+}
+
+struct tail *tail_open(const char *path)
+{
+	struct tail *t = calloc(1, sizeof *t);
+	char store[PATH_MAX + sizeof SCOPE_STORE_SUFFIX];
+	struct stat st;
+
+	if (!t)
+		return NULL;
+	t->fd = t->store_fd = -1;
+	snprintf(t->path, sizeof t->path, "%s", path);
+	snprintf(store, sizeof store, "%s%s", path, SCOPE_STORE_SUFFIX);
+	if ((t->fd = open(path, O_RDWR | O_CLOEXEC)) < 0 || fstat(t->fd, &st) != 0 ||
+	    (uint64_t)st.st_size < SCOPE_ARENA_HEADER_BYTES)
+		goto fail;
+	t->size = (uint64_t)st.st_size;
+	t->base = mmap(NULL, t->size, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	if (t->base == MAP_FAILED) {
+		t->base = NULL;
+		goto fail;
+	}
+	t->hdr = (struct scope_arena_header *)t->base;
+	if (!layout_fits(t->hdr, t->size)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	t->recs = (t->hdr->chunk_bytes - (uint32_t)sizeof(struct scope_chunk_head)) /
+		  (uint32_t)sizeof(struct scope_rec);
+	if ((t->store_fd = open(store, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		goto fail;
+	/* A writer before this one may have consumed some already. */
+	t->stored = __atomic_load_n(&t->hdr->store_chunks, __ATOMIC_ACQUIRE);
+	return t;
+fail:
+	fprintf(stderr,
+		"scope-writer: cannot read %s while its program runs: %s; it is written at "
+		"its end\n",
+		path, strerror(errno));
+	tail_close(t);
+	return NULL;
+}
+
+void tail_close(struct tail *t)
+{
+	if (!t)
+		return;
+	if (t->base)
+		munmap(t->base, t->size);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->store_fd >= 0)
+		close(t->store_fd);
+	free(t->slot);
+	free(t->sealed);
+	free(t->waiting);
+	free(t);
+}
+
+static struct scope_chunk_head *chunk_at(const struct tail *t, uint64_t i)
+{
+	return (struct scope_chunk_head *)(t->base + t->hdr->chunks_off + i * t->hdr->chunk_bytes);
+}
+
+/* This process's pages of chunk i go: they stay in the page cache. */
+static void drop_pages(const struct tail *t, uint64_t i)
+{
+	madvise(chunk_at(t, i), t->hdr->chunk_bytes, MADV_DONTNEED);
+}
+
+/* Chunks handed out and backed by disk: reading past those could fault. */
+static uint64_t chunks_out(const struct tail *t)
+{
+	const struct scope_arena_header *h = t->hdr;
+	uint64_t n = __atomic_load_n(&h->nchunks, __ATOMIC_ACQUIRE);
+	uint64_t backed = __atomic_load_n(&h->fallocated, __ATOMIC_ACQUIRE);
+
+	if (n > h->chunk_capacity)
+		n = h->chunk_capacity;
+	backed = backed > h->chunks_off ? (backed - h->chunks_off) / h->chunk_bytes : 0;
+	return n < backed ? n : backed;
+}
+
+static int grow_slots(struct tail *t, uint64_t n)
+{
+	struct slot *grown;
+
+	if (n <= t->nslots)
+		return 0;
+	if (!(grown = realloc(t->slot, n * sizeof *grown)))
+		return -1;
+	memset(grown + t->nslots, 0, (n - t->nslots) * sizeof *grown);
+	t->slot = grown;
+	t->nslots = n;
+	return 0;
+}
+
+/* Whether every call chunk i holds has returned and every record in it is
+ * whole (a record a signal handler interrupted gets its start last). */
+static int settled(const struct tail *t, uint64_t i)
+{
+	const struct scope_rec *r = (const struct scope_rec *)(chunk_at(t, i) + 1);
+
+	for (uint32_t k = 0; k < t->recs; k++) {
+		uint64_t fn = __atomic_load_n(&r[k].fn, __ATOMIC_ACQUIRE);
+		if (!fn)
+			return 1;
+		if ((fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_BYTES)
+			continue;
+		if (!__atomic_load_n(&r[k].start, __ATOMIC_RELAXED) ||
+		    (__atomic_load_n(&r[k].end, __ATOMIC_RELAXED) & SCOPE_REC_OPEN))
+			return 0;
+	}
+	return 1;
+}
+
+/* Copies chunk i to store slot at; then the arena says the store holds it. */
+static int copy_out(struct tail *t, uint64_t i, uint64_t at)
+{
+	uint64_t cb = t->hdr->chunk_bytes;
+	const char *src = (const char *)chunk_at(t, i);
+	uint64_t done = 0;
+
+	while (done < cb) {
+		ssize_t n = pwrite(t->store_fd, src + done, cb - done, (off_t)(at * cb + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr,
+				"scope-writer: cannot copy %s's records out while it runs: %s; the "
+				"rest stays in it\n",
+				t->path, n < 0 ? strerror(errno) : "short write");
+			t->broken = 1;
+			return -1;
+		}
+		done += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void push_free(struct tail *t)
+{
+	struct scope_arena_header *h = t->hdr;
+	uint64_t tail = h->free_tail, head = __atomic_load_n(&h->free_head, __ATOMIC_ACQUIRE);
+	uint64_t k = 0;
+
+	for (; k < t->nwaiting && tail - head < SCOPE_FREE_RING; k++, tail++)
+		__atomic_store_n(&h->free_ring[tail % SCOPE_FREE_RING], t->waiting[k],
+				 __ATOMIC_RELAXED);
+	__atomic_store_n(&h->free_tail, tail, __ATOMIC_RELEASE);
+	memmove(t->waiting, t->waiting + k, (t->nwaiting - k) * sizeof *t->waiting);
+	t->nwaiting -= k;
+}
+
+/* Chunk i, in the store, leaves the arena: marked free before it is
+ * zeroed, so that a writer that reads the arena meanwhile takes the
+ * store's copy and never a half-zeroed chunk. */
+static void free_chunk(struct tail *t, uint64_t i)
+{
+	struct scope_chunk_head *ch = chunk_at(t, i);
+
+	if (t->nwaiting == t->waiting_cap) {
+		uint64_t cap = t->waiting_cap ? 2 * t->waiting_cap : 256;
+		uint32_t *grown = realloc(t->waiting, cap * sizeof *grown);
+		if (!grown) {
+			/* stays in the arena too, read from there; freed later */
+			t->slot[i].state = PINNED;
+			return;
+		}
+		t->waiting = grown;
+		t->waiting_cap = cap;
+	}
+	__atomic_store_n(&ch->magic, SCOPE_CHUNK_FREE, __ATOMIC_SEQ_CST);
+	memset(ch + 1, 0, t->hdr->chunk_bytes - sizeof *ch);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	drop_pages(t, i);
+	t->slot[i].state = FREE;
+	t->waiting[t->nwaiting++] = (uint32_t)i;
+	t->freed++;
+}
+
+static void consume(struct tail *t, uint64_t i)
+{
+	struct slot *s = &t->slot[i];
+	int done = settled(t, i);
+
+	if (copy_out(t, i, t->stored) != 0)
+		return;
+	s->store_at = t->stored++;
+	__atomic_store_n(&t->hdr->store_chunks, t->stored, __ATOMIC_RELEASE);
+	if (done)
+		free_chunk(t, i);
+	else
+		s->state = PINNED;
+	drop_pages(t, i);
+}
+
+/* A pinned chunk whose calls have all returned: its store copy made
+ * final, it is freed. */
+static void unpin(struct tail *t, uint64_t i)
+{
+	if (!settled(t, i)) {
+		drop_pages(t, i);
+		return;
+	}
+	if (copy_out(t, i, t->slot[i].store_at) == 0)
+		free_chunk(t, i);
+}
+
+/* A chunk whose head says it is a thread's now. */
+static void see(struct tail *t, uint64_t i)
+{
+	struct scope_chunk_head *ch = chunk_at(t, i);
+
+	if (__atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE) != SCOPE_CHUNK_MAGIC)
+		return;
+	t->slot[i].lane = ch->lane;
+	t->slot[i].seq = ch->seq;
+	t->slot[i].state = LIVE;
+}
+
+/* Each lane's sealed field, kept for the next poll; the previous poll's
+ * values are what this one consumes by. */
+static int read_sealed(struct tail *t, uint32_t **before)
+{
+	const struct scope_lane *lanes = (const void *)(t->base + t->hdr->lanes_off);
+	uint32_t n = __atomic_load_n(&t->hdr->nlanes, __ATOMIC_ACQUIRE);
+	uint32_t *now;
+
+	if (n > t->hdr->lane_capacity)
+		n = t->hdr->lane_capacity;
+	if (!(now = calloc(n + 1, sizeof *now)))
+		return -1;
+	for (uint32_t l = 0; l < n; l++)
+		if (__atomic_load_n(&lanes[l].used, __ATOMIC_ACQUIRE))
+			now[l] = __atomic_load_n(&lanes[l].sealed, __ATOMIC_ACQUIRE);
+	*before = t->sealed;
+	t->sealed = now;
+	t->nsealed = n;
+	return 0;
+}
+
+static int gone(const struct tail *t)
+{
+	return __atomic_load_n(&t->hdr->state, __ATOMIC_ACQUIRE) == SCOPE_ARENA_STOPPED ||
+	       (kill(t->hdr->pid, 0) != 0 && errno == ESRCH);
+}
+
+int tail_poll(struct tail *t)
+{
+	uint32_t nbefore = t->nsealed, *before = NULL;
+	uint64_t n;
+
+	if (gone(t))
+		return 0;
+	if (t->broken)
+		return 1;
+	n = chunks_out(t);
+	if (grow_slots(t, n) != 0 || read_sealed(t, &before) != 0)
+		return 1;
+	for (uint64_t i = 0; i < n && !t->broken; i++) {
+		struct slot *s = &t->slot[i];
+		if (s->state == UNSEEN || s->state == FREE)
+			see(t, i);
+		if (s->state == LIVE && s->lane < nbefore && s->seq < before[s->lane])
+			consume(t, i);
+		else if (s->state == PINNED)
+			unpin(t, i);
+	}
+	free(before);
+	push_free(t);
+	return 1;
+}

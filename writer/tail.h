@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Consuming a running process's full chunks: copied to the store, then freed for reuse. */
+#ifndef SCOPE_WRITER_TAIL_H
+#define SCOPE_WRITER_TAIL_H
+
+#include <stdint.h>
+
+struct tail;
+
+/* Starts consuming the arena at path, whose process records into it now.
+ * Returns NULL (after one line on stderr) when it cannot be read: the
+ * arena is then written at the end, as a whole. */
+struct tail *tail_open(const char *path);
+
+/* Consumes the chunks sealed since the poll before this one, and frees
+ * those whose calls have all returned. Returns 1 while the process
+ * records, 0 once it has stopped or is gone (nothing more to consume). */
+int tail_poll(struct tail *t);
+
+/* Stops consuming: the store and the arena's record of it stay, for
+ * whichever writer writes the profile. */
+void tail_close(struct tail *t);
+
+const char *tail_path(const struct tail *t);
+
+/* Chunks copied to the store and chunks freed so far. */
+uint64_t tail_stored(const struct tail *t);
+uint64_t tail_freed(const struct tail *t);
+
+#endif
