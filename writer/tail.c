@@ -60,7 +60,8 @@ struct tail {
 	uint32_t *waiting; /* freed chunks the ring had no room for */
 	uint64_t nwaiting, waiting_cap;
 	uint64_t stored, freed;
-	int broken; /* the store cannot be written: consume nothing more */
+	uint64_t taken; /* free_head as the last poll saw it: ring slots before it were taken */
+	int broken;	/* the store cannot be written: consume nothing more */
 };
 
 const char *tail_path(const struct tail *t)
@@ -119,8 +120,11 @@ struct tail *tail_open(const char *path)
 		  (uint32_t)sizeof(struct scope_rec);
 	if ((t->store_fd = open(store, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		goto fail;
-	/* A writer before this one may have consumed some already. */
+	/* A writer before this one may have consumed some already; the
+	 * chunks it left on the ring are not known to be free here, and are
+	 * left there. */
 	t->stored = __atomic_load_n(&t->hdr->store_chunks, __ATOMIC_ACQUIRE);
+	t->taken = __atomic_load_n(&t->hdr->free_tail, __ATOMIC_ACQUIRE);
 	return t;
 fail:
 	fprintf(stderr,
@@ -228,11 +232,17 @@ static int copy_out(struct tail *t, uint64_t i, uint64_t at)
 	return 0;
 }
 
+/* Ring slots are filled again only once taken() has read them: the bound
+ * is the head it saw, not the head now (nor, after a writer before this
+ * one, slots that writer filled and no thread has taken yet). */
 static void push_free(struct tail *t)
 {
 	struct scope_arena_header *h = t->hdr;
 	uint64_t tail = h->free_tail, head = __atomic_load_n(&h->free_head, __ATOMIC_ACQUIRE);
 	uint64_t k = 0;
+
+	if (t->taken < head)
+		head = t->taken;
 
 	for (; k < t->nwaiting && tail - head < SCOPE_FREE_RING; k++, tail++)
 		__atomic_store_n(&h->free_ring[tail % SCOPE_FREE_RING], t->waiting[k],
@@ -336,6 +346,23 @@ static int gone(const struct tail *t)
 	       (kill(t->hdr->pid, 0) != 0 && errno == ESRCH);
 }
 
+/* The chunks threads took from the ring since the last poll: their heads
+ * are read until a thread has claimed them. A chunk still on the ring is
+ * not read at all (reading would map it into this process). */
+static void taken(struct tail *t)
+{
+	struct scope_arena_header *h = t->hdr;
+	uint64_t head = __atomic_load_n(&h->free_head, __ATOMIC_ACQUIRE);
+
+	if (head < t->taken || head - t->taken > SCOPE_FREE_RING || head > h->free_tail)
+		return; /* slots a writer before this one filled, or a forged head */
+	for (; t->taken < head; t->taken++) {
+		uint32_t i = h->free_ring[t->taken % SCOPE_FREE_RING];
+		if (i < t->nslots && t->slot[i].state == FREE)
+			t->slot[i].state = UNSEEN;
+	}
+}
+
 int tail_poll(struct tail *t)
 {
 	uint32_t nbefore = t->nsealed, *before = NULL;
@@ -348,9 +375,10 @@ int tail_poll(struct tail *t)
 	n = chunks_out(t);
 	if (grow_slots(t, n) != 0 || read_sealed(t, &before) != 0)
 		return 1;
+	taken(t);
 	for (uint64_t i = 0; i < n && !t->broken; i++) {
 		struct slot *s = &t->slot[i];
-		if (s->state == UNSEEN || s->state == FREE)
+		if (s->state == UNSEEN)
 			see(t, i);
 		if (s->state == LIVE && s->lane < nbefore && s->seq < before[s->lane])
 			consume(t, i);
