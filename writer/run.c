@@ -2,6 +2,7 @@
 /* The writer of a whole run: arenas handed over by the run's processes, written as they come. */
 #define _GNU_SOURCE
 #include "run.h"
+#include "writer.h"
 #include "tail.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -81,11 +83,33 @@ static void tails_drop(struct tails *ts, size_t i)
 	ts->t[i] = ts->t[--ts->n];
 }
 
-/* Stops consuming path's arena: its process has handed it over. */
+/* The writer's CPU seconds so far. */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Stops consuming path's arena: its process has handed it over. With
+ * SCOPE_WRITER_TIMES, one line says what was done while it ran (and the
+ * phases that follow count from here). */
 static void tails_forget(struct tails *ts, const char *path)
 {
 	for (size_t i = 0; i < ts->n; i++)
 		if (strcmp(tail_path(ts->t[i]), path) == 0) {
+			if (getenv("SCOPE_WRITER_TIMES"))
+				fprintf(stderr,
+					"scope-writer: while the program ran: %llu chunks copied "
+					"to "
+					"the store, %llu freed for reuse; writer CPU %.3f s so "
+					"far\n",
+					(unsigned long long)tail_stored(ts->t[i]),
+					(unsigned long long)tail_freed(ts->t[i]), cpu_seconds());
+			phase("alongside");
 			tails_drop(ts, i);
 			return;
 		}
