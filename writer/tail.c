@@ -120,6 +120,10 @@ struct tail *tail_open(const char *path)
 		  (uint32_t)sizeof(struct scope_rec);
 	if ((t->store_fd = open(store, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		goto fail;
+	/* The arena's owner, so that a writer the program starts itself after
+	 * giving up its privileges reads it as it reads the arena. */
+	if (fchown(t->store_fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+		goto fail;
 	/* A writer before this one may have consumed some already; the
 	 * chunks it left on the ring are not known to be free here, and are
 	 * left there. */
