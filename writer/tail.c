@@ -43,6 +43,7 @@ enum { UNSEEN, LIVE, PINNED, FREE };
 struct slot {
 	uint32_t lane, seq;
 	uint64_t store_at;
+	uint32_t open_at; /* PINNED: records before it are whole and have returned */
 	uint8_t state;
 };
 
@@ -194,20 +195,26 @@ static int grow_slots(struct tail *t, uint64_t n)
 }
 
 /* Whether every call chunk i holds has returned and every record in it is
- * whole (a record a signal handler interrupted gets its start last). */
-static int settled(const struct tail *t, uint64_t i)
+ * whole (a record a signal handler interrupted gets its start last). The
+ * records before the slot's open_at are known to be, and the first that is
+ * not is noted there: a chunk pinned under a deep recursion is not read
+ * whole at every poll. */
+static int settled(struct tail *t, uint64_t i)
 {
 	const struct scope_rec *r = (const struct scope_rec *)(chunk_at(t, i) + 1);
+	uint32_t k = t->slot[i].open_at;
 
-	for (uint32_t k = 0; k < t->recs; k++) {
+	for (; k < t->recs; k++) {
 		uint64_t fn = __atomic_load_n(&r[k].fn, __ATOMIC_ACQUIRE);
 		if (!fn)
 			return 1;
 		if ((fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_BYTES)
 			continue;
 		if (!__atomic_load_n(&r[k].start, __ATOMIC_RELAXED) ||
-		    (__atomic_load_n(&r[k].end, __ATOMIC_RELAXED) & SCOPE_REC_OPEN))
+		    (__atomic_load_n(&r[k].end, __ATOMIC_RELAXED) & SCOPE_REC_OPEN)) {
+			t->slot[i].open_at = k;
 			return 0;
+		}
 	}
 	return 1;
 }
@@ -320,6 +327,7 @@ static void see(struct tail *t, uint64_t i)
 		return;
 	t->slot[i].lane = ch->lane;
 	t->slot[i].seq = ch->seq;
+	t->slot[i].open_at = 0;
 	t->slot[i].state = LIVE;
 }
 
