@@ -1110,6 +1110,49 @@ def case_tail_recycle(t):
     expect_same_profile(t, "first.h5", "again.h5")
 
 
+STORE_CHUNKS_AT = 17096  # offset of store_chunks in the arena header (include/scope/arena.h)
+CHUNK_MAGIC = 0x4b4e4843504f4353
+
+
+def case_tail_copies(t):
+    """A chunk in both the store and the arena (a writer stopped between copying it and freeing it) is
+    read once, from the arena: written again, the profile is the same, column for column."""
+    t.need_prog()
+    t.need_scope()
+    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), **TAIL_ENV}, preload=t.preload)
+    t.run([t.prog, TAIL_CALLS], env=env).expect_rc(0)
+    found = arenas(t.tmp)
+    expect_eq(len(found), 1, f"kept arenas in {t.tmp}")
+    arena, store = found[0], found[0] + ".store"
+    expect(os.path.exists(store), f"no store beside {arena}")
+    with open(arena, "rb") as f:
+        head = f.read(STORE_CHUNKS_AT + 8)
+    chunk_bytes = struct.unpack_from("<I", head, 16)[0]
+    chunks_off, = struct.unpack_from("<Q", head, 80)
+    handed, = struct.unpack_from("<Q", head, 96)
+    stored, = struct.unpack_from("<Q", head, STORE_CHUNKS_AT)
+    # Every chunk still in the arena, copied to the store as a killed writer would have left it.
+    copies = []
+    with open(arena, "rb") as f:
+        for i in range(handed):
+            f.seek(chunks_off + i * chunk_bytes)
+            chunk = f.read(chunk_bytes)
+            if struct.unpack_from("<Q", chunk, 8)[0] == CHUNK_MAGIC:
+                copies.append(chunk)
+    expect(copies, "no chunk left in the arena")
+    with open(store, "r+b") as f:
+        f.truncate(stored * chunk_bytes)
+        f.seek(stored * chunk_bytes)
+        for chunk in copies:
+            f.write(chunk)
+    with open(arena, "r+b") as f:
+        f.seek(STORE_CHUNKS_AT)
+        f.write(struct.pack("<Q", stored + len(copies)))
+    print(f"  {len(copies)} chunks of the arena copied to the store after its {stored}")
+    t.run([t.writer, "--keep", "-o", t.path("again.h5"), arena], env=t.env()).expect_rc(0)
+    expect_same_profile(t, "first.h5", "again.h5")
+
+
 def case_tail_kill9(t):
     """kill -9 of a program whose chunks the run's writer was taking: --recover writes the calls of the
     store and of the arena, every tick made before READY on every lane."""
