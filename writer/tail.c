@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,15 +319,22 @@ static void unpin(struct tail *t, uint64_t i)
 		free_chunk(t, i);
 }
 
-/* A chunk whose head says it is a thread's now. */
+/* A chunk whose head says it is a thread's now. The head is read with
+ * pread: touching the mapping would map the chunk's pages around it into
+ * this process until the chunk is consumed. The thread stores the magic
+ * last, so it is read first. */
 static void see(struct tail *t, uint64_t i)
 {
-	struct scope_chunk_head *ch = chunk_at(t, i);
+	off_t at = (off_t)((const char *)chunk_at(t, i) - t->base);
+	uint64_t magic;
+	uint32_t id[2];
 
-	if (__atomic_load_n(&ch->magic, __ATOMIC_ACQUIRE) != SCOPE_CHUNK_MAGIC)
+	if (pread(t->fd, &magic, sizeof magic,
+		  at + (off_t)offsetof(struct scope_chunk_head, magic)) != (ssize_t)sizeof magic ||
+	    magic != SCOPE_CHUNK_MAGIC || pread(t->fd, id, sizeof id, at) != (ssize_t)sizeof id)
 		return;
-	t->slot[i].lane = ch->lane;
-	t->slot[i].seq = ch->seq;
+	t->slot[i].lane = id[0];
+	t->slot[i].seq = id[1];
 	t->slot[i].open_at = 0;
 	t->slot[i].state = LIVE;
 }
