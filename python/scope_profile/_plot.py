@@ -5,6 +5,7 @@ import os
 import zlib
 
 import numpy as np
+import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
@@ -35,13 +36,20 @@ def _save(fig, path):
     return fig
 
 
-def timeline(profile, process=None, since=None, until=None, path=None, max_depth=None, width=12):
+def timeline(profile, process=None, since=None, until=None, path=None, max_depth=None, max_calls=100_000,
+             width=12):
     """Every call as a bar from its start to its end, one band per thread lane of each
     process (calls deeper in the stack lower in the band); time in ms since the
-    profile's earliest process start. Returns the Figure."""
-    ev = profile.events(process=process, since=since, until=until)
-    if max_depth is not None:
-        ev = ev[ev["depth"] <= max_depth]
+    profile's earliest process start. Past max_calls calls, the longest max_calls are
+    drawn (the others would be narrower than a pixel, or nearly). Returns the Figure."""
+    calls = profile._calls(process=process, since=since, until=until)
+    keep = np.ones(len(calls["row"]), dtype=bool) if max_depth is None else calls["depth"] <= max_depth
+    found = int(keep.sum())
+    if found > max_calls:
+        at = np.flatnonzero(keep)
+        longest = np.argpartition(calls["duration"][at], found - max_calls)[found - max_calls:]
+        keep = np.sort(at[longest])
+    ev = pd.DataFrame({k: v[keep] for k, v in calls.items()})
     lanes = ev[["process", "lane"]].drop_duplicates().sort_values(["process", "lane"])
     deepest = ev.groupby(["process", "lane"])["depth"].max() if len(ev) else None
     band, top, labels, ticks = {}, 0.0, [], []
@@ -67,7 +75,8 @@ def timeline(profile, process=None, since=None, until=None, path=None, max_depth
     ax.set_ylim(top, 0)
     ax.set_yticks(ticks, labels)
     ax.set_xlabel("ms since the first process started")
-    ax.set_title(f"{os.path.basename(profile.path)}: {len(ev)} calls")
+    shown = f"the {len(ev)} longest of {found} calls" if len(ev) < found else f"{found} calls"
+    ax.set_title(f"{os.path.basename(profile.path)}: {shown}")
     return _save(fig, path)
 
 

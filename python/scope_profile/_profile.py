@@ -249,6 +249,54 @@ class Profile:
             return block[np.repeat(offsets, counts) + within].astype(np.uint64)
         return np.concatenate([d[int(f):int(f + c)] for f, c in zip(firsts, counts)]).astype(np.uint64)
 
+    def _calls(self, region=None, process=None, lane=None, since=None, until=None):
+        """The selected calls as a dict of numpy columns (events() without pandas)."""
+        if not self.has_events:
+            raise ValueError(f"{self.path} holds aggregates only: it has no /events")
+        sel = self._selected_pairs(region, process)
+        pairs = self.pairs.iloc[sel]
+        firsts = pairs["first"].to_numpy().astype(np.int64)
+        counts = pairs["count"].to_numpy().astype(np.int64)  # np.repeat refuses uint64 counts
+        ev = self._file["events"]
+        names = list(_EVENT_COLUMNS) + [c for c in ("bytes_sent", "bytes_received") if c in ev]
+        raw = {name: self._read_rows(name, firsts, counts) for name in names}
+        rel = decode_starts(raw["start_delta"], counts)
+        proc = np.repeat(pairs["process"].to_numpy().astype(np.int64), counts)
+        starts = self.processes["start"].to_numpy().astype(np.uint64)[proc] + rel
+        duration = raw["duration"]
+        within = np.arange(len(rel), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        out = {
+            "row": np.repeat(firsts, counts) + within,
+            "pair": np.repeat(sel.astype(np.int64), counts),
+            "process": proc,
+            "region": np.repeat(pairs["region"].to_numpy().astype(np.int64), counts),
+            "name": np.repeat(pairs["name"].to_numpy(), counts),
+            "lane": raw["thread"].astype(np.int64),
+            "task": raw["task"].astype(np.int64),
+            "depth": raw["depth"].astype(np.int64),
+            "start": starts,
+            "end": starts + duration,
+            "rel_start": rel,
+            "duration": duration,
+            "flags": raw["flags"].astype(np.uint8),
+            "never_returned": (raw["flags"] & NEVER_RETURNED) != 0,
+        }
+        for name in ("bytes_sent", "bytes_received"):
+            if name in raw:
+                out[name] = raw[name]
+        keep = np.ones(len(rel), dtype=bool)
+        lanes = _ids(lane, "lane")
+        if lanes is not None:
+            keep &= np.isin(out["lane"], lanes)
+        since, until = parse_time(since), parse_time(until)
+        if since is not None:
+            keep &= out["end"] >= np.uint64(self.origin + since)
+        if until is not None:
+            keep &= out["start"] < np.uint64(self.origin + until)
+        if not keep.all():
+            out = {k: v[keep] for k, v in out.items()}
+        return out
+
     def events(self, region=None, process=None, lane=None, since=None, until=None):
         """The calls as a DataFrame, one row per call, the pairs' calls one after the other
         (in /pairs order, each pair's by start).
@@ -263,51 +311,7 @@ class Profile:
         Columns: row (in /events), pair, process, region, name, lane, task, depth,
         start and end (unix ns), rel_start (ns since its process started), duration (ns),
         flags, never_returned; bytes_sent and bytes_received when the file has them."""
-        if not self.has_events:
-            raise ValueError(f"{self.path} holds aggregates only: it has no /events")
-        sel = self._selected_pairs(region, process)
-        pairs = self.pairs.iloc[sel]
-        firsts = pairs["first"].to_numpy().astype(np.int64)
-        counts = pairs["count"].to_numpy().astype(np.int64)
-        ev = self._file["events"]
-        names = list(_EVENT_COLUMNS) + [c for c in ("bytes_sent", "bytes_received") if c in ev]
-        raw = {name: self._read_rows(name, firsts, counts) for name in names}
-        rel = decode_starts(raw["start_delta"], counts)
-        proc = np.repeat(pairs["process"].to_numpy().astype(np.int64), counts)
-        starts = self.processes["start"].to_numpy().astype(np.uint64)[proc] + rel
-        duration = raw["duration"]
-        out = pd.DataFrame({
-            "row": np.repeat(firsts, counts) + (np.arange(len(rel), dtype=np.int64)
-                                                 - np.repeat(np.cumsum(counts) - counts, counts)),
-            "pair": np.repeat(sel.astype(np.int64), counts),
-            "process": proc,
-            "region": np.repeat(pairs["region"].to_numpy().astype(np.int64), counts),
-            "name": np.repeat(pairs["name"].to_numpy(), counts),
-            "lane": raw["thread"].astype(np.int64),
-            "task": raw["task"].astype(np.int64),
-            "depth": raw["depth"].astype(np.int64),
-            "start": starts,
-            "end": starts + duration,
-            "rel_start": rel,
-            "duration": duration,
-            "flags": raw["flags"].astype(np.uint8),
-            "never_returned": (raw["flags"] & NEVER_RETURNED) != 0,
-        })
-        for name in ("bytes_sent", "bytes_received"):
-            if name in raw:
-                out[name] = raw[name]
-        keep = np.ones(len(out), dtype=bool)
-        lanes = _ids(lane, "lane")
-        if lanes is not None:
-            keep &= np.isin(out["lane"].to_numpy(), lanes)
-        since, until = parse_time(since), parse_time(until)
-        if since is not None:
-            keep &= out["end"].to_numpy() >= np.uint64(self.origin + since)
-        if until is not None:
-            keep &= out["start"].to_numpy() < np.uint64(self.origin + until)
-        if not keep.all():
-            out = out[keep].reset_index(drop=True)
-        return out
+        return pd.DataFrame(self._calls(region, process, lane, since, until))
 
     # ---- Views --------------------------------------------------------------------
 

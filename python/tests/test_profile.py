@@ -185,3 +185,36 @@ def test_refuses_other_schemas(threads, tmp_path):
         f.attrs["schema"] = np.int64(2)
     with pytest.raises(ValueError, match="schema"):
         scope_profile.load(other)
+
+
+def test_tree_fast_path_is_the_walk(made, monkeypatch):
+    from scope_profile import _tree
+    with scope_profile.load(made.path) as p:
+        for q in range(len(p.processes)):
+            ev = p._calls(process=q)
+            order = np.lexsort((ev["pair"], ev["depth"], ev["rel_start"]))
+            args = (ev["lane"][order], ev["depth"][order], ev["rel_start"][order],
+                    (ev["rel_start"] + ev["duration"])[order])
+            fast = _tree._parents_by_depth(*args)
+            assert fast is not None, "the profile's calls take the numpy path"
+            slow = _tree._parents_by_stack(*args)
+            assert fast[0].tolist() == slow[0].tolist() and fast[1].tolist() == slow[1].tolist()
+        trees = [p.tree(process=q) for q in range(len(p.processes))]
+        monkeypatch.setattr(_tree, "_parents_by_depth", lambda *a: None)
+        for q, want in enumerate(trees):
+            assert p.tree(process=q).equals(want)
+
+
+def test_tree_fast_path_refuses_what_it_cannot_do():
+    from scope_profile import _tree
+    lane = np.zeros(4, dtype=np.int64)
+    # a call two levels below the one before it: the stack decides
+    skip = (lane, np.array([0, 2, 1, 2]), np.array([0, 1, 2, 3], dtype=np.uint64),
+            np.array([10, 5, 9, 4], dtype=np.uint64))
+    assert _tree._parents_by_depth(*skip) is None
+    assert _tree._parents_by_stack(*skip)[0].tolist() == [-1, 0, 0, 2]
+    # a caller that ended before its callee started
+    ended = (lane, np.array([0, 1, 1, 2]), np.array([0, 1, 5, 7], dtype=np.uint64),
+             np.array([10, 4, 6, 8], dtype=np.uint64))
+    assert _tree._parents_by_depth(*ended) is None
+    assert _tree._parents_by_stack(*ended)[0].tolist() == [-1, 0, 0, 0]
