@@ -198,7 +198,7 @@ struct sc_field {
 	  "call depth on its thread, `0` = outermost recorded call (any depth: 32 bits once it "   \
 	  "passes 65,535)")                                                                        \
 	X(FLAGS, "flags", SC_UINT8, SC_REQUIRED, "",                                               \
-	  "bit flags: bit 0 is set when the call never returned")              \
+	  "bit flags: bit 0 is set when the call never returned")                                  \
 	X(BYTES_SENT, "bytes_sent", SC_NARROW, SC_OPTIONAL, "bytes",                               \
 	  "bytes this call sent from this rank's buffers; `0` for every call that is not an MPI "  \
 	  "call")                                                                                  \
