@@ -1182,8 +1182,9 @@ def case_tail_kill9(t):
     expect_eq(len(lanes), 3, "lanes that called tick")
     for lane, n in lanes.items():
         expect(n >= TAIL_KILL_CALLS, f"lane {lane} holds {n} calls of tick, at least {TAIL_KILL_CALLS} were made")
-    # Three threads that never stop, on cores the writer shares: it keeps up with part of them.
-    expect_recycled(seen, sum(lanes.values()), share=0.9)
+    # Three threads that never stop, on cores the writer shares: it keeps up with part of them,
+    # how much depends on the machine's load; that some chunks were reused is what is checked.
+    expect_recycled(seen, sum(lanes.values()), share=1.0)
 
 
 def case_tail_writer_killed(t):

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /*
@@ -383,6 +384,27 @@ static void taken(struct tail *t)
 	}
 }
 
+/*
+ * Whether the store's file system has room to spare. A chunk copied to the
+ * store takes disk space of its own while the arena keeps the space it was
+ * backed with, so a writer that copied on a nearly full disk could leave
+ * the arena no room to grow, and calls would be lost that were not before.
+ * It copies only while more than SPARE_BYTES and the arena's own size are
+ * free; below that the arena grows as it would without this writer.
+ */
+#define SPARE_BYTES (UINT64_C(256) << 20)
+
+static int room(const struct tail *t)
+{
+	struct statvfs vs;
+	uint64_t free_bytes, backed = __atomic_load_n(&t->hdr->fallocated, __ATOMIC_RELAXED);
+
+	if (fstatvfs(t->store_fd, &vs) != 0)
+		return 0;
+	free_bytes = (uint64_t)vs.f_bavail * vs.f_frsize;
+	return free_bytes > SPARE_BYTES && free_bytes - SPARE_BYTES > backed;
+}
+
 int tail_poll(struct tail *t)
 {
 	uint32_t nbefore = t->nsealed, *before = NULL;
@@ -396,6 +418,11 @@ int tail_poll(struct tail *t)
 	if (grow_slots(t, n) != 0 || read_sealed(t, &before) != 0)
 		return 1;
 	taken(t);
+	if (!room(t)) {
+		free(before);
+		push_free(t);
+		return 1;
+	}
 	for (uint64_t i = 0; i < n && !t->broken; i++) {
 		struct slot *s = &t->slot[i];
 		if (s->state == UNSEEN)
