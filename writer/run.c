@@ -115,8 +115,9 @@ static void tails_forget(struct tails *ts, const char *path)
 		}
 }
 
-/* One round over the running processes' arenas; those that stopped, or
- * whose process is gone, are left to the writer that writes them. */
+/* One round over the running processes' arenas; those whose process is
+ * gone (killed) are left, with their stores, to the writer that recovers
+ * them. */
 static void tails_poll(struct tails *ts)
 {
 	for (size_t i = 0; i < ts->n;)

@@ -361,10 +361,10 @@ static int read_sealed(struct tail *t, uint32_t **before)
 	return 0;
 }
 
+/* The process is gone without handing its arena over (killed). */
 static int gone(const struct tail *t)
 {
-	return __atomic_load_n(&t->hdr->state, __ATOMIC_ACQUIRE) == SCOPE_ARENA_STOPPED ||
-	       (kill(t->hdr->pid, 0) != 0 && errno == ESRCH);
+	return kill(t->hdr->pid, 0) != 0 && errno == ESRCH;
 }
 
 /* The chunks threads took from the ring since the last poll: their heads
@@ -412,7 +412,8 @@ int tail_poll(struct tail *t)
 
 	if (gone(t))
 		return 0;
-	if (t->broken)
+	/* Stopped: the rest is the writer's that writes it, once handed over. */
+	if (t->broken || __atomic_load_n(&t->hdr->state, __ATOMIC_ACQUIRE) == SCOPE_ARENA_STOPPED)
 		return 1;
 	n = chunks_out(t);
 	if (grow_slots(t, n) != 0 || read_sealed(t, &before) != 0)

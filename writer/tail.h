@@ -13,8 +13,9 @@ struct tail;
 struct tail *tail_open(const char *path);
 
 /* Consumes the chunks sealed since the poll before this one, and frees
- * those whose calls have all returned. Returns 1 while the process
- * records, 0 once it has stopped or is gone (nothing more to consume). */
+ * those whose calls have all returned (nothing once the process has
+ * stopped recording). Returns 1, or 0 once the process is gone without
+ * handing the arena over. */
 int tail_poll(struct tail *t);
 
 /* Stops consuming: the store and the arena's record of it stay, for
