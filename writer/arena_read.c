@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -117,6 +118,12 @@ int arena_open_fd(struct arena *a, const char *path, int fd)
 		fprintf(stderr, "scope-writer: cannot open %s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	/* The run's writer may be taking chunks into the store while the
+	 * program runs: it does so holding this lock, and tries it without
+	 * waiting, so this writer reads the store and the arena in a state
+	 * that no copy is halfway through. */
+	while (flock(a->fd, LOCK_EX) != 0 && errno == EINTR)
+		;
 	if (fstat(a->fd, &st) != 0 || (uint64_t)st.st_size < sizeof(struct scope_arena_header)) {
 		close(a->fd);
 		return bad(path, "too short");

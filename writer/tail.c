@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -405,13 +406,29 @@ static int room(const struct tail *t)
 	return free_bytes > SPARE_BYTES && free_bytes - SPARE_BYTES > backed;
 }
 
+static int consume_sealed(struct tail *t);
+
 int tail_poll(struct tail *t)
+{
+	int rc;
+
+	if (gone(t))
+		return 0;
+	/* A writer that reads the arena to write it holds the lock (see
+	 * arena_open_fd) from before it reads the store's size to the end. */
+	if (flock(t->fd, LOCK_EX | LOCK_NB) != 0)
+		return 1;
+	rc = consume_sealed(t);
+	flock(t->fd, LOCK_UN);
+	return rc;
+}
+
+/* tail_poll's work, under the arena's lock. */
+static int consume_sealed(struct tail *t)
 {
 	uint32_t nbefore = t->nsealed, *before = NULL;
 	uint64_t n;
 
-	if (gone(t))
-		return 0;
 	/* Stopped: the rest is the writer's that writes it, once handed over. */
 	if (t->broken || __atomic_load_n(&t->hdr->state, __ATOMIC_ACQUIRE) == SCOPE_ARENA_STOPPED)
 		return 1;
