@@ -122,7 +122,7 @@ struct sc_field {
 	X(OFFSET, "offset", SC_UINT64, SC_REQUIRED, "", "address less the module's load bias")     \
 	X(FILE, "file", SC_STRING, SC_REQUIRED, "", "source file, or \"\"")                        \
 	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "source line, or 0")                           \
-	X(KIND, "kind", SC_STRING, SC_REQUIRED, "", "function, mpi, wait or io")
+	X(KIND, "kind", SC_STRING, SC_REQUIRED, "", "function, mpi, wait, io or user")
 
 #define SC_PAIR_FIELDS(X)                                                                          \
 	X(PROCESS, "process", SC_UINT32, SC_REQUIRED, "", "row in /processes")                     \

@@ -15,6 +15,8 @@
 #define PAGE	    4096u
 #define MODULES_CAP (1u << 20)
 #define CMDLINE_CAP (256u << 10)
+#define NAMES_CAP   4096u
+#define TASKS_CAP   (1u << 20)
 /* The file is backed by disk in steps this large, so the chunk slow path
  * makes a system call only once every few hundred chunks. */
 #define BACKING_STEP (16u << 20)
@@ -57,8 +59,12 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->modules_off = h->cmdline_off + CMDLINE_CAP;
 	h->modules_cap = MODULES_CAP;
 	h->lanes_off = h->modules_off + MODULES_CAP;
-	h->crash_off = round_up(
+	h->names_off = round_up(
 		h->lanes_off + (uint64_t)cfg->lane_capacity * sizeof(struct scope_lane), PAGE);
+	h->names_cap = NAMES_CAP;
+	h->tasks_off = h->names_off + (uint64_t)NAMES_CAP * sizeof(struct scope_name);
+	h->tasks_cap = TASKS_CAP;
+	h->crash_off = h->tasks_off + (uint64_t)TASKS_CAP * sizeof(struct scope_task);
 	h->crash_cap = SCOPE_CRASH_STACK_BYTES;
 	h->chunks_off = h->crash_off + h->crash_cap;
 	h->chunk_capacity = (cfg->arena_max_bytes - h->chunks_off) / cfg->chunk_bytes;

@@ -159,6 +159,8 @@ void scope_init(void)
 		clock_source = SCOPE_CLOCK_MONOTONIC;
 	}
 	scope_env_capture(&p->cfg);
+	if (p->cfg.start_paused)
+		__atomic_store_n(&p->paused, 1, __ATOMIC_SEQ_CST);
 	if (scope_start_recording() == 0) {
 		on_exit(on_exit_status, NULL);
 		scope_signals_init();

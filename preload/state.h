@@ -64,7 +64,9 @@ struct scope_thread {
 	uint8_t shared;
 	uint32_t sharers;
 	uint32_t owner;
-	uint32_t tid; /* the task this state was registered for */
+	uint32_t tid;	/* the task this state was registered for */
+	uint8_t paused; /* scope_pause: calls are not recorded until scope_resume */
+	uint32_t task;	/* the task lane the thread runs, 0 for none */
 };
 
 extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
@@ -87,6 +89,7 @@ struct scope_config {
 	int debug;
 	int chunk_size_bad; /* SCOPE_CHUNK_SIZE is unusable: not given to the writer */
 	int libcalls;	    /* SCOPE_LIBCALLS: the SCOPE_LIBCALL_* kinds recorded */
+	int start_paused;   /* SCOPE_START_PAUSED: nothing is recorded until scope_resume_process */
 };
 
 /* The process-wide state. */
@@ -101,6 +104,7 @@ struct scope_process {
 	int stopped; /* set and read with scope_stopped/scope_set_stopped */
 	int initialized;
 	pid_t parent_pid; /* a forked child's parent, taken before it can exit */
+	int paused;	  /* scope_pause_process: set and read with scope_paused */
 };
 
 extern struct scope_process scope_proc SCOPE_HIDDEN;
@@ -116,6 +120,13 @@ static inline int scope_stopped(void)
 static inline void scope_set_stopped(int stopped)
 {
 	__atomic_store_n(&scope_proc.stopped, stopped, __ATOMIC_RELAXED);
+}
+
+/* The process is paused (scope_pause_process, SCOPE_START_PAUSED): threads
+ * see it at their next slow path, which scope_threads_pause forces. */
+static inline int scope_paused(void)
+{
+	return __atomic_load_n(&scope_proc.paused, __ATOMIC_SEQ_CST);
 }
 
 /* config.c: returns 0, or -1 after one line saying why this process is
@@ -171,6 +182,10 @@ void scope_thread_begin(struct scope_thread *t, int32_t parent) SCOPE_HIDDEN;
 void scope_thread_resume(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_threads_cpu_at_stop(void) SCOPE_HIDDEN;
+/* Sends every registered thread to its slow path (a process pause); and
+ * forgets them all (a new process: a forked child, an exec). */
+void scope_threads_pause(void) SCOPE_HIDDEN;
+void scope_threads_forget(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
@@ -179,6 +194,11 @@ uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
 void scope_record_bytes(void *fn, uint64_t sent, uint64_t received) SCOPE_HIDDEN;
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
+
+/* names.c: the slot in the arena's names area of name (cut to fit) of
+ * kind, added when new; UINT32_MAX when not recording or the area is full. */
+uint32_t scope_name_slot(const char *name, enum scope_name_kind kind) SCOPE_HIDDEN;
+void scope_names_forget(void) SCOPE_HIDDEN;
 
 /* fds.c */
 int scope_fd_hide(int fd) SCOPE_HIDDEN;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <pthread.h>
-#include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,11 +37,61 @@ static SCOPE_NOINST int recording(void)
 	return scope_proc.hdr && !scope_stopped();
 }
 
-/* Lets the hooks' fast path run again if nothing holds it off. */
+/* Lets the hooks' fast path run again if nothing holds it off. A process
+ * pause stores the flag, then NULL into every thread's limit: read after
+ * the limit is stored, the flag is either seen here or its NULL comes
+ * after this store. */
 static SCOPE_NOINST void resume(struct scope_thread *t)
 {
-	if (!t->busy && !t->ignored && recording())
-		t->limit = t->chunk_end;
+	if (t->busy || t->ignored || t->paused || !recording() || scope_paused())
+		return;
+	__atomic_store_n(&t->limit, t->chunk_end, __ATOMIC_SEQ_CST);
+	if (scope_paused())
+		t->limit = NULL;
+}
+
+/*
+ * The threads a process pause must reach, by lane: each registers its own
+ * state when it gets a lane and takes it out as it ends, under the lock, so
+ * the pausing thread never stores into a state that is gone.
+ */
+#define REGISTRY_SLOTS 16384u
+static struct scope_thread *registry[REGISTRY_SLOTS];
+static int registry_lock;
+
+static SCOPE_NOINST void registry_take(void)
+{
+	while (__atomic_exchange_n(&registry_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static SCOPE_NOINST void registry_give(void)
+{
+	__atomic_store_n(&registry_lock, 0, __ATOMIC_RELEASE);
+}
+
+static SCOPE_NOINST void registry_set(int32_t lane, struct scope_thread *t)
+{
+	if (lane < 0 || (uint32_t)lane >= REGISTRY_SLOTS)
+		return;
+	registry_take();
+	registry[lane] = t;
+	registry_give();
+}
+
+void scope_threads_pause(void)
+{
+	registry_take();
+	for (uint32_t i = 0; i < REGISTRY_SLOTS; i++)
+		if (registry[i])
+			__atomic_store_n(&registry[i]->limit, NULL, __ATOMIC_SEQ_CST);
+	registry_give();
+}
+
+void scope_threads_forget(void)
+{
+	memset(registry, 0, sizeof registry);
+	registry_lock = 0;
 }
 
 void scope_thread_resume(struct scope_thread *t)
@@ -347,8 +397,10 @@ static SCOPE_NOINST void register_state(struct scope_thread *t, int32_t parent, 
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	__atomic_store_n(&l->used, 1, __ATOMIC_RELEASE);
 	t->lane = lane;
-	if (own_stack)
+	if (own_stack) {
 		stack_bounds(t);
+		registry_set(lane, t);
+	}
 }
 
 SCOPE_NOINST void scope_thread_register(int32_t parent)
@@ -421,6 +473,8 @@ SCOPE_NOINST void scope_thread_end(struct scope_thread *t)
 
 	if (t->lane < 0 || !scope_proc.hdr)
 		return;
+	if (t == &scope_tls)
+		registry_set(t->lane, NULL);
 	l = lane_slot(t->lane);
 	/* Read within [start, end], as at the start: the CPU time is never
 	 * more than the lane's span. */
@@ -514,6 +568,8 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		ignore_call(t);
 		goto leave;
 	}
+	if (t->paused || scope_paused())
+		goto leave; /* not recorded: its exit finds no record of it */
 	if (!t->registered) {
 		t->busy++;
 		register_state(t, -1, t == &scope_tls);
@@ -529,6 +585,7 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		t->dropping = (uint8_t)(why + 1);
 		goto leave;
 	}
+	resume(t); /* after a pause */
 	/* read after the slow path's own work, which is not the call's */
 	scope_record_open(t, scope_take_slot(t), fn, frame, scope_now());
 leave:

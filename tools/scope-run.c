@@ -38,6 +38,8 @@ static const char usage[] =
 	"                           (default: while it runs, on another core)\n"
 	"      --libcalls KINDS     C library calls recorded as regions: none, wait (default:\n"
 	"                           joins, locks, sleeps, polls), io (read, write, open...), all\n"
+	"      --paused             start paused: record nothing until the program calls\n"
+	"                           scope_resume_process() (scope.h)\n"
 	"  -q, --quiet              print no summary\n"
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
@@ -53,7 +55,7 @@ static const char usage[] =
 
 struct options {
 	const char *output, *compression, *chunk, *libcalls;
-	int quiet, at_exit;
+	int quiet, at_exit, paused;
 	size_t top;
 	char **argv;
 };
@@ -83,7 +85,7 @@ static int write_at_exit(void)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS };
+	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS, PAUSED };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
@@ -91,6 +93,7 @@ static void parse(int argc, char **argv, struct options *o)
 					      {"top", required_argument, 0, TOP},
 					      {"write-at-exit", no_argument, 0, ATEXIT},
 					      {"libcalls", required_argument, 0, LIBCALLS},
+					      {"paused", no_argument, 0, PAUSED},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -132,6 +135,7 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 'q': o->quiet = 1; break;
 		case ATEXIT: o->at_exit = 1; break;
+		case PAUSED: o->paused = 1; break;
 		case TOP:
 			errno = 0;
 			top = strtol(optarg, &end, 10);
@@ -299,6 +303,8 @@ static void exec_child(const struct options *o, const char *program, const char 
 		setenv("SCOPE_CHUNK_SIZE", o->chunk, 1);
 	if (o->libcalls)
 		setenv("SCOPE_LIBCALLS", o->libcalls, 1);
+	if (o->paused)
+		setenv("SCOPE_START_PAUSED", "1", 1);
 	execv(program, o->argv);
 	fprintf(stderr, "scope-run: cannot run %s: %s\n", program, strerror(errno));
 	_exit(127);

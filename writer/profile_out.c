@@ -168,6 +168,22 @@ static const char *region_kind(const struct run_info *run, int module, const cha
 	return libcall ? libcall : "mpi";
 }
 
+/* A region the program named through the API (or the OpenMP runtime
+ * did): its name from the arena's names area. */
+static void named_region(const struct arena *a, uint64_t addr, const char **name, const char **kind)
+{
+	const struct scope_name *names = (const void *)(a->base + a->hdr->names_off);
+	uint64_t slot = addr - SCOPE_REC_NAMED;
+
+	*name = "(unnamed)";
+	*kind = "user";
+	if (addr < SCOPE_REC_NAMED || slot >= a->nnames || !names[slot].used ||
+	    !memchr(names[slot].text, '\0', sizeof names[slot].text))
+		return;
+	*name = names[slot].text;
+	*kind = names[slot].kind == SCOPE_NAME_OPENMP ? "openmp" : "user";
+}
+
 static int write_regions(struct columns *c, hid_t file, const struct run_info *run,
 			 const struct profile *p)
 {
@@ -189,6 +205,11 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 	if (!s)
 		goto out;
 	for (uint32_t r = 0; r < n; r++) {
+		if (p->regions[r].addr < SCOPE_REC_CODE) {
+			named_region(run->arena, p->regions[r].addr, &names[r], &kinds[r]);
+			files[r] = modules[r] = "";
+			continue;
+		}
 		if (scope_sym_lookup(s, p->regions[r].addr, p->regions[r].module, run->symbolize,
 				     &syms[r]) != 0)
 			goto out;

@@ -17,6 +17,7 @@ struct arena {
 	uint64_t size;
 	uint64_t nchunks; /* chunks that may hold records */
 	uint32_t nlanes;
+	uint32_t nnames, ntasks; /* name and task slots handed out */
 	uint32_t recs_per_chunk;
 	int fd;
 };

@@ -15,6 +15,9 @@
  *            is the tick the object was closed at, 0 if never); a newline
  *            or backslash in the path is written as \n or \\
  *   lanes    struct scope_lane[lane_capacity]
+ *   names    struct scope_name[names_cap]: the names of the regions and
+ *            tasks a program names through the API (scope.h)
+ *   tasks    struct scope_task[tasks_cap]: the task lanes, 1 + slot
  *   crash    crash_cap bytes: the stack of the thread a fatal signal hit,
  *            copied from its stack pointer upward (see crash_sp)
  *   chunks   chunk_bytes each: struct scope_chunk_head, then records
@@ -23,7 +26,7 @@
  */
 
 #define SCOPE_ARENA_MAGIC   "SCOPEAR1"
-#define SCOPE_ARENA_VERSION 2
+#define SCOPE_ARENA_VERSION 3
 
 /*
  * One call. The library writes it at entry and completes it at exit, so a
@@ -64,6 +67,28 @@ static inline int scope_rec_is_bytes(const struct scope_rec *r)
 	return (r->fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_BYTES;
 }
 
+/*
+ * A task record: from here on, the calls its lane's thread starts belong
+ * to a task lane (until the next task record of the lane).
+ *
+ *   fn     SCOPE_REC_TASK in the low 48 bits, the depth above; stored last
+ *   start  clock ticks when the thread took the task up
+ *   end    the task lane (1 + its slot in the tasks area), 0 for none
+ */
+#define SCOPE_REC_TASK UINT64_C(2)
+
+/* A record whose low 48 bits are below SCOPE_REC_CODE is no call of code:
+ * a side record (bytes, task) or a call of a named region, whose name is
+ * slot (fn - SCOPE_REC_NAMED) of the names area. No code is mapped that
+ * low (the kernel's mmap_min_addr). */
+#define SCOPE_REC_NAMED UINT64_C(0x100)
+#define SCOPE_REC_CODE	UINT64_C(0x10000)
+
+static inline int scope_rec_is_side(const struct scope_rec *r)
+{
+	return (r->fn & SCOPE_REC_ADDR_MASK) < SCOPE_REC_NAMED;
+}
+
 /* A chunk belongs to one thread lane; seq orders a lane's chunks. A chunk
  * whose magic is not SCOPE_CHUNK_MAGIC was handed out but never used. */
 struct scope_chunk_head {
@@ -94,6 +119,35 @@ struct scope_lane {
 };
 #define SCOPE_LANE_CPU_RUNNING (UINT64_C(1) << 63)
 _Static_assert(sizeof(struct scope_lane) == 64, "lanes are 64 bytes");
+
+/* A name given through the API; text is cut to fit, NUL-terminated. A
+ * slot is written once, then used is set (release). */
+enum scope_name_kind {
+	SCOPE_NAME_USER = 1,   /* a region of the program's (scope_region_begin) */
+	SCOPE_NAME_OPENMP = 2, /* a region the OpenMP runtime reported */
+	SCOPE_NAME_TASK = 3,   /* a task's name */
+};
+
+struct scope_name {
+	uint32_t used;
+	uint32_t kind; /* enum scope_name_kind */
+	char text[120];
+};
+_Static_assert(sizeof(struct scope_name) == 128, "names are 128 bytes");
+
+/* A task lane: a logical task that may run on several threads in turn.
+ * Times are clock ticks; end is 0 while it runs. */
+struct scope_task {
+	uint64_t id;	/* the program's (or the OpenMP runtime's) id for it */
+	uint64_t start; /* when it began */
+	uint64_t end;	/* when it ended, 0 if it did not */
+	uint32_t name;	/* slot in the names area, UINT32_MAX for none */
+	int32_t parent; /* the thread lane that began it, -1 when unknown */
+	uint32_t used;	/* nonzero once the slot is filled (release) */
+	uint32_t reserved0;
+	uint64_t reserved[3];
+};
+_Static_assert(sizeof(struct scope_task) == 64, "tasks are 64 bytes");
 
 enum scope_clock_source {
 	SCOPE_CLOCK_TSC = 1,
@@ -203,6 +257,13 @@ struct scope_arena_header {
 	int32_t rank;  /* MPI rank from the launcher's environment, -1 when none */
 	int32_t ranks; /* MPI job size, 0 when unknown */
 	uint32_t reserved1;
+
+	uint64_t names_off;
+	uint32_t names_cap; /* slots */
+	uint32_t nnames;    /* slots handed out (atomic) */
+	uint64_t tasks_off;
+	uint32_t tasks_cap; /* slots */
+	uint32_t ntasks;    /* slots handed out (atomic) */
 
 	char exe[SCOPE_PATH_BYTES];
 	char cwd[SCOPE_PATH_BYTES];
