@@ -33,3 +33,19 @@ NOOP void scope_pause_process(void)
 NOOP void scope_resume_process(void)
 {
 }
+
+NOOP void scope_task_begin(uint64_t task_id, const char *name)
+{
+	(void)task_id;
+	(void)name;
+}
+
+NOOP void scope_task_switch(uint64_t task_id)
+{
+	(void)task_id;
+}
+
+NOOP void scope_task_end(uint64_t task_id)
+{
+	(void)task_id;
+}

@@ -20,6 +20,15 @@ struct rd_lane {
 	char *name;
 };
 
+/* A row of /process<N>/lanes/tasks: task lane k is tasks[k - 1]. */
+struct rd_task {
+	uint64_t id;
+	int64_t parent;	     /* the thread lane that began it, -1 when unknown */
+	uint64_t start, end; /* relative ns */
+	uint64_t busy_ns;
+	char *name, *threads; /* threads: "0,2", the thread lanes that ran it */
+};
+
 /* A row of /processes, with its thread lanes. */
 struct rd_process {
 	int64_t pid, ppid, parent, rank, exit_status, exit_signal;
@@ -30,6 +39,8 @@ struct rd_process {
 	/* ppid is -1, exit_signal, exec and complete 0 in files without them */
 	struct rd_lane *lanes;
 	size_t nlanes;
+	struct rd_task *tasks; /* none in files without lanes/tasks */
+	size_t ntasks;
 };
 
 /* A row of /regions. */

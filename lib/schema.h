@@ -18,6 +18,7 @@
 #define SC_PROCESS_N "process%zu" /* /process<N>, N a row of /processes */
 #define SC_LANES     "lanes"
 #define SC_THREADS   "threads" /* in lanes */
+#define SC_TASKS     "tasks"   /* in lanes */
 #define SC_MODULES   "modules"
 #define SC_CRASH     "crash"
 #define SC_ENV_	     "env_" /* /metadata env_<VAR> */
@@ -164,6 +165,16 @@ struct sc_field {
 	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the thread")                  \
 	X(CPU_NS, "cpu_ns", SC_UINT64, SC_OPTIONAL, "ns", "CPU time the thread used, 0 = unknown")
 
+/* Task lane k (the /events/task value k, k >= 1) is row k - 1. */
+#define SC_TASK_FIELDS(X)                                                                          \
+	X(ID, "id", SC_UINT64, SC_REQUIRED, "", "the task's id, the program's or OpenMP's")        \
+	X(NAME, "name", SC_STRING, SC_REQUIRED, "", "task name, or \"\"")                          \
+	X(PARENT, "parent", SC_INT32, SC_REQUIRED, "", "thread lane that began it, or -1")         \
+	X(START, "start", SC_UINT64, SC_REQUIRED, "relative ns", "start of the task")              \
+	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the task")                    \
+	X(THREADS, "threads", SC_STRING, SC_REQUIRED, "", "the thread lanes that ran it, \"0,2\"") \
+	X(BUSY_NS, "busy_ns", SC_UINT64, SC_REQUIRED, "ns", "time threads spent running it")
+
 #define SC_MODULE_FIELDS(X)                                                                        \
 	X(PATH, "path", SC_STRING, SC_REQUIRED, "", "path of the object")                          \
 	X(BIAS, "bias", SC_UINT64, SC_REQUIRED, "", "load bias")                                   \
@@ -188,6 +199,7 @@ struct sc_field {
 #define SC_ENUM_PAIR(id, ...)	  SC_ENUM_(PAIR, id)
 #define SC_ENUM_EV(id, ...)	  SC_ENUM_(EV, id)
 #define SC_ENUM_THR(id, ...)	  SC_ENUM_(THR, id)
+#define SC_ENUM_TASK(id, ...)	  SC_ENUM_(TASK, id)
 #define SC_ENUM_MOD(id, ...)	  SC_ENUM_(MOD, id)
 #define SC_ENUM_CRASHA(id, ...)	  SC_ENUM_(CRASHA, id)
 #define SC_ENUM_CRASH(id, ...)	  SC_ENUM_(CRASH, id)
@@ -198,6 +210,7 @@ enum sc_reg { SC_REGION_FIELDS(SC_ENUM_REG) SC_NREG };
 enum sc_pair { SC_PAIR_FIELDS(SC_ENUM_PAIR) SC_NPAIR };
 enum sc_ev { SC_EVENT_FIELDS(SC_ENUM_EV) SC_NEV };
 enum sc_thr { SC_THREAD_FIELDS(SC_ENUM_THR) SC_NTHR };
+enum sc_task { SC_TASK_FIELDS(SC_ENUM_TASK) SC_NTASK };
 enum sc_mod { SC_MODULE_FIELDS(SC_ENUM_MOD) SC_NMOD };
 enum sc_crasha { SC_CRASH_ATTRS(SC_ENUM_CRASHA) SC_NCRASHA };
 enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
@@ -205,7 +218,7 @@ enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
 
 extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_processes[SC_NPROC],
 	sc_regions[SC_NREG], sc_pairs[SC_NPAIR], sc_events[SC_NEV], sc_threads[SC_NTHR],
-	sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH];
+	sc_tasks[SC_NTASK], sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH];
 
 /* The name of a field: SC_EV(START_DELTA) is "start_delta". */
 #define SC_ROOT(id) (sc_root[SC_ROOT_##id].name)
@@ -215,6 +228,7 @@ extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_proces
 #define SC_PAIR(id) (sc_pairs[SC_PAIR_##id].name)
 #define SC_EV(id)   (sc_events[SC_EV_##id].name)
 #define SC_THR(id)  (sc_threads[SC_THR_##id].name)
+#define SC_TASK(id) (sc_tasks[SC_TASK_##id].name)
 #define SC_MOD(id)  (sc_modules[SC_MOD_##id].name)
 
 /* A group of the table, for those who walk all of it (the schema test). */

@@ -57,6 +57,7 @@ static SCOPE_NOINST void record_as_new_process(void)
 	t->paused = (uint8_t)paused;
 	scope_threads_forget();
 	scope_names_forget();
+	scope_task_forget();
 	scope_wrapped = NULL; /* a record of the old arena, whose addresses the new one may take */
 	scope_busy_begin(t);
 	scope_start_recording();

@@ -200,6 +200,15 @@ void __cyg_profile_func_exit(void *fn, void *site);
 uint32_t scope_name_slot(const char *name, enum scope_name_kind kind) SCOPE_HIDDEN;
 void scope_names_forget(void) SCOPE_HIDDEN;
 
+/* tasks.c: task lanes (1 + their slot in the arena's tasks area; 0 is
+ * none). scope_task_new fills a slot (0 when not recording or full);
+ * scope_task_run (thread.c) makes lane the calling thread's task. */
+uint32_t scope_task_new(uint64_t id, const char *name) SCOPE_HIDDEN;
+void scope_task_ended(uint32_t lane) SCOPE_HIDDEN;
+uint32_t scope_task_lane(uint64_t id) SCOPE_HIDDEN;
+void scope_task_forget(void) SCOPE_HIDDEN;
+void scope_task_run(uint32_t lane) SCOPE_HIDDEN;
+
 /* fds.c */
 int scope_fd_hide(int fd) SCOPE_HIDDEN;
 void scope_fd_close(int fd) SCOPE_HIDDEN;

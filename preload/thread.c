@@ -730,3 +730,42 @@ SCOPE_NOINST void scope_record_bytes(void *fn, uint64_t sent, uint64_t received)
 out:
 	self_leave(t);
 }
+
+/*
+ * The calling thread runs task lane lane from now on (0: none), noted in
+ * its record stream as a task record, so the writer gives each call the
+ * lane current on its thread when it started. Written while the thread
+ * is paused too: its calls after the resume belong to the task.
+ */
+SCOPE_NOINST void scope_task_run(uint32_t lane)
+{
+	struct scope_thread *t = self_enter();
+	struct scope_rec *r;
+
+	if (!t)
+		return;
+	if (!recording() || t->busy) /* a task switch inside the library's own work */
+		goto out;
+	if (!t->registered) {
+		t->busy++;
+		register_state(t, -1, t == &scope_tls);
+		t->busy--;
+	}
+	t->task = lane;
+	if (t->lane < 0)
+		goto out;
+	r = scope_take_slot(t);
+	if (r >= t->limit) {
+		if (t->cur == r + 1)
+			t->cur = r;
+		if (t->cur >= t->chunk_end && !next_chunk(t))
+			goto out;
+		r = scope_take_slot(t);
+	}
+	r->start = scope_now();
+	r->end = lane;
+	scope_signal_fence();
+	r->fn = SCOPE_REC_TASK | (uint64_t)t->depth << SCOPE_REC_ADDR_BITS;
+out:
+	self_leave(t);
+}

@@ -12,6 +12,7 @@ builds against the installed tree through pkg-config and CMake.
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -86,10 +87,114 @@ def case_started(t):
     expect_counts(p, {"work": 2, "skipped": 3, "main": 1}, what=" (not paused)")
 
 
+def task_lanes(p, process=0):
+    """name -> (lane, row of lanes/tasks) of PROCESS's task lanes."""
+    tk = p.tasks[process]
+    expect(tk, "/process0/lanes/tasks is missing")
+    return {str(n): (k + 1, k) for k, n in enumerate(tk["name"])}
+
+
+def per_task(p, name, process=0):
+    """Task lane -> calls of NAME in it (0: outside any task)."""
+    out = {}
+    for lane in p.calls(name, process)["task"].tolist():
+        out[int(lane)] = out.get(int(lane), 0) + 1
+    return out
+
+
+def check_tasks(p, what=""):
+    """api.c's tasks mode: the calls of each task lane, the lanes it ran on, its id and creator."""
+    lanes = task_lanes(p)
+    expect_eq(sorted(lanes), ["relay", "relay again", "side"], f"task lanes{what}")
+    tk = p.tasks[0]
+    relay, side, again = lanes["relay"], lanes["side"], lanes["relay again"]
+    expect_eq(per_task(p, "task_step"), {relay[0]: 12, side[0]: 2, again[0]: 1},
+              f"calls of task_step per task lane{what}")
+    expect_eq(per_task(p, "work"), {0: 2}, f"calls of work per task lane{what}")
+    expect_eq(per_task(p, "helper"), {0: 1}, f"task lane of helper{what}")
+    helper_lane = int(p.calls("helper")["thread"][0])
+    expect(helper_lane != 0, f"helper ran on lane 0{what}")
+    steps = p.calls("task_step")
+    for name, lane_row, threads in (("relay", relay, {0, helper_lane}), ("side", side, {helper_lane}),
+                                    ("relay again", again, {0})):
+        lane, row = lane_row
+        ran = {int(x) for x in steps["thread"][steps["task"] == lane]}
+        expect_eq(ran, threads, f"threads whose calls are in task {name!r}{what}")
+        expect_eq({int(x) for x in str(tk["threads"][row]).split(",")}, threads,
+                  f"lanes/tasks threads of {name!r}{what}")
+        expect_eq(int(tk["id"][row]), 8 if name == "side" else 7, f"id of {name!r}{what}")
+        expect_eq(int(tk["parent"][row]), helper_lane if name == "side" else 0, f"parent of {name!r}{what}")
+        start, end, busy = int(tk["start"][row]), int(tk["end"][row]), int(tk["busy_ns"][row])
+        expect(start <= end <= p.span(), f"task {name!r} runs {start}..{end}, the process {p.span()} ns{what}")
+        expect(0 < busy <= end - start, f"busy time of {name!r}: {busy} ns in {end - start}{what}")
+        mine = steps["task"] == lane
+        first = int(steps["start"][mine].min())
+        last = int((steps["start"][mine] + steps["duration"][mine]).max())
+        expect(start <= first and last <= end,
+               f"calls of {name!r} at {first}..{last}, outside its span {start}..{end}{what}")
+    expect_eq(p.tasks[0]["threads"][relay[1]].split(",")[0], "0", f"relay's first thread{what}")
+
+
+def case_tasks(t):
+    """scope_task_begin/switch/end: a task handed between two threads keeps one task lane; each call
+    goes to the task its thread ran when it started; an id begun again is a new lane. The same
+    profile grouped in memory and through the spill; scope-report --tasks shows each lane."""
+    t.need_prog()
+    p, r = profiled(t, "tasks")
+    expect_eq(t.text(r), "api tasks ok\n", "output")
+    check_tasks(p)
+    ps, _ = profiled(t, "tasks", out="spilled.h5", env={"SCOPE_WRITER_WINDOW": "4"})
+    check_tasks(ps, " (spilled)")
+    rep = t.run([os.path.join(t.bin, "scope-report"), "--tasks", "--format", "csv", t.path("out.h5")])
+    rep.expect_rc(0)
+    rows = [line.split(",") for line in t.text(rep).splitlines()]
+    head = rows[0]
+    got = {row[head.index("name")]: (row[head.index("calls")], row[head.index("nthreads")]) for row in rows[1:]}
+    expect_eq(got, {"relay": ("12", "2"), "side": ("2", "1"), "relay again": ("1", "1")},
+              "scope-report --tasks: calls and threads per task")
+    check_exports(t, task_lanes(p))
+
+
+def check_exports(t, lanes):
+    """Chrome and speedscope exports: each task lane is a track of its own, with its calls only."""
+    report = os.path.join(t.bin, "scope-report")
+    rep = t.run([report, "--chrome", t.path("out.h5")])
+    rep.expect_rc(0)
+    events = json.loads(t.text(rep))["traceEvents"]
+    track = {e["args"]["name"]: e["tid"] for e in events if e.get("name") == "thread_name"}
+    want = {"relay": 12, "side": 2, "relay again": 1}
+    for name, (lane, _) in lanes.items():
+        label = f"task {lane}: {name} (id {8 if name == 'side' else 7})"
+        expect(label in track, f"chrome: no track named {label!r}: {sorted(track)}")
+        calls = [e["name"] for e in events if e.get("ph") == "X" and e["tid"] == track[label]]
+        expect_eq(calls, ["task_step"] * want[name], f"chrome: calls on the track of {name!r}")
+    threads = [e["name"] for e in events if e.get("ph") == "X" and e["tid"] not in track.values()
+               and e["name"] == "task_step"]
+    expect_eq(threads, [], "chrome: calls of tasks on thread tracks")
+    rep = t.run([report, "--speedscope", t.path("out.h5")])
+    rep.expect_rc(0)
+    doc = json.loads(t.text(rep))
+    frames = [f["name"] for f in doc["shared"]["frames"]]
+    opened = {}
+    for prof in doc["profiles"]:
+        depth = 0
+        for e in prof["events"]:
+            depth += 1 if e["type"] == "O" else -1
+            expect(depth >= 0, f"speedscope: {prof['name']} closes more than it opens")
+        expect_eq(depth, 0, f"speedscope: calls left open in {prof['name']}")
+        ats = [e["at"] for e in prof["events"]]
+        expect_eq(ats, sorted(ats), f"speedscope: times of {prof['name']} in order")
+        opened[prof["name"]] = [frames[e["frame"]] for e in prof["events"] if e["type"] == "O"]
+    for name, (lane, _) in lanes.items():
+        mine = [k for k in opened if f", task {lane}: {name} (" in k]
+        expect_eq(len(mine), 1, f"speedscope: profiles of task {name!r} in {sorted(opened)}")
+        expect_eq(opened[mine[0]], ["task_step"] * want[name], f"speedscope: calls of task {name!r}")
+
+
 def case_unprofiled(t):
     """Without the profiler the program runs on libscope's functions, which do nothing."""
     t.need_prog()
-    for mode in ("regions", "pause", "process", "started"):
+    for mode in ("regions", "pause", "process", "started", "tasks"):
         r = t.plain(mode)
         r.expect_rc(0)
         expect_eq(t.text(r), f"api {mode} ok\n", f"output of {mode}")

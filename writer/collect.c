@@ -335,6 +335,60 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 	return 0;
 }
 
+/* The task the lane ran stops running at tick end: its time so far is
+ * added to it. */
+static void task_stop(struct grouping *gr, uint64_t end)
+{
+	if (gr->task && end > gr->task_since)
+		gr->tasks[gr->task - 1].busy_ticks += end - gr->task_since;
+}
+
+/* The lane read so far ends: a task it still ran stopped at the lane's
+ * end, or the task's, whichever came first. */
+static void task_lane_end(struct grouping *gr)
+{
+	const struct scope_task *slots = (const void *)(gr->a->base + gr->a->hdr->tasks_off);
+	uint64_t end = gr->stop_tick, lane_end;
+
+	if (!gr->task || gr->task_lane >= gr->a->nlanes)
+		return;
+	lane_end = gr->lane_end[gr->task_lane];
+	if (lane_end && lane_end < end)
+		end = lane_end;
+	if (slots[gr->task - 1].end && slots[gr->task - 1].end < end)
+		end = slots[gr->task - 1].end;
+	task_stop(gr, end);
+	gr->task = 0;
+}
+
+/* A task record on lane: the lane's task changes, and the new one has
+ * run on it. */
+static int first_pass_task(struct grouping *gr, const struct scope_rec *r, uint32_t lane)
+{
+	uint32_t k = task_of(gr, r);
+	struct task_use *u;
+
+	task_stop(gr, r->start);
+	gr->task = k;
+	gr->task_since = r->start;
+	if (!k)
+		return 0;
+	u = &gr->tasks[k - 1];
+	for (uint32_t i = 0; i < u->nthreads; i++)
+		if (u->threads[i] == lane)
+			return 0;
+	if (u->nthreads == u->cap) {
+		uint32_t cap = u->cap ? 2 * u->cap : 2;
+		uint32_t *grown = realloc(u->threads, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		u->threads = grown;
+		u->cap = cap;
+	}
+	u->threads[u->nthreads++] = lane;
+	return 0;
+}
+
 static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t lane, int was_open)
 {
 	uint64_t at = gr->pos[gr->rid[gr->n]]++;
@@ -346,6 +400,7 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
 	ev->flags[at] = grouping_times(gr, r, lane, was_open, &ev->start[at], &ev->duration[at]);
 	ev->thread[at] = lane;
 	ev->depth[at] = depth;
+	ev->task[at] = gr->task;
 	if (gr->note < gr->nnotes && gr->notes[gr->note].index == gr->n) {
 		ev->sent[at] = gr->notes[gr->note].sent;
 		ev->received[at] = gr->notes[gr->note].received;
@@ -372,13 +427,28 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 	uint32_t lane = gr->chunks[c].lane, gen = lane + 1, i;
 	uint32_t n = second ? gr->chunks[c].used : gr->a->recs_per_chunk;
 
+	if (lane != gr->task_lane) {
+		if (!second)
+			task_lane_end(gr);
+		gr->task_lane = lane;
+		gr->task = 0;
+	}
 	for (i = 0; i < n && r[i].fn; i++) {
 		uint32_t note = second ? rec_note(gr, &gr->rnote, c, i) : NOTE_NONE;
+		if (rec_is_task(&r[i])) {
+			if (second)
+				gr->task = task_of(gr, &r[i]);
+			else if (first_pass_task(gr, &r[i], lane) != 0)
+				return -1;
+			continue;
+		}
 		if (scope_rec_is_bytes(&r[i])) {
 			if (!second && first_pass_bytes(gr, &r[i], gen) != 0)
 				return -1;
 			continue;
 		}
+		if ((r[i].fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(&r[i]))
+			continue; /* a side record of a kind this writer does not use */
 		if (!second && (r[i].start == 0 || (r[i].fn & SCOPE_REC_ADDR_MASK) == 0)) {
 			if (add_rec_note(gr, c, i, NOTE_SKIP) != 0)
 				return -1;
@@ -456,11 +526,14 @@ static int first_pass_all(struct grouping *gr)
 	gr->split = gr->nchunks / 2;
 	gr->n = 0;
 	gr->track.lane = UINT32_MAX;
+	gr->task_lane = UINT32_MAX;
 	if (visit_range(gr, 0, 0, gr->split) != 0 ||
 	    depth_track_copy(&gr->split_track, &gr->track) != 0)
 		return -1;
 	gr->split_n = gr->n;
 	gr->split_regions = gr->map.n;
+	gr->split_task = gr->task;
+	gr->split_task_lane = gr->task_lane;
 	gr->split_count = malloc((gr->map.n + 1) * sizeof *gr->split_count);
 	if (!gr->split_count)
 		return -1;
@@ -468,6 +541,7 @@ static int first_pass_all(struct grouping *gr)
 		gr->split_count[r] = gr->regions[r].count;
 	if (visit_range(gr, 0, gr->split, gr->nchunks) != 0)
 		return -1;
+	task_lane_end(gr);
 	/* A call's bytes come after those of the calls it made (a signal
 	 * handler's write inside a read): the second pass takes them in
 	 * call order. */
@@ -538,13 +612,18 @@ static int group(struct grouping *gr, struct profile *p)
 				     .note = note_from(gr, gr->split_n),
 				     .chunks = gr->chunks,
 				     .nchunks = gr->nchunks,
-				     .split = gr->split};
+				     .split = gr->split,
+				     .task = gr->split_task,
+				     .task_lane = gr->split_task_lane,
+				     .ntasks = gr->ntasks};
 	gr->split_track = (struct depth_track){0}; /* the later half's now */
 	threaded = pthread_create(&tid, NULL, second_half, &later) == 0;
 	gr->n = 0;
 	gr->note = 0;
 	gr->rnote = 0;
 	gr->track.lane = UINT32_MAX;
+	gr->task_lane = UINT32_MAX;
+	gr->task = 0;
 	rc = visit_range(gr, 1, 0, gr->split);
 	if (threaded)
 		pthread_join(tid, NULL);
@@ -619,12 +698,14 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		gr.unloads |= mods[i].unload != 0;
 	memset(p, 0, sizeof *p);
 	gr.lane_end = lane_ends(a);
+	gr.ntasks = a->ntasks;
+	gr.tasks = calloc(gr.ntasks + 1, sizeof *gr.tasks);
 	gr.chunks = list_chunks(a, &gr.nchunks);
 	gr.rid_cap =
 		gr.nchunks * a->recs_per_chunk < window ? gr.nchunks * a->recs_per_chunk : window;
 	if (gr.chunks)
 		gr.rid = malloc((gr.rid_cap + 1) * sizeof *gr.rid);
-	if (!gr.lane_end || !gr.rid || first_pass_all(&gr) != 0) {
+	if (!gr.lane_end || !gr.tasks || !gr.rid || first_pass_all(&gr) != 0) {
 		writer_fail("out of memory while reading the arena");
 		goto out;
 	}
@@ -641,6 +722,9 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	p->regions = gr.regions;
 	p->nregions = gr.nregions;
 	gr.regions = NULL;
+	p->tasks = gr.tasks;
+	p->ntasks = gr.ntasks;
+	gr.tasks = NULL;
 	p->end_ns = tick_ns(c, gr.stop_tick);
 	for (int i = 0; i < SCOPE_LOST_CAUSES; i++)
 		p->lost += a->hdr->lost[i];
@@ -660,6 +744,9 @@ out:
 	free(gr.pos);
 	free(gr.split_count);
 	free(gr.chunks);
+	for (uint32_t i = 0; gr.tasks && i < gr.ntasks; i++)
+		free(gr.tasks[i].threads);
+	free(gr.tasks);
 	return rc;
 }
 
@@ -668,5 +755,8 @@ void profile_free(struct profile *p)
 	events_free(&p->ev);
 	spill_close(p->spill);
 	free(p->regions);
+	for (uint32_t i = 0; p->tasks && i < p->ntasks; i++)
+		free(p->tasks[i].threads);
+	free(p->tasks);
 	memset(p, 0, sizeof *p);
 }

@@ -13,6 +13,7 @@ int events_alloc(struct events *e, uint64_t n, int bytes)
 	e->duration = malloc(n * sizeof *e->duration + 1);
 	e->thread = malloc(n * sizeof *e->thread + 1);
 	e->depth = malloc(n * sizeof *e->depth + 1);
+	e->task = malloc(n * sizeof *e->task + 1);
 	e->flags = malloc(n + 1);
 	if (bytes) {
 		e->sent = calloc(n + 1, sizeof *e->sent);
@@ -20,7 +21,7 @@ int events_alloc(struct events *e, uint64_t n, int bytes)
 		if (!e->sent || !e->received)
 			return -1;
 	}
-	return e->start && e->duration && e->thread && e->depth && e->flags ? 0 : -1;
+	return e->start && e->duration && e->thread && e->depth && e->task && e->flags ? 0 : -1;
 }
 
 void events_free(struct events *e)
@@ -29,6 +30,7 @@ void events_free(struct events *e)
 	free(e->duration);
 	free(e->thread);
 	free(e->depth);
+	free(e->task);
 	free(e->flags);
 	free(e->sent);
 	free(e->received);
@@ -103,6 +105,7 @@ int events_sort(struct events *ev, uint64_t first, uint64_t n)
 	PERMUTE(ev->duration, uint64_t);
 	PERMUTE(ev->thread, uint32_t);
 	PERMUTE(ev->depth, uint32_t);
+	PERMUTE(ev->task, uint32_t);
 	PERMUTE(ev->flags, uint8_t);
 	if (ev->sent) {
 		PERMUTE(ev->sent, uint64_t);

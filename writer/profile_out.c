@@ -18,7 +18,6 @@
 static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 {
 	struct events *ev = &p->ev;
-	uint8_t *task = calloc(ev->n + 1, 1);
 	int rc = -1;
 
 	/* A region's first call keeps its start; each later one, the gap to
@@ -28,16 +27,15 @@ static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 		for (uint64_t i = reg->first + reg->count; i-- > reg->first + 1;)
 			ev->start[i] -= ev->start[i - 1];
 	}
-	if (task && col_narrow(c, g, SC_EV(START_DELTA), ev->start, 8, ev->n) == 0 &&
+	if (col_narrow(c, g, SC_EV(START_DELTA), ev->start, 8, ev->n) == 0 &&
 	    col_narrow(c, g, SC_EV(DURATION), ev->duration, 8, ev->n) == 0 &&
 	    col_narrow(c, g, SC_EV(THREAD), ev->thread, 4, ev->n) == 0 &&
-	    col_uint(c, g, SC_EV(TASK), task, ev->n, 1) == 0 &&
+	    col_narrow(c, g, SC_EV(TASK), ev->task, 4, ev->n) == 0 &&
 	    col_narrow(c, g, SC_EV(DEPTH), ev->depth, 4, ev->n) == 0 &&
 	    col_uint(c, g, SC_EV(FLAGS), ev->flags, ev->n, 1) == 0 &&
 	    (!p->bytes || (col_narrow(c, g, SC_EV(BYTES_SENT), ev->sent, 8, ev->n) == 0 &&
 			   col_narrow(c, g, SC_EV(BYTES_RECEIVED), ev->received, 8, ev->n) == 0)))
 		rc = 0;
-	free(task);
 	return rc;
 }
 
@@ -51,12 +49,12 @@ static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 {
 	const int in_width[SC_NEV] = {
 		[SC_EV_START_DELTA] = 8, [SC_EV_DURATION] = 8,	    [SC_EV_THREAD] = 4,
-		[SC_EV_TASK] = 1,	 [SC_EV_DEPTH] = 4,	    [SC_EV_FLAGS] = 1,
+		[SC_EV_TASK] = 4,	 [SC_EV_DEPTH] = 4,	    [SC_EV_FLAGS] = 1,
 		[SC_EV_BYTES_SENT] = 8,	 [SC_EV_BYTES_RECEIVED] = 8};
 	const int width[SC_NEV] = {[SC_EV_START_DELTA] = width_for(p->max.start_delta),
 				   [SC_EV_DURATION] = width_for(p->max.duration),
 				   [SC_EV_THREAD] = width_for(p->max.thread),
-				   [SC_EV_TASK] = 1,
+				   [SC_EV_TASK] = width_for(p->max.task),
 				   [SC_EV_DEPTH] = width_for(p->max.depth),
 				   [SC_EV_FLAGS] = 1,
 				   [SC_EV_BYTES_SENT] = width_for(p->max.sent),
@@ -82,12 +80,11 @@ static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 		data[SC_EV_DURATION] = win.duration;
 		data[SC_EV_THREAD] = win.thread;
 		data[SC_EV_DEPTH] = win.depth;
+		data[SC_EV_TASK] = win.task;
 		data[SC_EV_FLAGS] = win.flags;
 		data[SC_EV_BYTES_SENT] = win.sent;
 		data[SC_EV_BYTES_RECEIVED] = win.received;
 		for (k = 0; k < ncols && rc == 0; k++) {
-			if (k == SC_EV_TASK)
-				continue; /* no task lanes yet: all zero, never stored */
 			narrow_to(data[k], in_width[k], width[k], win.n);
 			rc = col_put(c, &out[k], data[k], w * spill_window_rows(p->spill), win.n);
 		}
@@ -281,6 +278,75 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	return rc;
 }
 
+/* "0,2": the thread lanes that ran a task, in the order they first did. */
+static char *thread_list(const struct task_use *u)
+{
+	size_t cap = (size_t)u->nthreads * 11 + 1, at = 0;
+	char *s = malloc(cap);
+
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (uint32_t i = 0; i < u->nthreads; i++)
+		at += (size_t)snprintf(s + at, cap - at, i ? ",%u" : "%u", u->threads[i]);
+	return s;
+}
+
+/* The task lanes, row k - 1 for lane k; an empty table when there are none. */
+static int write_tasks(struct columns *c, hid_t lanes, const struct run_info *run,
+		       const struct profile *p)
+{
+	const struct arena *a = run->arena;
+	const struct scope_task *slots = (const void *)(a->base + a->hdr->tasks_off);
+	const struct scope_name *names = (const void *)(a->base + a->hdr->names_off);
+	uint32_t n = p->ntasks;
+	uint64_t *id = calloc(n + 1, 8), *start = calloc(n + 1, 8), *end = calloc(n + 1, 8),
+		 *busy = calloc(n + 1, 8);
+	int32_t *parent = calloc(n + 1, sizeof *parent);
+	const char **name = calloc(n + 1, sizeof *name);
+	char **threads = calloc(n + 1, sizeof *threads);
+	hid_t g = H5Gcreate2(lanes, SC_TASKS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && id && start && end && busy && parent && name && threads ? 0 : -1;
+
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		const struct scope_task *t = &slots[i];
+		uint32_t nm = t->name;
+		id[i] = t->id;
+		parent[i] = t->parent;
+		start[i] = tick_ns(run->clock, t->start);
+		end[i] = t->end ? tick_ns(run->clock, t->end) : p->end_ns;
+		end[i] = end[i] > p->end_ns ? p->end_ns : end[i] < start[i] ? start[i] : end[i];
+		busy[i] = tick_ns(run->clock, run->clock->start_tick + p->tasks[i].busy_ticks);
+		name[i] = nm < a->nnames && names[nm].used &&
+					  memchr(names[nm].text, '\0', sizeof names[nm].text)
+				  ? names[nm].text
+				  : "";
+		if (!(threads[i] = thread_list(&p->tasks[i])))
+			rc = -1;
+	}
+	if (rc == 0 && (col_uint(c, g, SC_TASK(ID), id, n, 8) != 0 ||
+			col_str(g, SC_TASK(NAME), name, n) != 0 ||
+			col_int32(g, SC_TASK(PARENT), parent, n) != 0 ||
+			col_uint(c, g, SC_TASK(START), start, n, 8) != 0 ||
+			col_uint(c, g, SC_TASK(END), end, n, 8) != 0 ||
+			col_str(g, SC_TASK(THREADS), (const char *const *)threads, n) != 0 ||
+			col_uint(c, g, SC_TASK(BUSY_NS), busy, n, 8) != 0))
+		rc = -1;
+	for (uint32_t i = 0; threads && i < n; i++)
+		free(threads[i]);
+	free(threads);
+	free(name);
+	free(parent);
+	free(id);
+	free(start);
+	free(end);
+	free(busy);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+_Static_assert(SC_NTASK == 7, "a new lanes/tasks column: write it in write_tasks");
+
 static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run,
 		       const struct profile *p)
 {
@@ -317,7 +383,7 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	    col_int32(g, SC_THR(PARENT), parent, n) == 0 &&
 	    col_uint(c, g, SC_THR(START), start, n, 8) == 0 &&
 	    col_uint(c, g, SC_THR(END), end, n, 8) == 0 &&
-	    col_uint(c, g, SC_THR(CPU_NS), cpu, n, 8) == 0)
+	    col_uint(c, g, SC_THR(CPU_NS), cpu, n, 8) == 0 && write_tasks(c, lg, run, p) == 0)
 		rc = 0;
 out:
 	free(tid);

@@ -17,7 +17,7 @@
  *
  *   head    kind (bit 0), then flags
  *   slot    row within its window
- *   call:   thread, depth, start as a zigzag gap to the block's previous
+ *   call:   thread, depth, task, start as a zigzag gap to the block's previous
  *           call (calls come in start order, so the gap is small), duration
  *   bytes:  sent, received
  */
@@ -220,6 +220,7 @@ int spill_call(struct spill *s, const struct spilled_call *c)
 	p = put(p, slot);
 	p = put(p, c->thread);
 	p = put(p, c->depth);
+	p = put(p, c->task);
 	p = put(p, (uint64_t)gap << 1 ^ (gap < 0 ? UINT64_MAX : 0)); /* zigzag */
 	p = put(p, c->duration);
 	b->used = (uint32_t)(p - b->buf);
@@ -270,7 +271,7 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 
 	while (p < end) {
 		unsigned head = *p++;
-		uint64_t slot, a, b, thread, depth;
+		uint64_t slot, a, b, thread, depth, task;
 		p = get(p, &slot);
 		if ((head & 1) == REC_BYTES) {
 			p = get(get(p, &a), &b);
@@ -280,7 +281,7 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 			}
 			continue;
 		}
-		p = get(get(get(get(p, &thread), &depth), &a), &b);
+		p = get(get(get(get(get(p, &thread), &depth), &task), &a), &b);
 		start += (a >> 1) ^ (0 - (a & 1));
 		if (slot >= ev->n)
 			continue;
@@ -288,6 +289,7 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 		ev->duration[slot] = b;
 		ev->thread[slot] = (uint32_t)thread;
 		ev->depth[slot] = (uint32_t)depth;
+		ev->task[slot] = (uint32_t)task;
 		ev->flags[slot] = (uint8_t)(head >> 1);
 	}
 }

@@ -10,6 +10,7 @@ struct spilled_call {
 	uint64_t at, start, duration;
 	uint32_t thread;
 	uint32_t depth;
+	uint32_t task;
 	uint8_t flags;
 };
 _Static_assert(SC_NEV == 8, "a new /events column: a field here (or a record of its own, as the "

@@ -16,6 +16,7 @@ struct cursor {
 	uint32_t lane;
 	uint64_t start_ns; /* of the call at r: the merge's key */
 	int was_open;	   /* the first pass found the call at r open */
+	uint32_t task;	   /* the lane's task at r */
 	uint64_t rnote;	   /* the next record note of this lane */
 	uint64_t last_key;
 	uint32_t last_rid;
@@ -92,11 +93,17 @@ static int advance(struct streamer *s, struct cursor *c)
 	for (;;) {
 		for (; c->r < c->end; c->r++) {
 			uint32_t note;
+			if (rec_is_task(c->r)) {
+				c->task = task_of(gr, c->r);
+				continue;
+			}
 			if (scope_rec_is_bytes(c->r)) {
 				if (add_bytes(s, c, c->r) != 0)
 					return -1;
 				continue;
 			}
+			if ((c->r->fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(c->r))
+				continue;
 			note = rec_note(gr, &c->rnote, c->chunk, (uint32_t)(c->r - c->first));
 			if (note != NOTE_SKIP && c->r->start <= gr->stop_tick) {
 				c->was_open = note == NOTE_OPEN;
@@ -146,7 +153,7 @@ static int emit(struct streamer *s, struct cursor *c)
 	uint32_t known = gr->map.n, rid;
 	int module;
 	const struct region *g;
-	struct spilled_call call = {.thread = c->lane};
+	struct spilled_call call = {.thread = c->lane, .task = c->task};
 	uint64_t gap;
 
 	rid = grouping_region(gr, r, &c->last_key, &c->last_rid, &module);
@@ -171,6 +178,8 @@ static int emit(struct streamer *s, struct cursor *c)
 		s->max->thread = c->lane;
 	if (call.depth > s->max->depth)
 		s->max->depth = call.depth;
+	if (call.task > s->max->task)
+		s->max->task = call.task;
 	if (gr->bytes && note_row(c, call.depth, call.at) != 0)
 		return -1;
 	return spill_call(s->spill, &call);

@@ -77,13 +77,14 @@ struct events {
 	uint64_t *duration; /* ns */
 	uint32_t *thread;
 	uint32_t *depth; /* the true depth: records keep 16 bits of it */
+	uint32_t *task;	 /* task lane, 0 = none */
 	uint8_t *flags;
 	uint64_t *sent, *received; /* bytes an MPI call moved; NULL when none did */
 };
 
 /* struct events, struct event_max, struct spilled_call, events_alloc,
  * events_sort and the spill's records each list the /events columns by
- * hand (task is not held: no task lanes yet, every call is 0): a column
+ * hand: a column
  * added to lib/schema.h stops the build here until each list has it. */
 _Static_assert(SC_NEV == 8, "a new /events column: add it to struct events, struct event_max, "
 			    "struct spilled_call, events_alloc, events_sort and spill.c");
@@ -115,9 +116,18 @@ struct event_max {
 	uint64_t start_delta, duration, sent, received;
 	uint32_t thread;
 	uint32_t depth;
+	uint32_t task;
 };
 
 struct spill;
+
+/* A task lane, as the records tell it: the thread lanes that ran it (in
+ * the order they first did) and the time they ran it, in clock ticks. */
+struct task_use {
+	uint64_t busy_ticks;
+	uint32_t *threads;
+	uint32_t nthreads, cap;
+};
 
 struct profile {
 	struct events ev;    /* every call, unless they were spilled */
@@ -129,6 +139,8 @@ struct profile {
 	uint32_t nregions;
 	uint64_t end_ns; /* the process's end, ns since its start */
 	uint64_t lost;
+	struct task_use *tasks; /* [lane - 1] for each task lane of the arena */
+	uint32_t ntasks;
 };
 
 /*

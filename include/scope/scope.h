@@ -36,6 +36,20 @@ void scope_region_begin(const char *name);
 void scope_region_end(const char *name);
 
 /*
+ * Task lanes: a logical task (a job, a coroutine, a request) whose calls
+ * are recorded on a lane of its own, whichever threads run it in turn.
+ * scope_task_begin starts task task_id (any id the program chooses; an id
+ * begun again starts a new task lane) and runs it on the calling thread;
+ * scope_task_switch(task_id) makes it the calling thread's task from now
+ * on (0: none), so a task suspended on one thread resumes on another;
+ * scope_task_end ends it (the calling thread then runs no task, if it ran
+ * this one). A call belongs to the task its thread ran when it started.
+ */
+void scope_task_begin(uint64_t task_id, const char *name);
+void scope_task_switch(uint64_t task_id);
+void scope_task_end(uint64_t task_id);
+
+/*
  * Recording on the calling thread, or in the whole process, pauses and
  * resumes. Calls made while paused are not recorded; calls open at the
  * pause go on and end when they return. scope_resume_process does not

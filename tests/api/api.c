@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A program that uses the API of scope.h: named regions, pauses of a thread and of the process. */
+/* A program that uses the API of scope.h: named regions, task lanes, pauses of a thread and of the
+ * process. */
 #include <scope/scope.h>
 
 #include <pthread.h>
@@ -92,6 +93,59 @@ NOINLINE static void pause_process(void)
 	pthread_barrier_destroy(&step);
 }
 
+/*
+ * tasks: task 7 "relay", begun on main, calls task_step 3 times there, 4
+ * times on the helper thread that takes it over, 5 times on main again;
+ * task 8 "side" calls it twice on the helper, and task 7 begun again
+ * ("relay again") once on main. Each thread calls work once outside any
+ * task. The barriers order the hand-overs.
+ */
+NOINLINE void task_step(void)
+{
+	sink += 3;
+}
+
+NOINLINE static void *helper(void *unused)
+{
+	(void)unused;
+	work();
+	scope_task_begin(8, "side");
+	task_step();
+	task_step();
+	scope_task_end(8);
+	pthread_barrier_wait(&step); /* main has let go of task 7 */
+	scope_task_switch(7);
+	for (int i = 0; i < 4; i++)
+		task_step();
+	scope_task_switch(0);
+	pthread_barrier_wait(&step);
+	return NULL;
+}
+
+NOINLINE static void tasks(void)
+{
+	pthread_t th;
+
+	pthread_barrier_init(&step, NULL, 2);
+	pthread_create(&th, NULL, helper, NULL);
+	work();
+	scope_task_begin(7, "relay");
+	for (int i = 0; i < 3; i++)
+		task_step();
+	scope_task_switch(0);
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step); /* the helper has let go of it */
+	scope_task_switch(7);
+	for (int i = 0; i < 5; i++)
+		task_step();
+	scope_task_end(7);
+	scope_task_begin(7, "relay again");
+	task_step();
+	scope_task_end(7);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&step);
+}
+
 /* started: run paused from the start (SCOPE_START_PAUSED): 3 calls of
  * skipped before the resume, 2 of work after it. */
 NOINLINE static void started_paused(void)
@@ -115,6 +169,8 @@ int main(int argc, char **argv)
 		pause_process();
 	else if (strcmp(what, "started") == 0)
 		started_paused();
+	else if (strcmp(what, "tasks") == 0)
+		tasks();
 	else {
 		fprintf(stderr, "api: unknown mode %s\n", what);
 		return 2;
