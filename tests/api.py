@@ -59,6 +59,11 @@ def case_regions(t):
     p, r = profiled(t, "regions")
     expect_eq(t.text(r), "api regions ok\n", "output")
     expect_regions(p)
+    rep = t.run([os.path.join(t.bin, "scope-report"), t.path("out.h5")])
+    rep.expect_rc(0)
+    shown = {line.split("  ")[-1].strip() for line in t.text(rep).splitlines()[3:]}
+    expect({"outer", "inner", "step 0", "step 1"} <= shown,
+           f"scope-report shows the named regions whole: {sorted(shown)}")
 
 
 def case_pause(t):

@@ -374,9 +374,8 @@ static int first_pass_task(struct grouping *gr, const struct scope_rec *r, uint3
 	if (!k)
 		return 0;
 	u = &gr->tasks[k - 1];
-	for (uint32_t i = 0; i < u->nthreads; i++)
-		if (u->threads[i] == lane)
-			return 0;
+	if (u->nthreads && u->threads[u->nthreads - 1] == lane)
+		return 0; /* lanes come in order: a lane already listed is the last */
 	if (u->nthreads == u->cap) {
 		uint32_t cap = u->cap ? 2 * u->cap : 2;
 		uint32_t *grown = realloc(u->threads, cap * sizeof *grown);

@@ -278,7 +278,7 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	return rc;
 }
 
-/* "0,2": the thread lanes that ran a task, in the order they first did. */
+/* "0,2": the thread lanes that ran a task, ascending. */
 static char *thread_list(const struct task_use *u)
 {
 	size_t cap = (size_t)u->nthreads * 11 + 1, at = 0;

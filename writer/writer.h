@@ -121,8 +121,9 @@ struct event_max {
 
 struct spill;
 
-/* A task lane, as the records tell it: the thread lanes that ran it (in
- * the order they first did) and the time they ran it, in clock ticks. */
+/* A task lane, as the records tell it: the thread lanes that ran it
+ * (ascending: the first pass reads lane after lane) and the time they ran
+ * it, in clock ticks. */
 struct task_use {
 	uint64_t busy_ticks;
 	uint32_t *threads;
