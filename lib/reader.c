@@ -180,6 +180,7 @@ static const struct column_spec process_columns[] = {
 	OPT(PROC, EXEC, struct rd_process, exec, 0),
 	OPT(PROC, COMPLETE, struct rd_process, complete, 0),
 	OPT(PROC, HOST, struct rd_process, host, 0),
+	OPT(PROC, COUNTERS, struct rd_process, counters, 0),
 };
 static const struct column_spec region_columns[] = {
 	COL(REG, NAME, struct rd_region, name),	    COL(REG, MODULE, struct rd_region, module),
@@ -198,6 +199,14 @@ static const struct column_spec pair_columns[] = {
 	COL(PAIR, MAX_NS, struct rd_pair, max_ns),
 	OPT(PAIR, BYTES_SENT, struct rd_pair, bytes_sent, 0),
 	OPT(PAIR, BYTES_RECEIVED, struct rd_pair, bytes_received, 0),
+	OPT(PAIR, COUNTER0_TOTAL, struct rd_pair, counter_total[0], 0),
+	OPT(PAIR, COUNTER0_SELF, struct rd_pair, counter_self[0], 0),
+	OPT(PAIR, COUNTER1_TOTAL, struct rd_pair, counter_total[1], 0),
+	OPT(PAIR, COUNTER1_SELF, struct rd_pair, counter_self[1], 0),
+	OPT(PAIR, COUNTER2_TOTAL, struct rd_pair, counter_total[2], 0),
+	OPT(PAIR, COUNTER2_SELF, struct rd_pair, counter_self[2], 0),
+	OPT(PAIR, COUNTER3_TOTAL, struct rd_pair, counter_total[3], 0),
+	OPT(PAIR, COUNTER3_SELF, struct rd_pair, counter_self[3], 0),
 };
 static const struct column_spec lane_columns[] = {
 	COL(THR, TID, struct rd_lane, tid),	  COL(THR, NAME, struct rd_lane, name),

@@ -35,7 +35,8 @@ struct rd_process {
 	uint64_t start, end, lost; /* unix ns; end >= start */
 	uint64_t exec, complete;
 	char *executable, *arguments;
-	char *host; /* "" when the file has no /processes/host */
+	char *host;	/* "" when the file has no /processes/host */
+	char *counters; /* "perf::TASK-CLOCK,PAPI_TOT_INS": the counters read, "" none */
 	/* ppid is -1, exit_signal, exec and complete 0 in files without them */
 	struct rd_lane *lanes;
 	size_t nlanes;
@@ -57,6 +58,9 @@ struct rd_pair {
 	uint64_t total_all_ns; /* every call; total_ns in files without it */
 	uint64_t self_ns, min_ns, max_ns;
 	uint64_t bytes_sent, bytes_received; /* by MPI calls; 0 without has_bytes */
+	/* counter k of its process (rd_process.counters names them): every
+	 * call's change summed, and less the recorded callees'; 0 without */
+	uint64_t counter_total[4], counter_self[4];
 };
 
 /* Attributes of /metadata that the tools show; absent ones are 0 or "". */

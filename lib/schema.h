@@ -115,7 +115,9 @@ struct sc_field {
 	X(LOST, "lost", SC_UINT64, SC_REQUIRED, "", "calls dropped in it")                         \
 	X(EXEC, "exec", SC_UINT8, SC_OPTIONAL, "", "1 when this image ended by exec")              \
 	X(COMPLETE, "complete", SC_UINT8, SC_OPTIONAL, "", "1 when it stopped normally")           \
-	X(HOST, "host", SC_STRING, SC_OPTIONAL, "", "the host it ran on")
+	X(HOST, "host", SC_STRING, SC_OPTIONAL, "", "the host it ran on")                          \
+	X(COUNTERS, "counters", SC_STRING, SC_OPTIONAL, "",                                        \
+	  "the counters read in it, in column order (counter0 first), joined by commas")
 
 #define SC_REGION_FIELDS(X)                                                                        \
 	X(NAME, "name", SC_STRING, SC_REQUIRED, "", "function name, or module+0xOFFSET")           \
@@ -140,7 +142,16 @@ struct sc_field {
 	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest call")                          \
 	X(BYTES_SENT, "bytes_sent", SC_UINT64, SC_OPTIONAL, "", "sum of its calls' bytes_sent")    \
 	X(BYTES_RECEIVED, "bytes_received", SC_UINT64, SC_OPTIONAL, "",                            \
-	  "sum of its calls' bytes_received")
+	  "sum of its calls' bytes_received")                                                      \
+	SC_COUNTER_PAIR(X, 0) SC_COUNTER_PAIR(X, 1) SC_COUNTER_PAIR(X, 2) SC_COUNTER_PAIR(X, 3)
+
+/* Counter k's sums per pair: every call's change, and its self part (the
+ * change less its recorded callees'). */
+#define SC_COUNTER_PAIR(X, k)                                                                      \
+	X(COUNTER##k##_TOTAL, "counter" #k "_total", SC_UINT64, SC_OPTIONAL, "",                   \
+	  "sum of its calls' counter" #k)                                                          \
+	X(COUNTER##k##_SELF, "counter" #k "_self", SC_UINT64, SC_OPTIONAL, "",                     \
+	  "sum of its calls' counter" #k " less their recorded callees'")
 
 /* One row per call; a new per-call column is one line here (see
  * SC_EVENT_COUNT for the lists that must follow it). */
@@ -155,7 +166,11 @@ struct sc_field {
 	X(BYTES_SENT, "bytes_sent", SC_NARROW, SC_OPTIONAL, "bytes",                               \
 	  "bytes an MPI call sent or an I/O call wrote")                                           \
 	X(BYTES_RECEIVED, "bytes_received", SC_NARROW, SC_OPTIONAL, "bytes",                       \
-	  "bytes an MPI call received or an I/O call read")
+	  "bytes an MPI call received or an I/O call read")                                        \
+	X(COUNTER0, "counter0", SC_NARROW, SC_OPTIONAL, "", "change of counter 0 over the call")   \
+	X(COUNTER1, "counter1", SC_NARROW, SC_OPTIONAL, "", "change of counter 1 over the call")   \
+	X(COUNTER2, "counter2", SC_NARROW, SC_OPTIONAL, "", "change of counter 2 over the call")   \
+	X(COUNTER3, "counter3", SC_NARROW, SC_OPTIONAL, "", "change of counter 3 over the call")
 
 #define SC_THREAD_FIELDS(X)                                                                        \
 	X(TID, "tid", SC_UINT32, SC_REQUIRED, "", "operating-system thread id")                    \

@@ -98,6 +98,7 @@ int scope_start_recording(void)
 	if (scope_arena_create(p) != 0)
 		return -1; /* it said why */
 	describe_process(p);
+	scope_counters_init(p->hdr);
 	p->hdr->overhead_ticks = scope_measure_overhead();
 	if (scope_finish_prepare(p) != 0)
 		return -1;

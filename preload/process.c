@@ -51,6 +51,7 @@ static SCOPE_NOINST void record_as_new_process(void)
 	struct scope_thread *t = &scope_tls;
 	int busy = t->busy, paused = t->paused;
 
+	scope_counters_forget(t); /* the parent's, counting the parent */
 	memset(t, 0, sizeof *t);
 	t->lane = -1;
 	t->busy = (uint8_t)busy;

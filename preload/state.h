@@ -64,9 +64,10 @@ struct scope_thread {
 	uint8_t shared;
 	uint32_t sharers;
 	uint32_t owner;
-	uint32_t tid;	/* the task this state was registered for */
-	uint8_t paused; /* scope_pause: calls are not recorded until scope_resume */
-	uint32_t task;	/* the task lane the thread runs, 0 for none */
+	uint32_t tid;		    /* the task this state was registered for */
+	uint8_t paused;		    /* scope_pause: calls are not recorded until scope_resume */
+	uint32_t task;		    /* the task lane the thread runs, 0 for none */
+	struct scope_counters *ctr; /* the thread's counters (counters.c), NULL when none */
 };
 
 extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
@@ -208,6 +209,26 @@ void scope_task_ended(uint32_t lane) SCOPE_HIDDEN;
 uint32_t scope_task_lane(uint64_t id) SCOPE_HIDDEN;
 void scope_task_forget(void) SCOPE_HIDDEN;
 void scope_task_run(uint32_t lane) SCOPE_HIDDEN;
+
+/* thread.c: a side record of the call open at depth (bits above the address). */
+void scope_record_side(struct scope_thread *t, uint64_t code, uint64_t depth, uint64_t a,
+		       uint64_t b) SCOPE_HIDDEN;
+
+/* counters.c (SCOPE_COUNTERS): init lists the events that can be counted in
+ * the arena's header and says why of each that cannot; a thread's counters
+ * start as it registers and stop as it ends; enter returns whether the call
+ * of fn is counted (and reads its counters), exit writes the change over
+ * the counted call open at depth as side records. */
+struct scope_counters;
+void scope_counters_init(struct scope_arena_header *h) SCOPE_HIDDEN;
+int scope_counters_on(void) SCOPE_HIDDEN;
+void scope_counters_thread_start(struct scope_thread *t) SCOPE_HIDDEN;
+void scope_counters_thread_stop(struct scope_thread *t) SCOPE_HIDDEN;
+void scope_counters_forget(struct scope_thread *t) SCOPE_HIDDEN;
+int scope_counters_enter(struct scope_thread *t, void *fn) SCOPE_HIDDEN;
+void scope_counters_exit(struct scope_thread *t, uint64_t depth) SCOPE_HIDDEN;
+/* symname.c: the name of the region fn (given, or its symbol); 0, or -1. */
+int scope_symbol_name(void *fn, char *out, size_t cap) SCOPE_HIDDEN;
 
 /* fds.c */
 int scope_fd_hide(int fd) SCOPE_HIDDEN;

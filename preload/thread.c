@@ -43,8 +43,8 @@ static SCOPE_NOINST int recording(void)
  * after this store. */
 static SCOPE_NOINST void resume(struct scope_thread *t)
 {
-	if (t->busy || t->ignored || t->paused || !recording() || scope_paused())
-		return;
+	if (t->busy || t->ignored || t->paused || !recording() || scope_paused() || t->ctr)
+		return; /* a thread reading counters takes the slow path for every call */
 	__atomic_store_n(&t->limit, t->chunk_end, __ATOMIC_SEQ_CST);
 	if (scope_paused())
 		t->limit = NULL;
@@ -400,6 +400,11 @@ static SCOPE_NOINST void register_state(struct scope_thread *t, int32_t parent, 
 	if (own_stack) {
 		stack_bounds(t);
 		registry_set(lane, t);
+		if (scope_counters_on()) {
+			t->busy++;
+			scope_counters_thread_start(t);
+			t->busy--;
+		}
 	}
 }
 
@@ -473,8 +478,10 @@ SCOPE_NOINST void scope_thread_end(struct scope_thread *t)
 
 	if (t->lane < 0 || !scope_proc.hdr)
 		return;
-	if (t == &scope_tls)
+	if (t == &scope_tls) {
 		registry_set(t->lane, NULL);
+		scope_counters_thread_stop(t);
+	}
 	l = lane_slot(t->lane);
 	/* Read within [start, end], as at the start: the CPU time is never
 	 * more than the lane's span. */
@@ -586,6 +593,10 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		goto leave;
 	}
 	resume(t); /* after a pause */
+	/* A counted call is marked in its record until it returns, so that its
+	 * exit comes here too; its counters are read before its clock. */
+	if (t->ctr && scope_counters_enter(t, fn))
+		fn = (void *)((uintptr_t)fn | SCOPE_REC_COUNTED);
 	/* read after the slow path's own work, which is not the call's */
 	scope_record_open(t, scope_take_slot(t), fn, frame, scope_now());
 leave:
@@ -613,6 +624,7 @@ static SCOPE_NOINST void unlink_close(struct scope_thread *t, struct scope_rec *
 				      struct scope_rec *r, uint64_t now)
 {
 	struct scope_rec *parent = scope_record_parent(r);
+	r->fn &= ~SCOPE_REC_COUNTED; /* closed without its counters */
 	if (child)
 		child->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)parent;
 	else
@@ -644,8 +656,18 @@ SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 		}
 		goto out;
 	}
+	r = t->open;
+	if (r && (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) {
+		/* a counted call returns: its counters are read after its clock */
+		scope_counters_exit(t, r->fn & ~SCOPE_REC_ADDR_MASK);
+		r->fn &= ~SCOPE_REC_COUNTED;
+		scope_record_close(t, r, now);
+		goto out;
+	}
 	for (r = t->open; r; r = scope_record_parent(r))
-		if (scope_record_is(r, fn) && same_stack(t, frame_of(t, r), frame))
+		if ((scope_record_is(r, fn) ||
+		     (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) &&
+		    same_stack(t, frame_of(t, r), frame))
 			break;
 	if (!r)
 		goto out;
@@ -704,31 +726,41 @@ uint64_t scope_measure_overhead(void)
 SCOPE_NOINST void scope_record_bytes(void *fn, uint64_t sent, uint64_t received)
 {
 	struct scope_thread *t = self_enter();
-	struct scope_rec *open, *r;
+	struct scope_rec *open;
 
 	if (!t)
 		return;
 	open = t->open;
-	if (!open || !scope_record_is(open, fn))
-		goto out;
-	r = scope_take_slot(t);
+	if (open && (scope_record_is(open, fn) ||
+		     (open->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)))
+		scope_record_side(t, SCOPE_REC_BYTES, open->fn & ~SCOPE_REC_ADDR_MASK, sent,
+				  received);
+	self_leave(t);
+}
+
+/* A side record (code: SCOPE_REC_BYTES, SCOPE_REC_COUNTERS + k) of the
+ * call open at depth (its record's bits above the address) on t, in the
+ * next slot, fn stored last; nothing when t records nothing now. */
+SCOPE_NOINST void scope_record_side(struct scope_thread *t, uint64_t code, uint64_t depth,
+				    uint64_t a, uint64_t b)
+{
+	struct scope_rec *r = scope_take_slot(t);
+
 	if (r >= t->limit) {
 		if (t->cur == r + 1)
 			t->cur = r;
 		if (t->busy || t->ignored || !recording() || t->lane < 0)
-			goto out;
+			return;
 		if (t->cur >= t->chunk_end && !next_chunk(t))
-			goto out;
+			return;
 		if (t->cur >= t->chunk_end)
-			goto out;
+			return;
 		r = scope_take_slot(t);
 	}
-	r->start = sent;
-	r->end = received;
+	r->start = a;
+	r->end = b;
 	scope_signal_fence();
-	r->fn = SCOPE_REC_BYTES | (open->fn & ~SCOPE_REC_ADDR_MASK);
-out:
-	self_leave(t);
+	r->fn = code | depth;
 }
 
 /*

@@ -224,6 +224,7 @@ typedef int view_fn(const struct options *o, struct rd_profile *const *in, FILE 
 
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
 view_fn view_tasks;				 /* report-tasks.c */
+view_fn view_counters;				 /* report-counters.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
 view_fn view_chrome, view_speedscope;		 /* report-export.c */
 view_fn view_diff;				 /* report-diff.c */

@@ -131,6 +131,11 @@ int arena_open_fd(struct arena *a, const char *path, int fd)
 	a->ntasks = __atomic_load_n(&h->ntasks, __ATOMIC_ACQUIRE);
 	if (a->ntasks > h->tasks_cap)
 		a->ntasks = h->tasks_cap;
+	/* counters whose names are not all whole are not read at all */
+	a->ncounters = h->ncounters <= SCOPE_MAX_COUNTERS ? h->ncounters : 0;
+	for (uint32_t k = 0; k < a->ncounters; k++)
+		if (!memchr(h->counters[k], '\0', sizeof h->counters[k]))
+			a->ncounters = 0;
 	a->recs_per_chunk = (uint32_t)((h->chunk_bytes - sizeof(struct scope_chunk_head)) /
 				       sizeof(struct scope_rec));
 	return 0;

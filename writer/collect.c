@@ -81,7 +81,7 @@ static int unloaded_module(const struct grouping *gr, uint64_t addr, uint64_t ti
  * module that held the address when the call started, if any. */
 static uint64_t region_key(const struct grouping *gr, const struct scope_rec *r, int *module)
 {
-	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK;
+	uint64_t addr = scope_rec_addr(r);
 
 	*module = gr->unloads ? unloaded_module(gr, addr, r->start) : -1;
 	return *module >= 0 ? addr | (uint64_t)(*module + 1) << SCOPE_REC_ADDR_BITS : addr;
@@ -279,7 +279,7 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	    stack_reserve(&gr->stack, depth) != 0 || (open && add_rec_note(gr, c, slot, NOTE_OPEN)))
 		return -1;
 	if (gr->map.n != n_before) {
-		if (add_region(gr, rid, r->fn & SCOPE_REC_ADDR_MASK) != 0)
+		if (add_region(gr, rid, scope_rec_addr(r)) != 0)
 			return -1;
 		gr->regions[rid].module = module;
 	}
@@ -331,7 +331,39 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 		gr->notes = grown;
 		gr->notes_cap = cap;
 	}
-	gr->notes[gr->nnotes++] = (struct bytes_note){gr->stack.index[depth], r->start, r->end};
+	gr->notes[gr->nnotes++] = (struct bytes_note){gr->stack.index[depth], r->start, r->end, 0};
+	return 0;
+}
+
+/* A counters record: the change of counters 2k and 2k + 1 over the call of
+ * its depth read last on this lane, which is its caller's too, less. */
+static int first_pass_counters(struct grouping *gr, const struct scope_rec *r, uint32_t gen, int k)
+{
+	uint32_t depth = depth_of_bytes(&gr->track, gen - 1, r);
+	const uint64_t v[2] = {r->start, r->end};
+
+	if (depth >= gr->stack.cap || gr->stack.gen[depth] != gen)
+		return 0; /* its call was not recorded */
+	for (int i = 0; i < 2 && 2 * k + i < (int)gr->ncounters; i++) {
+		gr->regions[gr->stack.rid[depth]].counter_total[2 * k + i] += v[i];
+		gr->regions[gr->stack.rid[depth]].counter_self[2 * k + i] += (int64_t)v[i];
+		if (depth > 0 && gr->stack.gen[depth - 1] == gen)
+			gr->regions[gr->stack.rid[depth - 1]].counter_self[2 * k + i] -=
+				(int64_t)v[i];
+	}
+	gr->counters = 1;
+	if (!gr->rid)
+		return 0;
+	if (gr->nnotes == gr->notes_cap) {
+		uint64_t cap = gr->notes_cap ? 2 * gr->notes_cap : 256;
+		struct bytes_note *grown = realloc(gr->notes, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		gr->notes = grown;
+		gr->notes_cap = cap;
+	}
+	gr->notes[gr->nnotes++] =
+		(struct bytes_note){gr->stack.index[depth], r->start, r->end, (uint32_t)k + 1};
 	return 0;
 }
 
@@ -400,10 +432,18 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
 	ev->thread[at] = lane;
 	ev->depth[at] = depth;
 	ev->task[at] = gr->task;
-	if (gr->note < gr->nnotes && gr->notes[gr->note].index == gr->n) {
-		ev->sent[at] = gr->notes[gr->note].sent;
-		ev->received[at] = gr->notes[gr->note].received;
-		gr->note++;
+	for (; gr->note < gr->nnotes && gr->notes[gr->note].index == gr->n; gr->note++) {
+		const struct bytes_note *b = &gr->notes[gr->note];
+		uint32_t k = b->which - 1;
+		if (!b->which && ev->sent) {
+			ev->sent[at] = b->sent;
+			ev->received[at] = b->received;
+		} else if (b->which && 2 * k < SCOPE_MAX_COUNTERS) {
+			if (ev->counter[2 * k])
+				ev->counter[2 * k][at] = b->sent;
+			if (2 * k + 1 < SCOPE_MAX_COUNTERS && ev->counter[2 * k + 1])
+				ev->counter[2 * k + 1][at] = b->received;
+		}
 	}
 	gr->n++;
 	return 0;
@@ -443,6 +483,11 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 		}
 		if (scope_rec_is_bytes(&r[i])) {
 			if (!second && first_pass_bytes(gr, &r[i], gen) != 0)
+				return -1;
+			continue;
+		}
+		if (!second && rec_counters(gr, &r[i]) >= 0) {
+			if (first_pass_counters(gr, &r[i], gen, rec_counters(gr, &r[i])) != 0)
 				return -1;
 			continue;
 		}
@@ -585,7 +630,8 @@ static int group(struct grouping *gr, struct profile *p)
 
 	gr->pos = malloc((nreg + 1) * sizeof *gr->pos);
 	later.gr.pos = malloc((nreg + 1) * sizeof *gr->pos);
-	if (!gr->pos || !later.gr.pos || events_alloc(&p->ev, gr->n, gr->bytes) != 0) {
+	if (!gr->pos || !later.gr.pos ||
+	    events_alloc(&p->ev, gr->n, gr->bytes, gr->counters ? gr->ncounters : 0) != 0) {
 		free(later.gr.pos);
 		return -1;
 	}
@@ -698,6 +744,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	memset(p, 0, sizeof *p);
 	gr.lane_end = lane_ends(a);
 	gr.ntasks = a->ntasks;
+	gr.ncounters = a->ncounters;
 	gr.tasks = calloc(gr.ntasks + 1, sizeof *gr.tasks);
 	gr.chunks = list_chunks(a, &gr.nchunks);
 	gr.rid_cap =
@@ -712,6 +759,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	place_regions(&gr);
 	p->nevents = gr.n;
 	p->bytes = gr.bytes;
+	p->ncounters = gr.counters ? gr.ncounters : 0;
 	if (gr.rid && group(&gr, p) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;

@@ -89,6 +89,7 @@ struct rec_note {
 /* Bytes an MPI call moved, by the call's index in read order. */
 struct bytes_note {
 	uint64_t index, sent, received;
+	uint32_t which; /* 0: bytes; k + 1: counters 2k and 2k + 1 (in sent, received) */
 };
 
 /*
@@ -139,6 +140,8 @@ struct grouping {
 	uint64_t task_since;
 	struct task_use *tasks;
 	uint32_t ntasks;
+	uint32_t ncounters; /* the arena's counters: their records are read */
+	int counters;	    /* some call has its counters */
 };
 
 /* The task lane a task record names; 0 for none or one out of range. */
@@ -150,6 +153,16 @@ static inline uint32_t task_of(const struct grouping *gr, const struct scope_rec
 static inline int rec_is_task(const struct scope_rec *r)
 {
 	return (r->fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_TASK;
+}
+
+/* A counters record's k (counters 2k and 2k + 1), or -1 for another record
+ * or one of counters the arena does not list. */
+static inline int rec_counters(const struct grouping *gr, const struct scope_rec *r)
+{
+	uint64_t code = r->fn & SCOPE_REC_ADDR_MASK;
+	return code >= SCOPE_REC_COUNTERS && code < SCOPE_REC_COUNTERS + (gr->ncounters + 1) / 2
+		       ? (int)(code - SCOPE_REC_COUNTERS)
+		       : -1;
 }
 
 /* The region id of the call r, a new one when the map has not seen it

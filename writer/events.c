@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int events_alloc(struct events *e, uint64_t n, int bytes)
+int events_alloc(struct events *e, uint64_t n, int bytes, uint32_t ncounters)
 {
 	memset(e, 0, sizeof *e);
 	e->n = n;
@@ -21,6 +21,9 @@ int events_alloc(struct events *e, uint64_t n, int bytes)
 		if (!e->sent || !e->received)
 			return -1;
 	}
+	for (uint32_t k = 0; k < ncounters && k < SCOPE_MAX_COUNTERS; k++)
+		if (!(e->counter[k] = calloc(n + 1, sizeof *e->counter[k])))
+			return -1;
 	return e->start && e->duration && e->thread && e->depth && e->task && e->flags ? 0 : -1;
 }
 
@@ -34,6 +37,8 @@ void events_free(struct events *e)
 	free(e->flags);
 	free(e->sent);
 	free(e->received);
+	for (int k = 0; k < SCOPE_MAX_COUNTERS; k++)
+		free(e->counter[k]);
 	memset(e, 0, sizeof *e);
 }
 
@@ -111,8 +116,11 @@ int events_sort(struct events *ev, uint64_t first, uint64_t n)
 		PERMUTE(ev->sent, uint64_t);
 		PERMUTE(ev->received, uint64_t);
 	}
+	for (int k = 0; k < SCOPE_MAX_COUNTERS; k++)
+		if (ev->counter[k])
+			PERMUTE(ev->counter[k], uint64_t);
 #undef PERMUTE
-	_Static_assert(SC_NEV == 8, "events_sort moves every held /events column");
+	_Static_assert(SC_NEV == 12, "events_sort moves every held /events column");
 	free(idx);
 	free(tmp);
 	free(col);

@@ -36,21 +36,26 @@ static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 	    (!p->bytes || (col_narrow(c, g, SC_EV(BYTES_SENT), ev->sent, 8, ev->n) == 0 &&
 			   col_narrow(c, g, SC_EV(BYTES_RECEIVED), ev->received, 8, ev->n) == 0)))
 		rc = 0;
+	for (uint32_t k = 0; rc == 0 && k < p->ncounters; k++)
+		rc = col_narrow(c, g, sc_events[SC_EV_COUNTER0 + k].name, ev->counter[k], 8, ev->n);
 	return rc;
 }
 
 /* The columns below list every event column by hand. */
-_Static_assert(SC_NEV == 8,
+_Static_assert(SC_NEV == 12,
 	       "a new /events column: write it here, in write_events_held and in collect");
+_Static_assert(SC_EV_COUNTER3 == SC_EV_COUNTER0 + 3 && SCOPE_MAX_COUNTERS == 4,
+	       "counter columns follow each other");
 
 /* Writes the event columns of spilled calls, window by window, each at the
  * width its largest value needs. */
 static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 {
 	const int in_width[SC_NEV] = {
-		[SC_EV_START_DELTA] = 8, [SC_EV_DURATION] = 8,	    [SC_EV_THREAD] = 4,
-		[SC_EV_TASK] = 4,	 [SC_EV_DEPTH] = 4,	    [SC_EV_FLAGS] = 1,
-		[SC_EV_BYTES_SENT] = 8,	 [SC_EV_BYTES_RECEIVED] = 8};
+		[SC_EV_START_DELTA] = 8, [SC_EV_DURATION] = 8,	     [SC_EV_THREAD] = 4,
+		[SC_EV_TASK] = 4,	 [SC_EV_DEPTH] = 4,	     [SC_EV_FLAGS] = 1,
+		[SC_EV_BYTES_SENT] = 8,	 [SC_EV_BYTES_RECEIVED] = 8, [SC_EV_COUNTER0] = 8,
+		[SC_EV_COUNTER1] = 8,	 [SC_EV_COUNTER2] = 8,	     [SC_EV_COUNTER3] = 8};
 	const int width[SC_NEV] = {[SC_EV_START_DELTA] = width_for(p->max.start_delta),
 				   [SC_EV_DURATION] = width_for(p->max.duration),
 				   [SC_EV_THREAD] = width_for(p->max.thread),
@@ -58,14 +63,24 @@ static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 				   [SC_EV_DEPTH] = width_for(p->max.depth),
 				   [SC_EV_FLAGS] = 1,
 				   [SC_EV_BYTES_SENT] = width_for(p->max.sent),
-				   [SC_EV_BYTES_RECEIVED] = width_for(p->max.received)};
-	int ncols = p->bytes ? SC_NEV : SC_EV_BYTES_SENT, rc = 0, k;
+				   [SC_EV_BYTES_RECEIVED] = width_for(p->max.received),
+				   [SC_EV_COUNTER0] = width_for(p->max.counter[0]),
+				   [SC_EV_COUNTER1] = width_for(p->max.counter[1]),
+				   [SC_EV_COUNTER2] = width_for(p->max.counter[2]),
+				   [SC_EV_COUNTER3] = width_for(p->max.counter[3])};
+	int ncols = 0, rc = 0, k, col[SC_NEV];
 	uint64_t *prev = calloc(p->nregions + 1, sizeof *prev), n = p->nevents;
 	struct col_out out[SC_NEV];
 	struct events win = {0};
 
+	/* the columns this profile has: bytes when a call moved some, the
+	 * counters read */
+	for (k = 0; k < SC_NEV; k++)
+		if (k < SC_EV_BYTES_SENT || (k <= SC_EV_BYTES_RECEIVED && p->bytes) ||
+		    (k >= SC_EV_COUNTER0 && (uint32_t)(k - SC_EV_COUNTER0) < p->ncounters))
+			col[ncols++] = k;
 	for (k = 0; k < ncols && rc == 0; k++)
-		if ((rc = col_begin(c, g, sc_events[k].name, width[k], n, &out[k])) != 0)
+		if ((rc = col_begin(c, g, sc_events[col[k]].name, width[col[k]], n, &out[k])) != 0)
 			break;
 	ncols = k;
 	if (!prev)
@@ -84,9 +99,12 @@ static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 		data[SC_EV_FLAGS] = win.flags;
 		data[SC_EV_BYTES_SENT] = win.sent;
 		data[SC_EV_BYTES_RECEIVED] = win.received;
+		for (int i = 0; i < SCOPE_MAX_COUNTERS; i++)
+			data[SC_EV_COUNTER0 + i] = win.counter[i];
 		for (k = 0; k < ncols && rc == 0; k++) {
-			narrow_to(data[k], in_width[k], width[k], win.n);
-			rc = col_put(c, &out[k], data[k], w * spill_window_rows(p->spill), win.n);
+			narrow_to(data[col[k]], in_width[col[k]], width[col[k]], win.n);
+			rc = col_put(c, &out[k], data[col[k]], w * spill_window_rows(p->spill),
+				     win.n);
 		}
 	}
 	for (k = 0; k < ncols; k++)
@@ -133,6 +151,14 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 	if (p->bytes) {
 		COLUMN(SC_PAIR(BYTES_SENT), p->regions[i].sent, u64, 8)
 		COLUMN(SC_PAIR(BYTES_RECEIVED), p->regions[i].received, u64, 8)
+	}
+	for (uint32_t k = 0; k < p->ncounters; k++) {
+		COLUMN(sc_pairs[SC_PAIR_COUNTER0_TOTAL + 2 * k].name,
+		       p->regions[i].counter_total[k], u64, 8)
+		COLUMN(sc_pairs[SC_PAIR_COUNTER0_SELF + 2 * k].name,
+		       p->regions[i].counter_self[k] > 0 ? (uint64_t)p->regions[i].counter_self[k]
+							 : 0,
+		       u64, 8)
 	}
 #undef COLUMN
 	free(u32);
@@ -256,7 +282,15 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	uint64_t start = h->start_unix_ns;
 	uint64_t end = p->end_ns > UINT64_MAX - start ? UINT64_MAX : start + p->end_ns;
 	const char *exe = h->exe, *args = run->command_line, *host = run->host;
+	char counters[SCOPE_MAX_COUNTERS * SCOPE_COUNTER_NAME_BYTES] = "";
+	const char *cnames = counters;
 	int rc = -1;
+
+	for (uint32_t k = 0; k < p->ncounters; k++) {
+		if (k)
+			strcat(counters, ",");
+		strcat(counters, h->counters[k]);
+	}
 
 	if (g >= 0 && col_int64(c, g, SC_PROC(PID), &pid, 1) == 0 &&
 	    col_int64(c, g, SC_PROC(PPID), &ppid, 1) == 0 &&
@@ -271,7 +305,8 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	    col_uint(c, g, SC_PROC(LOST), &lost, 1, 8) == 0 &&
 	    col_uint(c, g, SC_PROC(EXEC), &exec, 1, 1) == 0 &&
 	    col_uint(c, g, SC_PROC(COMPLETE), &complete, 1, 1) == 0 &&
-	    col_str(g, SC_PROC(HOST), &host, 1) == 0)
+	    col_str(g, SC_PROC(HOST), &host, 1) == 0 &&
+	    (!p->ncounters || col_str(g, SC_PROC(COUNTERS), &cnames, 1) == 0))
 		rc = 0;
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;

@@ -77,6 +77,28 @@ static inline int scope_rec_is_bytes(const struct scope_rec *r)
  */
 #define SCOPE_REC_TASK UINT64_C(2)
 
+/*
+ * A counters record: the change of counters 2k and 2k + 1 (of the
+ * header's list) over the call open at its depth, written at its exit
+ * while it is still open, so it belongs, like a bytes record, to the
+ * latest record of that depth on the lane before it.
+ *
+ *   fn     SCOPE_REC_COUNTERS + k in the low 48 bits, the depth above
+ *   start  counter 2k's change, end counter 2k + 1's (0 past the list)
+ */
+#define SCOPE_REC_COUNTERS UINT64_C(0x10)
+
+/* While a call whose counters are read is open, its record's address has
+ * this bit too (x86-64 puts no user code there), so its exit takes the
+ * slow path; it is cleared as the call returns. */
+#define SCOPE_REC_COUNTED (UINT64_C(1) << 47)
+
+/* The address a call record names, without SCOPE_REC_COUNTED. */
+static inline uint64_t scope_rec_addr(const struct scope_rec *r)
+{
+	return r->fn & SCOPE_REC_ADDR_MASK & ~SCOPE_REC_COUNTED;
+}
+
 /* A record whose low 48 bits are below SCOPE_REC_CODE is no call of code:
  * a side record (bytes, task) or a call of a named region, whose name is
  * slot (fn - SCOPE_REC_NAMED) of the names area. No code is mapped that
@@ -189,6 +211,9 @@ enum scope_lost_cause {
 #define SCOPE_CRASH_REGS	40
 #define SCOPE_CRASH_STACK_BYTES (64u << 10)
 
+#define SCOPE_MAX_COUNTERS	 4
+#define SCOPE_COUNTER_NAME_BYTES 64
+
 struct scope_arena_header {
 	char magic[8];
 	uint32_t version;
@@ -270,6 +295,12 @@ struct scope_arena_header {
 	char output[SCOPE_PATH_BYTES];
 	char parts[SCOPE_PATH_BYTES]; /* folder for parts, "" = beside the output */
 	char compression[64];
+
+	/* The counters read at each counted call (SCOPE_COUNTERS), in the
+	 * order of counters records; written once at start. */
+	uint32_t ncounters;
+	uint32_t reserved2;
+	char counters[SCOPE_MAX_COUNTERS][SCOPE_COUNTER_NAME_BYTES];
 };
 #define SCOPE_ARENA_HEADER_BYTES (5u * 4096u)
 _Static_assert(sizeof(struct scope_arena_header) <= SCOPE_ARENA_HEADER_BYTES,
