@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* bench/api: the cost of an instrumented call, a named region, a counted call and an OpenMP task, timed inside the program. */
+/* bench/api: the cost of an instrumented call, a named region, a counted call and an OpenMP task,
+ * timed inside the program. */
 //
 // Build: cc -O2 -g [-finstrument-functions] [-fopenmp] -o api api.c -lscope   (see bench/api)
 // Use:   ./api MODE [CALLS [ROUNDS]]   (defaults 200000 and 7)
@@ -61,7 +62,7 @@ static double now_ns(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "call";
-	void (*loop)(void) = strcmp(mode, "call") == 0 ? call_loop
+	void (*loop)(void) = strcmp(mode, "call") == 0	   ? call_loop
 			     : strcmp(mode, "region") == 0 ? region_loop
 #ifdef _OPENMP
 			     : strcmp(mode, "task") == 0 ? task_loop

@@ -16,7 +16,9 @@
 #define MODULES_CAP (1u << 20)
 #define CMDLINE_CAP (256u << 10)
 #define NAMES_CAP   4096u
-#define TASKS_CAP   (1u << 20)
+/* 4 MiB of task slots: the areas before the chunks stay far below the
+ * smallest arena (ARENA_MIN), and the slots are backed as tasks begin. */
+#define TASKS_CAP (1u << 16)
 /* The file is backed by disk in steps this large, so the chunk slow path
  * makes a system call only once every few hundred chunks. */
 #define BACKING_STEP (16u << 20)
@@ -113,6 +115,11 @@ static SCOPE_NOINST int within_file_limit(struct scope_config *cfg)
 	return 0;
 }
 
+int scope_arena_back(struct scope_process *p, uint64_t off, uint64_t len)
+{
+	return back(p->fd, off, off + len);
+}
+
 int scope_arena_create(struct scope_process *p)
 {
 	struct scope_arena_header h = {0};
@@ -134,7 +141,10 @@ int scope_arena_create(struct scope_process *p)
 			  p->cfg.tmpdir, strerror(-err));
 		return err;
 	}
-	if ((err = size_and_map(p, &h)) != 0 || (err = back(p->fd, 0, h.chunks_off)) != 0)
+	/* the task slots are backed a block at a time as tasks begin
+	 * (scope_arena_back): a program without tasks does not pay for them */
+	if ((err = size_and_map(p, &h)) != 0 || (err = back(p->fd, 0, h.tasks_off)) != 0 ||
+	    (err = back(p->fd, h.crash_off, h.chunks_off)) != 0)
 		goto fail;
 	h.fallocated = h.chunks_off;
 	memcpy(p->base, &h, sizeof h);

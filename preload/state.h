@@ -142,6 +142,8 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p) SCOPE_HIDDEN
 int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
 void scope_arena_append_module(struct scope_process *p, const char *line, size_t len) SCOPE_HIDDEN;
 void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why) SCOPE_HIDDEN;
+/* Reserves disk for [off, off + len) of the arena; 0 or -errno. */
+int scope_arena_back(struct scope_process *p, uint64_t off, uint64_t len) SCOPE_HIDDEN;
 
 /* clone.c: the calling task's own state when t, its TLS block, is shared
  * (t->shared), with inside counted up: give it back with scope_task_leave.

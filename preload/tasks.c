@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "record.h"
 
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -70,6 +71,40 @@ static SCOPE_NOINST struct id_entry *id_entry(uint64_t id, int add)
 	}
 }
 
+/*
+ * The task slots are backed by disk a block at a time, by the thread that
+ * first claims a slot of the block; one that claims another slot of it
+ * meanwhile waits for it. A block that cannot be backed (a full disk)
+ * takes no task: a slot written there could raise SIGBUS.
+ */
+#define TASK_BLOCK 1024u
+enum { BLOCK_NONE, BLOCK_BACKING, BLOCK_BACKED, BLOCK_FAILED };
+static uint8_t blocks[256];
+
+static SCOPE_NOINST int slot_backed(struct scope_arena_header *h, uint32_t at)
+{
+	uint32_t b = at / TASK_BLOCK;
+	uint8_t state = BLOCK_NONE;
+
+	if (b >= sizeof blocks)
+		return 0;
+	if (__atomic_compare_exchange_n(&blocks[b], &state, BLOCK_BACKING, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		int rc = scope_arena_back(&scope_proc,
+					  h->tasks_off + (uint64_t)b * TASK_BLOCK *
+								 sizeof(struct scope_task),
+					  (uint64_t)TASK_BLOCK * sizeof(struct scope_task));
+		__atomic_store_n(&blocks[b], rc == 0 ? BLOCK_BACKED : BLOCK_FAILED,
+				 __ATOMIC_RELEASE);
+		return rc == 0;
+	}
+	while (state == BLOCK_BACKING) {
+		sched_yield();
+		state = __atomic_load_n(&blocks[b], __ATOMIC_ACQUIRE);
+	}
+	return state == BLOCK_BACKED;
+}
+
 uint32_t scope_task_new(uint64_t id, const char *name)
 {
 	struct scope_arena_header *h = scope_proc.hdr;
@@ -79,7 +114,7 @@ uint32_t scope_task_new(uint64_t id, const char *name)
 	if (!h || scope_stopped())
 		return 0;
 	at = __atomic_fetch_add(&h->ntasks, 1, __ATOMIC_RELAXED);
-	if (at >= h->tasks_cap)
+	if (at >= h->tasks_cap || !slot_backed(h, at))
 		return 0;
 	lane = at + 1;
 	s = task_slot(lane);
@@ -105,8 +140,10 @@ uint32_t scope_task_lane(uint64_t id)
 
 void scope_task_forget(void)
 {
-	/* the child's table starts empty; the parent's mapping stays the parent's */
+	/* the child's table starts empty; the parent's mapping stays the
+	 * parent's; its new arena has no task slot backed yet */
 	ids = NULL;
+	memset(blocks, 0, sizeof blocks);
 }
 
 SCOPE_EXPORT void scope_task_begin(uint64_t task_id, const char *name)
