@@ -135,6 +135,30 @@ def case_hardware(t):
     expect("IPC" in t.text(rep), "scope-report --counters shows IPC")
 
 
+def case_ipc(t):
+    """Instructions per cycle where PAPI_TOT_INS and PAPI_TOT_CYC were both read: a profile of two
+    software counters, renamed in /processes/counters as those two (this VM has no PMU), shows
+    each region's counter0_total / counter1_total as IPC in scope-report --counters."""
+    import h5py
+    t.need_prog()
+    p, _ = profiled(t, "--counters", "perf::TASK-CLOCK,perf::PAGE-FAULTS")
+    with h5py.File(t.path("out.h5"), "r+") as f:
+        names = f["processes/counters"]
+        names[0] = "PAPI_TOT_INS,PAPI_TOT_CYC"
+    rep = t.run([os.path.join(t.bin, "scope-report"), "--counters", "--format", "csv", t.path("out.h5")])
+    rep.expect_rc(0)
+    rows = [line.split(",") for line in t.text(rep).splitlines()]
+    head = rows[0]
+    expect("ipc" in head, f"no ipc column: {head}")
+    got = {row[head.index("region")]: row[head.index("ipc")] for row in rows[1:]}
+    expect_eq(got["spin"], "", "IPC of a region without cycles")
+    got = {"touch_pages": float(got["touch_pages"])}
+    sums0, sums1 = pair_sums(p, 0), pair_sums(p, 1)
+    want = sums0["touch_pages"][0] / sums1["touch_pages"][0]
+    expect(abs(got["touch_pages"] - want) <= 0.0005 + 1e-9 * want,
+           f"IPC of touch_pages: {got['touch_pages']}, expected {want}")
+
+
 def case_off(t):
     """Without counters the profile has no counter column and names none."""
     t.need_prog()
