@@ -12,7 +12,7 @@
 #define TIED   4 /* tied tasks, 10 * (i + 1) calls each, taskyield every 5 */
 
 static volatile unsigned long sink;
-static int part_tid[UNTIED][PARTS];
+static int part_tid[UNTIED][PARTS + 1]; /* the last: where the task ended */
 
 NOINLINE void untied_step(void)
 {
@@ -49,12 +49,16 @@ NOINLINE static void untied(void)
 #pragma omp single
 		for (int i = 0; i < UNTIED; i++) {
 #pragma omp task untied firstprivate(i)
-			for (int p = 0; p < PARTS; p++) {
-				for (int k = 0; k <= i; k++)
-					untied_step();
-				part_tid[i][p] = (int)gettid();
-				spin();
+			{
+				for (int p = 0; p < PARTS; p++) {
+					for (int k = 0; k <= i; k++)
+						untied_step();
+					part_tid[i][p] = (int)gettid();
+					spin();
 #pragma omp taskyield
+				}
+				/* the part after the last yield */
+				part_tid[i][PARTS] = (int)gettid();
 			}
 		}
 	}
@@ -80,15 +84,15 @@ NOINLINE static void tied(void)
 	}
 }
 
-/* Prints, per untied task, the OS threads its parts ran on, in order:
- * "task 3: 1201 1201 1202 1201". */
+/* Prints, per untied task, the OS threads its parts ran on, in order, and
+ * the one it ended on: "task 3: 1201 1201 1202 1201 1202". */
 int main(void)
 {
 	untied();
 	tied();
 	for (int i = 0; i < UNTIED; i++) {
 		printf("task %d:", i);
-		for (int p = 0; p < PARTS; p++)
+		for (int p = 0; p <= PARTS; p++)
 			printf(" %d", part_tid[i][p]);
 		printf("\n");
 	}
