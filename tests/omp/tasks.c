@@ -46,6 +46,9 @@ NOINLINE static void untied(void)
 {
 #pragma omp parallel num_threads(2)
 	{
+		/* both threads are in the region before the first task: the
+		 * other one is free to take parts from the start */
+#pragma omp barrier
 #pragma omp single
 		for (int i = 0; i < UNTIED; i++) {
 #pragma omp task untied firstprivate(i)
