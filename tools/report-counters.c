@@ -145,7 +145,10 @@ int view_counters(const struct options *o, struct rd_profile *const *in, FILE *o
 	if (counter_set(p, &cs) != 0)
 		goto out;
 	if (!cs.n) {
-		snprintf(err, cap, "%s: no counters were read in it (scope-run --counters)", path);
+		snprintf(err, cap,
+			 "%s: no counters were read in it; record it with scope-run --counters "
+			 "EVENTS",
+			 path);
 		counter_set_free(&cs);
 		return -1;
 	}
