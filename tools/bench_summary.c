@@ -324,3 +324,109 @@ int bench_project(FILE *out, const struct json *bench, double units, double marg
 		fputs("# no --tmp: the runs wrote nothing under their working directory\n", out);
 	return 0;
 }
+
+/* text with &, <, > and " escaped. */
+static void html_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+/* One chart: a bar per configuration of its median of key, a line from its
+ * median to its max, all against the largest max. */
+static void html_bars(FILE *out, const struct json *configs, const char *key, const char *title,
+		      fmt_fn *fmt)
+{
+	double top = 0;
+	char a[64], b[64], c[64];
+
+	for (size_t i = 0; i < configs->n; i++) {
+		double m = stat(&configs->items[i], key, "max");
+		if (!isnan(m) && m > top)
+			top = m;
+	}
+	fprintf(out, "<h2>%s</h2>\n<table class=\"bars\">\n", title);
+	for (size_t i = 0; i < configs->n; i++) {
+		const struct json *x = &configs->items[i];
+		double med = stat(x, key, "median"), p90 = stat(x, key, "p90"),
+		       max = stat(x, key, "max");
+		double wm = top > 0 && !isnan(med) ? 100 * med / top : 0,
+		       wx = top > 0 && !isnan(max) ? 100 * max / top : 0;
+		fputs("<tr><th>", out);
+		html_text(out, json_get_text(x, "label", "?"));
+		fprintf(out,
+			"</th><td class=\"bar\"><div class=\"med\" style=\"width:%.1f%%\"></div>"
+			"<div class=\"spread\" style=\"left:%.1f%%;width:%.1f%%\"></div></td>"
+			"<td>median %s, p90 %s, max %s</td></tr>\n",
+			wm, wm, wx - wm, fmt(a, sizeof a, med), fmt(b, sizeof b, p90),
+			fmt(c, sizeof c, max));
+	}
+	fputs("</table>\n", out);
+}
+
+static void html_changes(FILE *out, const struct json *c)
+{
+	const struct json *cmp = json_get(c, "compared"), *rows = json_get(cmp, "regions");
+	char a[32], b[32], d[32];
+
+	if (!cmp || cmp->type != JSON_OBJECT || !rows || !rows->n)
+		return;
+	fputs("<h2>", out);
+	html_text(out, json_get_text(c, "label", "?"));
+	fputs(": regions whose self time changed most against the baseline</h2>\n<table>\n"
+	      "<tr><th>region</th><th>base self</th><th>self</th><th>change</th>"
+	      "<th>base calls</th><th>calls</th><th></th></tr>\n",
+	      out);
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct json *r = &rows->items[i];
+		double p = json_get_number(r, "self_change_pct", NAN);
+		fputs("<tr><td>", out);
+		html_text(out, json_get_text(r, "region", "?"));
+		fprintf(out,
+			"</td><td>%s</td><td>%s</td><td class=\"%s\">%s</td><td>%.0f</td>"
+			"<td>%.0f</td><td>%s</td></tr>\n",
+			fmt_ns(a, sizeof a, json_get_number(r, "self_base_ns", 0)),
+			fmt_ns(b, sizeof b, json_get_number(r, "self_ns", 0)),
+			!isnan(p) && p > 0 ? "up" : "down", pct(d, sizeof d, p),
+			json_get_number(r, "calls_base", 0), json_get_number(r, "calls", 0),
+			json_get_text(r, "status", ""));
+	}
+	fputs("</table>\n", out);
+}
+
+int bench_html(FILE *out, const struct json *bench, const char *dir, char *err, size_t cap)
+{
+	const struct json *configs = json_get(bench, "configurations");
+
+	if (!configs || configs->type != JSON_ARRAY || !configs->n) {
+		snprintf(err, cap, "bench.json has no configurations");
+		return -1;
+	}
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>scope-bench ", out);
+	html_text(out, dir);
+	fputs("</title>\n<style>body{font-family:sans-serif;margin:2em}"
+	      "table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left}"
+	      ".bars td.bar{width:30em;position:relative}"
+	      ".med{background:#4a7ebb;height:1em}"
+	      ".spread{position:absolute;top:50%;border-top:2px solid #222}"
+	      ".up{color:#b00}.down{color:#070}</style></head><body>\n<h1>",
+	      out);
+	html_text(out, dir);
+	fprintf(out, "</h1>\n<p>%zu configuration%s; bars are medians, lines reach the max.</p>\n",
+		configs->n, configs->n == 1 ? "" : "s");
+	html_bars(out, configs, "wall_s", "wall time", seconds);
+	html_bars(out, configs, "cpu_s", "CPU time", seconds);
+	html_bars(out, configs, "peak_rss_bytes", "peak RSS of the process tree", mib);
+	html_bars(out, configs, "output_bytes", "bytes written", mib);
+	for (size_t i = 1; i < configs->n; i++)
+		html_changes(out, &configs->items[i]);
+	fputs("</body></html>\n", out);
+	return ferror(out) ? (snprintf(err, cap, "cannot write the page"), -1) : 0;
+}

@@ -248,6 +248,11 @@ struct diff_row {
 struct diff_row *diff_compute(const struct options *o, struct rd_profile *const *in, size_t *n,
 			      size_t *slower, char *err, size_t cap);
 
+/* ---- Benchmarks (report-bench.c) ----------------------------------------- */
+
+/* scope-report --bench DIR ...: returns the exit status. */
+int report_bench(int argc, char **argv);
+
 /* ---- Maps (report-map.c) ------------------------------------------------ */
 
 /* ---- Views ------------------------------------------------------------- */

@@ -20,6 +20,7 @@
 static const char usage_head[] =
 	"usage: scope-report [options] PROFILE.h5\n"
 	"       scope-report --diff [options] BASE.h5 NEW.h5\n"
+	"       scope-report --bench DIR [--html | --project N [--margin PCT]] [-o FILE]\n"
 	"Show where the time of a scope profile went: a table of its regions by default,\n"
 	"or one of the views below; or export its calls for a trace or flame-graph viewer.\n"
 	"\n"
@@ -63,6 +64,9 @@ static const char usage_tail[] =
 	"\n"
 	"TIME is ns, or a number with a unit: 1500ns, 2.5us, 10ms, 1s; --since and --until\n"
 	"count from the start of the job: its earliest process start, hosts aligned.\n"
+	"--bench DIR prints the summary of scope-bench's results in DIR again (exit 1 when a\n"
+	"run failed, 3 when its --max-regression gate failed); --html draws it as a page;\n"
+	"--project N prints its #SBATCH block for N units of work (--margin, default 25).\n"
 	"Exit status: 0; 1 when a file cannot be read or written, or a region got slower\n"
 	"than --max-regression allows; 2 for a usage error.\n";
 
@@ -669,6 +673,9 @@ int main(int argc, char **argv)
 	struct options o;
 	int rc;
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--bench") == 0 || strncmp(argv[i], "--bench=", 8) == 0)
+			return report_bench(argc, argv);
 	parse(argc, argv, &o);
 	refuse_overwrite(&o);
 	h5guard_install("scope-report");
