@@ -98,12 +98,23 @@ extern volatile pid_t bench_child;
 /* Makes dir anew: a copy of stage (NULL: empty). Returns 0, or -1 with the
  * reason in err. */
 int stage_copy(const char *stage, const char *dir, char *err, size_t cap);
-/* Bytes of the regular files under dir changed since since_ns (unix ns, the
- * coarse clock the file system stamps with). */
-uint64_t stage_written(const char *dir, int64_t since_ns);
-/* A time after every change made so far and before any made from now on,
- * in the file system's clock: waits for its next tick. */
-int64_t stage_mark(void);
+/* The files a stage put into a working directory, to tell them from a
+ * run's outputs. */
+struct stage_file {
+	uint64_t ino;
+	int64_t ctime_ns;
+};
+struct stage_snap {
+	struct stage_file *v;
+	size_t n;
+};
+/* Takes snap of dir. Returns 0, or -1 without memory or when dir cannot be
+ * read. */
+int stage_snapshot(const char *dir, struct stage_snap *snap);
+void stage_snapshot_free(struct stage_snap *snap);
+/* Bytes of the regular files under dir that snap does not hold unchanged:
+ * what was written since it was taken. */
+uint64_t stage_written(const char *dir, const struct stage_snap *snap);
 /* Removes dir and all it holds. Returns 0, or -1 with the reason in err. */
 int stage_remove(const char *dir, char *err, size_t cap);
 

@@ -179,7 +179,8 @@ static void changes(FILE *f, const struct bench_results *r, const struct config_
 	const struct config_stats *b = &r->stats[0];
 
 	fputs(",\"compared\":", f);
-	if (c == 0 || !s->has || !b->has || s->rep < 0 || b->rep < 0) {
+	if (c == 0 || !s->has || !b->has || s->rep < 0 || b->rep < 0 ||
+	    !r->runs[b->rep].has_profile || !r->runs[s->rep].has_profile) {
 		fputs("null", f);
 		return;
 	}

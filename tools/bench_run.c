@@ -131,7 +131,7 @@ void bench_run(const struct bench_plan *plan, const struct bench_config *c, stru
 	struct run_writer w = {0};
 	struct rusage before;
 	char **argv = arguments(plan, c, r);
-	int64_t mark;
+	struct stage_snap snap = {0};
 	double start, ended;
 	pid_t pid;
 
@@ -151,7 +151,12 @@ void bench_run(const struct bench_plan *plan, const struct bench_config *c, stru
 		free(argv);
 		return;
 	}
-	mark = stage_mark();
+	if (stage_snapshot(workdir, &snap) != 0) {
+		snprintf(r->error, sizeof r->error, "cannot read its working directory %.200s",
+			 workdir);
+		r->failed = 1;
+		goto out;
+	}
 	if (profiled && run_dirs_make(&dirs, profile, plan->paths.bindir) != 0) {
 		snprintf(r->error, sizeof r->error, "cannot make the profile's folders");
 		r->failed = 1;
@@ -178,7 +183,7 @@ void bench_run(const struct bench_plan *plan, const struct bench_config *c, stru
 	bench_child = pid;
 	wait_measured(pid, &w, r, start, &before);
 	bench_child = 0;
-	r->f.output_bytes = stage_written(workdir, mark);
+	r->f.output_bytes = stage_written(workdir, &snap);
 	if (profiled) {
 		ended = now();
 		run_writer_finish(&w);
@@ -193,6 +198,7 @@ void bench_run(const struct bench_plan *plan, const struct bench_config *c, stru
 		snprintf(r->error, sizeof r->error, "no profile was written (see its log)");
 	}
 out:
+	stage_snapshot_free(&snap);
 	free(argv);
 	if (plan->keep) {
 		r->kept = 1;

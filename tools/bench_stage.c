@@ -126,43 +126,31 @@ int stage_copy(const char *stage, const char *dir, char *err, size_t cap)
 	return rc;
 }
 
-static int64_t coarse_ns(void)
+static int64_t ctime_ns(const struct stat *st)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
-/*
- * File systems stamp changes with the coarse clock, which moves in ticks
- * (4 ms at 250 Hz): a file copied in the tick a run starts in has the
- * stamp a file written by the run can have. Waiting for the next tick puts
- * every earlier change strictly before the mark, every later one at or
- * after it.
- */
-int64_t stage_mark(void)
+static int by_ino(const void *a, const void *b)
 {
-	int64_t before = coarse_ns(), now;
-	struct timespec nap = {0, 200000};
-
-	while ((now = coarse_ns()) == before)
-		nanosleep(&nap, NULL);
-	return now;
+	const struct stage_file *x = a, *y = b;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-static uint64_t written_in(int dirfd, int64_t since)
+/* The regular files under dirfd, each to seen (snap's list, sorted later) or,
+ * with check, summed into *bytes when snap does not hold it unchanged. */
+static int walk(int dirfd, struct stage_snap *snap, int check, uint64_t *bytes)
 {
-	int fd = dup(dirfd);
+	int fd = dup(dirfd), rc = 0;
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
-	uint64_t bytes = 0;
 
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return 0;
+		return -1;
 	}
-	while ((e = readdir(d)) != NULL) {
+	while (rc == 0 && (e = readdir(d)) != NULL) {
 		struct stat st;
 		int sub;
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
@@ -171,26 +159,63 @@ static uint64_t written_in(int dirfd, int64_t since)
 		if (S_ISDIR(st.st_mode)) {
 			sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (sub >= 0) {
-				bytes += written_in(sub, since);
+				rc = walk(sub, snap, check, bytes);
 				close(sub);
 			}
-		} else if (S_ISREG(st.st_mode) &&
-			   (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec >= since) {
-			bytes += (uint64_t)st.st_size;
+		} else if (S_ISREG(st.st_mode) && check) {
+			struct stage_file key = {(uint64_t)st.st_ino, ctime_ns(&st)}, *at;
+			at = snap->n ? bsearch(&key, snap->v, snap->n, sizeof key, by_ino) : NULL;
+			if (!at || at->ctime_ns != key.ctime_ns)
+				*bytes += (uint64_t)st.st_size;
+		} else if (S_ISREG(st.st_mode)) {
+			struct stage_file *grown = realloc(snap->v, (snap->n + 1) * sizeof *grown);
+			if (!grown) {
+				rc = -1;
+				break;
+			}
+			snap->v = grown;
+			snap->v[snap->n++] =
+				(struct stage_file){(uint64_t)st.st_ino, ctime_ns(&st)};
 		}
 	}
 	closedir(d);
-	return bytes;
+	return rc;
 }
 
-uint64_t stage_written(const char *dir, int64_t since_ns)
+/*
+ * What the stage put there, by inode and change time: a file the run
+ * writes is a new inode or one whose change time moved. Timestamps alone
+ * cannot tell (a copy made just before the run may be stamped later than
+ * any clock read before the run starts), identities can.
+ */
+int stage_snapshot(const char *dir, struct stage_snap *snap)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	memset(snap, 0, sizeof *snap);
+	if (fd < 0)
+		return -1;
+	rc = walk(fd, snap, 0, NULL);
+	close(fd);
+	if (snap->n)
+		qsort(snap->v, snap->n, sizeof *snap->v, by_ino);
+	return rc;
+}
+
+void stage_snapshot_free(struct stage_snap *snap)
+{
+	free(snap->v);
+	memset(snap, 0, sizeof *snap);
+}
+
+uint64_t stage_written(const char *dir, const struct stage_snap *snap)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	uint64_t bytes;
+	uint64_t bytes = 0;
 
 	if (fd < 0)
 		return 0;
-	bytes = written_in(fd, since_ns);
+	walk(fd, (struct stage_snap *)snap, 1, &bytes);
 	close(fd);
 	return bytes;
 }

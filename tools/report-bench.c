@@ -18,6 +18,7 @@ struct bench_view {
 	double project, margin;
 	const struct json *bench;
 	int rc;
+	int failed_io; /* the output could not be written */
 };
 
 __attribute__((noreturn)) static void bench_usage(const char *what, const char *value)
@@ -130,9 +131,10 @@ int report_bench(int argc, char **argv)
 		}
 	} else if (bench_write(stdout, &v) != 0) {
 		v.rc = 1;
+		v.failed_io = 1;
 	}
 	gate = json_get(j, "gate");
-	if (!v.html && !v.project && v.rc != 1 && json_get(gate, "failed") &&
+	if (!v.html && !v.project && v.rc == 1 && !v.failed_io && json_get(gate, "failed") &&
 	    json_get(gate, "failed")->boolean)
 		v.rc = 3;
 	json_free(j);
