@@ -267,6 +267,7 @@ typedef int view_fn(const struct options *o, struct rd_profile *const *in, FILE 
 		    size_t cap);
 
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
+view_fn view_heap;				 /* report-heap.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
 view_fn view_chrome, view_speedscope;		 /* report-export.c */
 view_fn view_diff;				 /* report-diff.c */
