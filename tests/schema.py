@@ -128,7 +128,8 @@ def case_profile(a):
     t = Test(a)
     table, _ = dump_table(a.dump)
     t.need_prog()
-    t.scope("-q", "-o", "out.h5", "--", t.prog).expect_rc(0)
+    # with the heap tracked: its groups are checked too
+    t.scope("-q", "-o", "out.h5", "--", t.prog, env={"SCOPE_HEAP": "1"}).expect_rc(0)
     problems = []
     with h5py.File(t.path("out.h5"), "r") as f:
         groups = {}
