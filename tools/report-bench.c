@@ -45,6 +45,18 @@ static double bench_number(const char *opt, const char *v, double lo)
 	return d;
 }
 
+int report_bench_option(const char *arg)
+{
+	static const char *const opts[] = {"--bench", "--html", "--project", "--margin"};
+
+	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+		size_t n = strlen(opts[i]);
+		if (strncmp(arg, opts[i], n) == 0 && (arg[n] == '\0' || arg[n] == '='))
+			return 1;
+	}
+	return 0;
+}
+
 static void bench_parse(int argc, char **argv, struct bench_view *v)
 {
 	static const struct option longs[] = {
@@ -68,6 +80,8 @@ static void bench_parse(int argc, char **argv, struct bench_view *v)
 				    argv[optind - 1]);
 		}
 	}
+	if (!v->dir)
+		bench_usage("--html, --project and --margin apply to --bench DIR", NULL);
 	if (optind < argc)
 		bench_usage("--bench reads a results folder, not", argv[optind]);
 	if (v->html && v->project > 0)

@@ -250,6 +250,8 @@ struct diff_row *diff_compute(const struct options *o, struct rd_profile *const 
 
 /* ---- Benchmarks (report-bench.c) ----------------------------------------- */
 
+/* Whether arg is an option of --bench (--bench, --html, --project, --margin). */
+int report_bench_option(const char *arg);
 /* scope-report --bench DIR ...: returns the exit status. */
 int report_bench(int argc, char **argv);
 

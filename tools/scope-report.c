@@ -679,7 +679,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--bench") == 0 || strncmp(argv[i], "--bench=", 8) == 0)
+		if (report_bench_option(argv[i]))
 			return report_bench(argc, argv);
 	parse(argc, argv, &o);
 	refuse_overwrite(&o);
