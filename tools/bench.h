@@ -16,6 +16,9 @@
 #define BENCH_WORK	     "work" /* the runs' working directories, in the results */
 #define BENCH_LABEL_MAX	     128
 #define BENCH_DEFAULT_MARGIN 25.0
+/* A region is marked SLOWER only with this share of the baseline's median
+ * wall time, in one run or the other. */
+#define BENCH_REGION_MIN_SHARE 0.01
 
 /* A list of strings, each owned. */
 struct strings {

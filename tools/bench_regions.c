@@ -43,7 +43,7 @@ static int copy_rows(const struct diff_row *d, size_t nd, size_t top, struct reg
 	return 0;
 }
 
-int region_changes(const char *base, const char *now, size_t top, double gate_pct,
+int region_changes(const char *base, const char *now, size_t top, double gate_pct, uint64_t min_ns,
 		   struct region_change **out, size_t *n, char *err, size_t cap)
 {
 	struct rd_profile *p[2] = {NULL, NULL};
@@ -61,6 +61,7 @@ int region_changes(const char *base, const char *now, size_t top, double gate_pc
 	o.files[0] = base;
 	o.files[1] = now;
 	o.nfiles = 2;
+	o.min_time = min_ns;
 	if (gate_pct >= 0) {
 		o.gates = &gate;
 		o.ngates = 1;

@@ -153,8 +153,12 @@ static void compare(struct bench_results *r, size_t c)
 		return;
 	profile_path(base, sizeof base, r, b->rep);
 	profile_path(now, sizeof now, r, s->rep);
-	if (region_changes(base, now, plan->top, plan->max_regression, &s->changes, &s->nchanges,
-			   s->changes_error, sizeof s->changes_error) != 0 &&
+	/* A region that holds under 1% of the baseline's wall time is too
+	 * short to say it got slower: its change is noise. */
+	if (region_changes(base, now, plan->top, plan->max_regression,
+			   (uint64_t)(b->median[FIG_WALL] * 1e9 * BENCH_REGION_MIN_SHARE),
+			   &s->changes, &s->nchanges, s->changes_error,
+			   sizeof s->changes_error) != 0 &&
 	    !s->changes_error[0])
 		snprintf(s->changes_error, sizeof s->changes_error, "cannot compare the profiles");
 }

@@ -28,9 +28,10 @@ struct region_change {
 };
 
 /* The rows of scope-report --diff BASE NOW, at most top (0: all), marked
- * by a gate of gate_pct (< 0: none). Returns 0, or -1 with the reason in
+ * by a gate of gate_pct (< 0: none) when they hold min_ns or more in
+ * either (scope-report's --min-time). Returns 0, or -1 with the reason in
  * err. */
-int region_changes(const char *base, const char *now, size_t top, double gate_pct,
+int region_changes(const char *base, const char *now, size_t top, double gate_pct, uint64_t min_ns,
 		   struct region_change **out, size_t *n, char *err, size_t cap);
 void region_changes_free(struct region_change *rows, size_t n);
 
