@@ -11,6 +11,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* Exported and, unlike the other wrappers, not bound to the library's own
+ * calls (heap.list): its allocations (strdup's, asprintf's, its own) go
+ * through the global lookup as the C library's do, and meet the same
+ * allocator, a sanitizer's preloaded first, or these. */
+#define SCOPE_HEAP_EXPORT SCOPE_EXPORT
+
 typedef void *malloc_fn(size_t);
 typedef void *calloc_fn(size_t, size_t);
 typedef void *realloc_fn(void *, size_t);
@@ -342,7 +348,7 @@ static SCOPE_NOINST int ready(void)
 	return real_free != NULL;
 }
 
-SCOPE_EXPORT void *malloc(size_t n)
+SCOPE_HEAP_EXPORT void *malloc(size_t n)
 {
 	void *p;
 
@@ -353,7 +359,7 @@ SCOPE_EXPORT void *malloc(size_t n)
 	return p;
 }
 
-SCOPE_EXPORT void *calloc(size_t n, size_t size)
+SCOPE_HEAP_EXPORT void *calloc(size_t n, size_t size)
 {
 	void *p;
 
@@ -367,7 +373,7 @@ SCOPE_EXPORT void *calloc(size_t n, size_t size)
 	return p;
 }
 
-SCOPE_EXPORT void free(void *p)
+SCOPE_HEAP_EXPORT void free(void *p)
 {
 	if (!p || in_boot(p))
 		return;
@@ -377,7 +383,7 @@ SCOPE_EXPORT void free(void *p)
 	real_free(p);
 }
 
-SCOPE_EXPORT void *realloc(void *old, size_t n)
+SCOPE_HEAP_EXPORT void *realloc(void *old, size_t n)
 {
 	void *p;
 
@@ -405,7 +411,7 @@ SCOPE_EXPORT void *realloc(void *old, size_t n)
 	return p;
 }
 
-SCOPE_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+SCOPE_HEAP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	int rc;
 
@@ -419,7 +425,7 @@ SCOPE_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	return rc;
 }
 
-SCOPE_EXPORT void *aligned_alloc(size_t align, size_t n)
+SCOPE_HEAP_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	void *p;
 
@@ -430,7 +436,7 @@ SCOPE_EXPORT void *aligned_alloc(size_t align, size_t n)
 	return p;
 }
 
-SCOPE_EXPORT void *memalign(size_t align, size_t n)
+SCOPE_HEAP_EXPORT void *memalign(size_t align, size_t n)
 {
 	void *p;
 
@@ -496,35 +502,35 @@ static SCOPE_NOINST void cxx_delete(void **slot, const char *name, void *p)
 	heap_quiet = was;
 }
 
-SCOPE_EXPORT void *_Znwm(size_t n)
+SCOPE_HEAP_EXPORT void *_Znwm(size_t n)
 {
 	ready();
 	return cxx_new((void **)&real_new, "_Znwm", n, SITE());
 }
 
-SCOPE_EXPORT void *_Znam(size_t n)
+SCOPE_HEAP_EXPORT void *_Znam(size_t n)
 {
 	ready();
 	return cxx_new((void **)&real_new_array, "_Znam", n, SITE());
 }
 
-SCOPE_EXPORT void _ZdlPv(void *p)
+SCOPE_HEAP_EXPORT void _ZdlPv(void *p)
 {
 	cxx_delete((void **)&real_delete, "_ZdlPv", p);
 }
 
-SCOPE_EXPORT void _ZdaPv(void *p)
+SCOPE_HEAP_EXPORT void _ZdaPv(void *p)
 {
 	cxx_delete((void **)&real_delete_array, "_ZdaPv", p);
 }
 
-SCOPE_EXPORT void _ZdlPvm(void *p, size_t n)
+SCOPE_HEAP_EXPORT void _ZdlPvm(void *p, size_t n)
 {
 	(void)n;
 	cxx_delete((void **)&real_delete, "_ZdlPv", p);
 }
 
-SCOPE_EXPORT void _ZdaPvm(void *p, size_t n)
+SCOPE_HEAP_EXPORT void _ZdaPvm(void *p, size_t n)
 {
 	(void)n;
 	cxx_delete((void **)&real_delete_array, "_ZdaPv", p);

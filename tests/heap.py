@@ -91,6 +91,25 @@ def case_off(t):
                               "SCOPE_HEAP=1, or scope-bench --memory)"], "message")
 
 
+def case_fork(t):
+    """A forked child counts its own blocks from scratch: its leak is its own, a block of its
+    parent's that it frees is not counted, and the parent's figures are unchanged."""
+    p, r = t.profile("fork", env={"SCOPE_HEAP": "1"})
+    expect_eq(t.text(r), "heap ok\n", "output")
+    expect_eq(len(p.pids), 2, "processes")
+    with h5py.File(t.path("out.h5"), "r") as f:
+        owners = [k for k in range(2) if b"forked_child(void*)" in list(f[f"process{k}/heap/region"][:])]
+    expect_eq(len(owners), 1, "processes with forked_child's blocks")
+    child, parent = owners[0], 1 - owners[0]
+    rows, attrs, _ = heap_rows(t.path("out.h5"), child)
+    expect_eq(rows, {"forked_child(void*)": (1, 0, 5000, 5000, 5000)}, "the child's heap")
+    expect_eq(attrs["live_bytes_at_exit"], 5000, "the child's leak")
+    rows, _, _ = heap_rows(t.path("out.h5"), parent)
+    for region, want in EXPECTED.items():
+        expect_eq(rows.get(region), want, f"parent: heap of {region}")
+    expect_eq(rows.get("forks()"), (1, 1, 64, 64, 0), "parent: heap of forks()")
+
+
 def case_report(t):
     """scope-report --heap: rows by peak live bytes, as in the file; JSON holds the same numbers."""
     t.profile(env={"SCOPE_HEAP": "1"})

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Known heap use for SCOPE_HEAP=1: each function allocates, frees and leaks known blocks, from
-// before main, several threads, a signal handler and C++'s new and delete.
+// before main, several threads, a signal handler, C++'s new and delete, and (with "fork") a
+// forked child.
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -10,6 +11,8 @@
 #include <malloc.h>
 #include <new>
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "progs.h"
 
@@ -126,7 +129,29 @@ NOINLINE void signalled()
 	raise(SIGUSR1);
 }
 
-int main()
+// In a forked child: 5000 bytes leaked, and a block of the parent's freed
+// (the child's tracking never saw it allocated).
+NOINLINE void forked_child(void *parents)
+{
+	keep(malloc(5000));
+	free(keep(parents));
+}
+
+NOINLINE void forks()
+{
+	void *parents = keep(malloc(64));
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		forked_child(parents);
+		exit(0);
+	}
+	if (pid < 0 || waitpid(pid, nullptr, 0) != pid)
+		exit(6);
+	free(keep(parents));
+}
+
+int main(int argc, char **argv)
 {
 	free(keep(early_block));
 	leaky();
@@ -136,6 +161,8 @@ int main()
 	cxx();
 	threads();
 	signalled();
+	if (argc > 1 && strcmp(argv[1], "fork") == 0)
+		forks();
 	puts("heap ok");
 	return 0;
 }
