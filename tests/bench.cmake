@@ -2,7 +2,7 @@
 # The cases of bench.py: scope-bench and scope-report --bench on progs/bench_job.c, once on
 # gcc -O2; named bench-CASE. Included from tests/CMakeLists.txt.
 
-set(bench_cases order-labels fresh failure gate no-profile project report cli exe)
+set(bench_cases order-labels fresh failure gate baseline-gate tree no-profile project report cli exe)
 foreach(case IN LISTS bench_cases)
   add_test(NAME bench-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench.py ${case}
@@ -17,4 +17,4 @@ foreach(case IN LISTS bench_cases)
     SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 300 LABELS "scope;bench")
 endforeach()
 # Its wall times are what the gate checks: the machine to itself.
-set_tests_properties(bench-gate PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(bench-gate bench-baseline-gate PROPERTIES RUN_SERIAL TRUE)

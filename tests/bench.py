@@ -226,6 +226,34 @@ def case_gate(t):
     t.run([t.report, "--bench", t.path("same")], env=t.env()).expect_rc(0)
 
 
+def case_tree(t):
+    """Peak memory is the whole process tree's: three children holding 24 MiB each at once make
+    more than 72 MiB, three times what any one process held; CPU time counts the children."""
+    r = t.run_bench("-o", "res", "--repeat", "2", "--no-warm-up", "--", t.prog, "--children", "3", "24")
+    r.expect_rc(0)
+    b = t.results("res")
+    for x in b["runs"]:
+        expect(x["peak_rss_bytes"] >= 72 * MIB, f"{x['name']}: peak RSS {x['peak_rss_bytes']} under 72 MiB")
+        expect(x["peak_rss_bytes"] < 200 * MIB, f"{x['name']}: peak RSS {x['peak_rss_bytes']} far over 3 x 24 MiB")
+        expect(x["sys_s"] + x["user_s"] > 0.01, f"{x['name']}: the children's CPU time (touching 72 MiB) is missing")
+    s = b["configurations"][0]["stats"]["peak_rss_bytes"]
+    expect(s["median"] >= 72 * MIB, "median peak RSS")
+
+
+def case_baseline_gate(t):
+    """The gate fails when the baseline's own slowest repeat is more than PCT over its median
+    (one repeat naps 400 ms more), even with no variant: exit 3, the baseline marked."""
+    once = t.path("once")
+    r = t.run_bench("-o", "res", "--repeat", "3", "--no-warm-up", "--max-regression", "50", "--",
+                    t.prog, "--sleep", "100", "--slow-once", once)
+    r.expect_rc(3)
+    b = t.results("res")
+    expect_eq((b["gate"]["baseline_slower"], b["gate"]["failed"]), (True, True), "gate")
+    expect(b["gate"]["baseline_spread_pct"] > 100, f"spread {b['gate']['baseline_spread_pct']}")
+    expect(re.search(r"^  baseline: slowest repeat \+\d+\.\d% of its median: SLOWER than allowed$", r.stderr, re.M),
+           "summary line")
+
+
 def case_no_profile(t):
     """--no-profile measures the same runs without the profiler: no profiles, no comparison,
     every figure still there; --no-warm-up runs none."""

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A job for scope-bench whose behaviour its arguments decide: how long it naps, what it writes
  * relative to its working directory (refusing to run where outputs exist), what it needs to find
- * there, whether it fails, and a trace of each run appended to a file outside. */
+ * there, whether it fails, how much memory its children hold at once, whether one run is slower
+ * than the rest, and a trace of each run appended to a file outside. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,11 +86,47 @@ NOINLINE static void need(const char *name)
 	close(fd);
 }
 
+/* n children alive at once, each with mib MiB resident for 300 ms: the
+ * process tree's peak is their sum, far above any one process's. */
+NOINLINE static void children(int n, long mib)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			char *block = malloc((size_t)mib << 20);
+			if (!block)
+				_exit(7);
+			memset(block, i + 1, (size_t)mib << 20);
+			nap(300);
+			_exit(block[mib] == i + 1 ? 0 : 7);
+		}
+		if (pid < 0)
+			exit(7);
+	}
+	for (int i = 0; i < n; i++) {
+		int status;
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			exit(7);
+	}
+}
+
+/* The first run that finds no path naps ms longer (and makes path): one
+ * slow repeat among fast ones. */
+NOINLINE static void slow_once(const char *path, long ms)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+	if (fd >= 0) {
+		close(fd);
+		nap(ms);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *trace_path = getenv("BENCH_JOB_TRACE");
-	long sleep_ms = 0, bytes = -1;
-	int fail = 0;
+	long sleep_ms = 0, bytes = -1, hold = 0;
+	int fail = 0, nchildren = 0;
 
 	trace(trace_path, "begin", argc, argv);
 	for (int i = 1; i < argc; i++) {
@@ -100,10 +138,17 @@ int main(int argc, char **argv)
 			need(argv[++i]);
 		else if (strcmp(argv[i], "--fail") == 0)
 			fail = 1;
+		else if (strcmp(argv[i], "--children") == 0 && i + 2 < argc) {
+			nchildren = atoi(argv[++i]);
+			hold = atol(argv[++i]);
+		} else if (strcmp(argv[i], "--slow-once") == 0 && i + 1 < argc)
+			slow_once(argv[++i], 400);
 	}
 	if (getenv("BENCH_JOB_FAIL"))
 		fail = 1;
 	nap(sleep_ms);
+	if (nchildren > 0)
+		children(nchildren, hold);
 	if (bytes >= 0)
 		write_outputs(bytes);
 	trace(trace_path, "end", argc, argv);
