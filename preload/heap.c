@@ -99,6 +99,8 @@ static struct {
 	size_t cap, used, tombs;
 	struct scope_heap_region *regions; /* in the arena */
 	uint64_t nregions, capacity;
+	uint32_t *index; /* fn to region, private */
+	size_t index_cap;
 	uint64_t live, peak;
 	struct scope_arena_header *hdr;
 } heap;
@@ -156,17 +158,20 @@ static SCOPE_NOINST int grow(void)
 	return 0;
 }
 
-/* The region of fn, made when new; the last one when the table is full. */
+/* The region of fn, made when new; the last one when the table is full.
+ * index maps fn to its region + 1 (0: empty), twice the regions' room. */
 static SCOPE_NOINST uint32_t region_of(uint64_t fn)
 {
-	/* a handful of regions allocate: a scan from the latest is short */
-	for (uint64_t i = heap.nregions; i-- > 0;)
-		if (heap.regions[i].fn == fn)
-			return (uint32_t)i;
+	size_t mask = heap.index_cap - 1, k = slot_of((uintptr_t)fn, heap.index_cap);
+
+	for (; heap.index[k]; k = (k + 1) & mask)
+		if (heap.regions[heap.index[k] - 1].fn == fn)
+			return heap.index[k] - 1;
 	if (heap.nregions == heap.capacity)
 		return (uint32_t)(heap.capacity - 1);
 	heap.regions[heap.nregions].fn = fn;
-	__atomic_store_n(&heap.hdr->heap_used, ++heap.nregions, __ATOMIC_RELEASE);
+	heap.index[k] = (uint32_t)++heap.nregions;
+	__atomic_store_n(&heap.hdr->heap_used, heap.nregions, __ATOMIC_RELEASE);
 	return (uint32_t)(heap.nregions - 1);
 }
 
@@ -284,6 +289,18 @@ static SCOPE_NOINST void track_free(void *p)
 	leave();
 }
 
+/* The private tables, given back. */
+static SCOPE_NOINST void release(void)
+{
+	if (heap.v)
+		munmap(heap.v, heap.cap * sizeof *heap.v);
+	if (heap.index)
+		munmap(heap.index, heap.index_cap * sizeof *heap.index);
+	heap.v = NULL;
+	heap.index = NULL;
+	heap.cap = heap.index_cap = 0;
+}
+
 void scope_heap_start(struct scope_process *p)
 {
 	struct scope_arena_header *h = p->hdr;
@@ -291,13 +308,22 @@ void scope_heap_start(struct scope_process *p)
 	if (!p->cfg.heap || !h || !h->heap_cap)
 		return;
 	scope_heap_resolve();
-	if (heap.v)
-		munmap(heap.v, heap.cap * sizeof *heap.v);
+	release();
 	heap.cap = 1u << 16;
+	heap.index_cap = 1;
+	while (heap.index_cap < 2 * h->heap_cap)
+		heap.index_cap *= 2;
 	heap.v = mmap(NULL, heap.cap * sizeof *heap.v, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (heap.v == MAP_FAILED) {
+	heap.index = mmap(NULL, heap.index_cap * sizeof *heap.index, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (heap.v == MAP_FAILED || heap.index == MAP_FAILED) {
+		if (heap.v != MAP_FAILED)
+			munmap(heap.v, heap.cap * sizeof *heap.v);
+		if (heap.index != MAP_FAILED)
+			munmap(heap.index, heap.index_cap * sizeof *heap.index);
 		heap.v = NULL;
+		heap.index = NULL;
 		scope_log("cannot make the heap tracking's table: %s; the heap is not tracked",
 			  strerror(errno));
 		return;
@@ -329,10 +355,7 @@ void scope_heap_forked(void)
 	heap.lock = 0;
 	heap_inside = 0;
 	heap.on = 0;
-	if (heap.v)
-		munmap(heap.v, heap.cap * sizeof *heap.v);
-	heap.v = NULL;
-	heap.cap = 0;
+	release();
 }
 
 /* ---- The wrappers -------------------------------------------------------- */
