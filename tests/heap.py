@@ -38,7 +38,7 @@ def heap_rows(path, process=0):
     with h5py.File(path, "r") as f:
         g = f[f"process{process}/heap"]
         rows = {g["region"][i].decode(): tuple(int(g[k][i]) for k in FIELDS) for i in range(len(g["region"]))}
-        attrs = {k: int(v) for k, v in g.attrs.items()}
+        attrs = {k: int(g.attrs[k]) for k in ("peak_live_bytes", "live_bytes_at_exit", "untracked")}
         s = f[f"process{process}/heap_sites"]
         sites = [(s["region"][i].decode(), int(s["bytes"][i]), s["function"][i].decode(),
                   os.path.basename(s["file"][i].decode()), int(s["line"][i])) for i in range(len(s["region"]))]
