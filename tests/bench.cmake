@@ -2,7 +2,7 @@
 # The cases of bench.py: scope-bench and scope-report --bench on progs/bench_job.c, once on
 # gcc -O2; named bench-CASE. Included from tests/CMakeLists.txt.
 
-set(bench_cases order-labels fresh failure gate baseline-gate tree no-profile project report cli exe)
+set(bench_cases order-labels fresh failure gate baseline-gate tree interrupt no-profile project report cli exe)
 foreach(case IN LISTS bench_cases)
   add_test(NAME bench-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/bench.py ${case}

@@ -18,7 +18,10 @@ import json
 import math
 import os
 import re
+import signal
+import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -254,6 +257,28 @@ def case_baseline_gate(t):
     expect(b["gate"]["baseline_spread_pct"] > 100, f"spread {b['gate']['baseline_spread_pct']}")
     expect(re.search(r"^  baseline: slowest repeat \+\d+\.\d% of its median: SLOWER than allowed$", r.stderr, re.M),
            "summary line")
+
+
+def case_interrupt(t):
+    """SIGTERM (a batch system's end of a job) reaches the run in progress and ends the benchmark
+    after it: exit 130, what was measured written, the cut run marked, its directory removed."""
+    t.need_prog()
+    argv = [t.bench, "-o", t.path("res"), "--repeat", "5", "--no-warm-up", "--", t.prog, "--sleep", "2000"]
+    proc = subprocess.Popen(argv, env=t.env({"BENCH_JOB_TRACE": t.trace}), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while sum(row[0] == "begin" for row in t.traced()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    print(err)
+    expect_eq(proc.returncode, 130, "exit status")
+    b = t.results("res")
+    expect_eq(b["interrupted"], True, "interrupted")
+    expect_eq([(x["name"], x["status"], x["signal"]) for x in b["runs"]],
+              [("baseline-1", "ok", 0), ("baseline-2", "failed", signal.SIGTERM)], "runs")
+    expect("(INTERRUPTED)" in err, "the summary does not say it was interrupted")
+    expect_eq(os.listdir(t.path("res", "work")), [], "working directories left")
 
 
 def case_no_profile(t):
