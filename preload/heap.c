@@ -6,7 +6,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -499,7 +498,7 @@ static SCOPE_NOINST void *cxx_new(void **slot, const char *name, size_t n, void 
 	void *p;
 
 	if (!real)
-		abort(); /* operator new without a C++ runtime: nothing can be returned */
+		return malloc(n ? n : 1); /* no C++ runtime to ask: the block is malloc's */
 	{
 		int was __attribute__((cleanup(end_quiet))) = heap_quiet;
 		heap_quiet = 1;
