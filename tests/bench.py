@@ -367,6 +367,21 @@ def case_cli(t):
     r.expect_rc(1)
     expect_eq(r.err_lines(), [f"scope-bench: {t.path('res')} holds a benchmark's results already: "
                               "remove it or give another folder with -o"], "second benchmark into one folder")
+    # scope-report --bench on what is not a benchmark's results: one line, exit 1
+    os.makedirs(t.path("bad"))
+    for text, msg in (('{"configurations": [', "line 1: unexpected end (expected a value)"),
+                      ('{"runs": []}', "not a benchmark's results (no configurations or runs)"),
+                      ('{"configurations": [], "runs": []}', None)):
+        with open(t.path("bad", "bench.json"), "w") as f:
+            f.write(text)
+        r = t.run([t.report, "--bench", t.path("bad")], env=t.env())
+        r.expect_rc(1)
+        want = f"scope-report: {t.path('bad', 'bench.json')}" + (f": {msg}" if msg else " has no configurations")
+        expect_eq(r.err_lines(), [want], f"scope-report --bench on {text!r}")
+    r = t.run([t.report, "--project", "3"], env=t.env())
+    r.expect_rc(2)
+    expect_eq(r.err_lines(), ["scope-report: --html, --project and --margin apply to --bench DIR "
+                              "(see scope-report --help)"], "--project without --bench")
     r = t.run([t.bench, "--help"], env=t.env())
     r.expect_rc(0)
     for opt in ("--stage", "--variant", "--env", "--exe", "--warm-up-args", "--memory", "--project"):

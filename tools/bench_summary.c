@@ -228,7 +228,7 @@ int bench_summary(FILE *out, const struct json *bench, const char *dir, char *er
 
 	if (!configs || configs->type != JSON_ARRAY || !configs->n || !runs ||
 	    runs->type != JSON_ARRAY) {
-		snprintf(err, cap, "bench.json has no configurations");
+		snprintf(err, cap, "%s/bench.json has no configurations", dir);
 		return -1;
 	}
 	fprintf(out, "%s: %zu configuration%s, %.0f measured run%s each%s%s%s\n\n", dir, configs->n,
@@ -406,7 +406,7 @@ int bench_html(FILE *out, const struct json *bench, const char *dir, char *err, 
 	const struct json *configs = json_get(bench, "configurations");
 
 	if (!configs || configs->type != JSON_ARRAY || !configs->n) {
-		snprintf(err, cap, "bench.json has no configurations");
+		snprintf(err, cap, "%s/bench.json has no configurations", dir);
 		return -1;
 	}
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>scope-bench ", out);
