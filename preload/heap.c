@@ -76,7 +76,10 @@ void scope_heap_resolve(void)
 	real_new_array = (malloc_fn *)dlsym(RTLD_NEXT, "_Znam");
 	real_delete = (free_fn *)dlsym(RTLD_NEXT, "_ZdlPv");
 	real_delete_array = (free_fn *)dlsym(RTLD_NEXT, "_ZdaPv");
-	__atomic_store_n(&real_free, (free_fn *)dlsym(RTLD_NEXT, "free"), __ATOMIC_RELEASE);
+	/* free last, and only with the three it goes with: ready() reads it */
+	if (real_malloc && real_calloc && real_realloc)
+		__atomic_store_n(&real_free, (free_fn *)dlsym(RTLD_NEXT, "free"),
+				 __ATOMIC_RELEASE);
 	resolving = 0;
 }
 
@@ -441,6 +444,8 @@ SCOPE_HEAP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		*out = boot_alloc(n, align);
 		return *out ? 0 : ENOMEM;
 	}
+	if (!real_posix_memalign)
+		return ENOSYS;
 	rc = real_posix_memalign(out, align, n);
 	if (rc == 0)
 		track_alloc(*out, n, SITE());
@@ -453,6 +458,10 @@ SCOPE_HEAP_EXPORT void *aligned_alloc(size_t align, size_t n)
 
 	if (!ready())
 		return boot_alloc(n, align);
+	if (!real_aligned_alloc) {
+		errno = ENOSYS;
+		return NULL;
+	}
 	p = real_aligned_alloc(align, n);
 	track_alloc(p, n, SITE());
 	return p;
@@ -464,6 +473,10 @@ SCOPE_HEAP_EXPORT void *memalign(size_t align, size_t n)
 
 	if (!ready())
 		return boot_alloc(n, align);
+	if (!real_memalign) {
+		errno = ENOSYS;
+		return NULL;
+	}
 	p = real_memalign(align, n);
 	track_alloc(p, n, SITE());
 	return p;
