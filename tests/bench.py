@@ -222,6 +222,14 @@ def case_gate(t):
     expect(re.search(r"^  variant_slow: \+\d+\.\d% of the baseline's: SLOWER than allowed$", r.stderr, re.M),
            "summary gate line")
     t.run([t.report, "--bench", t.path("slow")], env=t.env()).expect_rc(3)
+    # regions are marked SLOWER only with 1% of the baseline's median wall time in one run
+    floor = 0.01 * b["configurations"][0]["stats"]["wall_s"]["median"] * 1e9
+    rows = b["configurations"][1]["compared"]["regions"]
+    expect("nanosleep" in [x["region"] for x in rows if x["status"] == "SLOWER"], "nanosleep not SLOWER")
+    for x in rows:
+        if x["status"] == "SLOWER":
+            expect(max(x["total_base_ns"], x["total_ns"], x["self_base_ns"], x["self_ns"]) >= floor,
+                   f"{x['region']} is marked SLOWER under 1% of the baseline's wall time")
     r = t.run_bench("-o", "same", "--repeat", "3", "--max-regression", "100",
                     "--variant", "same=--sleep 100", "--", t.prog, "--sleep", "100")
     r.expect_rc(0)
