@@ -272,8 +272,8 @@ struct sc_field {
 	X("/process<N>/heap", "Present when the process ran with its heap tracked "                \
 			      "(`SCOPE_HEAP=1`): one row per region that allocated, with what "    \
 			      "its blocks came to.")                                               \
-	X("/process<N>/heap_sites", "With `heap`: each region's largest blocks (up to four), "     \
-				    "where they were allocated.")
+	X("/process<N>/heap_sites", "With `heap`: the call sites (up to four per region) that "    \
+				    "allocated most of each region's bytes.")
 
 /*
  * Values of a column that mean something of their own, as X(group, column,
@@ -310,7 +310,9 @@ struct sc_field {
 
 #define SC_HEAP_SITE_FIELDS(X)                                                                     \
 	X(REGION, "region", SC_STRING, SC_REQUIRED, "", "the region, as in `heap`")                \
-	X(BYTES, "bytes", SC_UINT64, SC_REQUIRED, "bytes", "the size of the block, bytes")         \
+	X(BYTES, "bytes", SC_UINT64, SC_REQUIRED, "bytes",                                         \
+	  "bytes the call site allocated in the region, bytes")                                    \
+	X(ALLOCATIONS, "allocations", SC_UINT64, SC_REQUIRED, "", "blocks it allocated there")     \
 	X(ADDRESS, "address", SC_UINT64, SC_REQUIRED, "",                                          \
 	  "the return address of the allocating call")                                             \
 	X(FUNCTION, "function", SC_STRING, SC_REQUIRED, "",                                        \

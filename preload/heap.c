@@ -78,8 +78,7 @@ void scope_heap_resolve(void)
 	real_delete_array = (free_fn *)dlsym(RTLD_NEXT, "_ZdaPv");
 	/* free last, and only with the three it goes with: ready() reads it */
 	if (real_malloc && real_calloc && real_realloc)
-		__atomic_store_n(&real_free, (free_fn *)dlsym(RTLD_NEXT, "free"),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&real_free, (free_fn *)dlsym(RTLD_NEXT, "free"), __ATOMIC_RELEASE);
 	resolving = 0;
 }
 
@@ -103,6 +102,8 @@ static struct {
 	uint64_t nregions, capacity;
 	uint32_t *index; /* fn to region, private */
 	size_t index_cap;
+	struct site *sites; /* (region, call site) to its bytes, private */
+	size_t sites_cap, nsites;
 	uint64_t live, peak;
 	struct scope_arena_header *hdr;
 } heap;
@@ -177,15 +178,74 @@ static SCOPE_NOINST uint32_t region_of(uint64_t fn)
 	return (uint32_t)(heap.nregions - 1);
 }
 
-static SCOPE_NOINST void note_site(struct scope_heap_region *g, uint64_t size, uint64_t site)
-{
-	int i = SCOPE_HEAP_SITES - 1;
+/* A call site's bytes in one region: site 0 is an empty slot. */
+struct site {
+	uint64_t site;
+	uint64_t bytes, allocations;
+	uint32_t region;
+};
 
-	if (size <= g->sites[i].bytes)
+/* The site's entry in the table of sites, made when new; NULL when the
+ * table is full and cannot grow. */
+static SCOPE_NOINST struct site *site_of(uint32_t region, uint64_t site)
+{
+	uintptr_t key = (uintptr_t)(site ^ ((uint64_t)region << 48));
+	size_t k;
+
+	if ((heap.nsites + 1) * 2 > heap.sites_cap) {
+		size_t cap = heap.sites_cap * 2;
+		struct site *v = mmap(NULL, cap * sizeof *v, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (v == MAP_FAILED)
+			return NULL;
+		for (size_t i = 0; i < heap.sites_cap; i++) {
+			const struct site *x = &heap.sites[i];
+			if (!x->site)
+				continue;
+			for (k = slot_of((uintptr_t)(x->site ^ ((uint64_t)x->region << 48)), cap);
+			     v[k].site; k = (k + 1) & (cap - 1))
+				;
+			v[k] = *x;
+		}
+		munmap(heap.sites, heap.sites_cap * sizeof *heap.sites);
+		heap.sites = v;
+		heap.sites_cap = cap;
+	}
+	for (k = slot_of(key, heap.sites_cap); heap.sites[k].site;
+	     k = (k + 1) & (heap.sites_cap - 1))
+		if (heap.sites[k].site == site && heap.sites[k].region == region)
+			return &heap.sites[k];
+	heap.sites[k] = (struct site){site, 0, 0, region};
+	heap.nsites++;
+	return &heap.sites[k];
+}
+
+/* Counts size bytes from site in region r, and keeps g's sites those of
+ * the most bytes: a site's bytes only grow, so it only moves up. */
+static SCOPE_NOINST void note_site(struct scope_heap_region *g, uint32_t r, uint64_t size,
+				   uint64_t site)
+{
+	struct site *x = site_of(r, site ? site : 1);
+	int i;
+
+	if (!x)
 		return;
-	for (; i > 0 && g->sites[i - 1].bytes < size; i--)
-		g->sites[i] = g->sites[i - 1];
-	g->sites[i] = (struct scope_heap_site){size, site};
+	x->bytes += size;
+	x->allocations++;
+	for (i = 0; i < SCOPE_HEAP_SITES; i++)
+		if (g->sites[i].bytes && g->sites[i].address == x->site)
+			break;
+	if (i == SCOPE_HEAP_SITES) {
+		if (x->bytes <= g->sites[SCOPE_HEAP_SITES - 1].bytes)
+			return;
+		i = SCOPE_HEAP_SITES - 1;
+	}
+	g->sites[i] = (struct scope_heap_site){x->bytes, x->allocations, x->site};
+	for (; i > 0 && g->sites[i - 1].bytes < g->sites[i].bytes; i--) {
+		struct scope_heap_site t = g->sites[i - 1];
+		g->sites[i - 1] = g->sites[i];
+		g->sites[i] = t;
+	}
 }
 
 static SCOPE_NOINST void forget(uintptr_t ptr)
@@ -232,7 +292,7 @@ static SCOPE_NOINST void remember(uintptr_t ptr, uint64_t size, uint64_t fn, uin
 	heap.live += size;
 	if (heap.live > heap.peak)
 		heap.peak = heap.live;
-	note_site(g, size, site);
+	note_site(g, r, size, site);
 }
 
 /* The function of the innermost recorded call open on this thread, 0 for
@@ -291,6 +351,13 @@ static SCOPE_NOINST void track_free(void *p)
 	leave();
 }
 
+/* Zeroed private memory of bytes, or NULL. */
+static SCOPE_NOINST void *private_table(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* The private tables, given back. */
 static SCOPE_NOINST void release(void)
 {
@@ -298,9 +365,12 @@ static SCOPE_NOINST void release(void)
 		munmap(heap.v, heap.cap * sizeof *heap.v);
 	if (heap.index)
 		munmap(heap.index, heap.index_cap * sizeof *heap.index);
+	if (heap.sites)
+		munmap(heap.sites, heap.sites_cap * sizeof *heap.sites);
 	heap.v = NULL;
 	heap.index = NULL;
-	heap.cap = heap.index_cap = 0;
+	heap.sites = NULL;
+	heap.cap = heap.index_cap = heap.sites_cap = heap.nsites = 0;
 }
 
 void scope_heap_start(struct scope_process *p)
@@ -315,19 +385,14 @@ void scope_heap_start(struct scope_process *p)
 	heap.index_cap = 1;
 	while (heap.index_cap < 2 * h->heap_cap)
 		heap.index_cap *= 2;
-	heap.v = mmap(NULL, heap.cap * sizeof *heap.v, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	heap.index = mmap(NULL, heap.index_cap * sizeof *heap.index, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (heap.v == MAP_FAILED || heap.index == MAP_FAILED) {
-		if (heap.v != MAP_FAILED)
-			munmap(heap.v, heap.cap * sizeof *heap.v);
-		if (heap.index != MAP_FAILED)
-			munmap(heap.index, heap.index_cap * sizeof *heap.index);
-		heap.v = NULL;
-		heap.index = NULL;
-		scope_log("cannot make the heap tracking's table: %s; the heap is not tracked",
+	heap.sites_cap = 1u << 10;
+	heap.v = private_table(heap.cap * sizeof *heap.v);
+	heap.index = private_table(heap.index_cap * sizeof *heap.index);
+	heap.sites = private_table(heap.sites_cap * sizeof *heap.sites);
+	if (!heap.v || !heap.index || !heap.sites) {
+		scope_log("cannot make the heap tracking's tables: %s; the heap is not tracked",
 			  strerror(errno));
+		release();
 		return;
 	}
 	heap.hdr = h;

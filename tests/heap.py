@@ -40,13 +40,13 @@ def heap_rows(path, process=0):
         rows = {g["region"][i].decode(): tuple(int(g[k][i]) for k in FIELDS) for i in range(len(g["region"]))}
         attrs = {k: int(g.attrs[k]) for k in ("peak_live_bytes", "live_bytes_at_exit", "untracked")}
         s = f[f"process{process}/heap_sites"]
-        sites = [(s["region"][i].decode(), int(s["bytes"][i]), s["function"][i].decode(),
+        sites = [(s["region"][i].decode(), int(s["bytes"][i]), int(s["allocations"][i]), s["function"][i].decode(),
                   os.path.basename(s["file"][i].decode()), int(s["line"][i])) for i in range(len(s["region"]))]
     return rows, attrs, sites
 
 
 def check_heap(t, path):
-    """The known regions' rows exactly, the threads' workers, the sites and the process's figures."""
+    """The known regions' rows exactly, the threads' workers, the call sites and the process's figures."""
     rows, attrs, sites = heap_rows(path)
     for region, want in EXPECTED.items():
         expect_eq(rows.get(region), want, f"{path}: heap of {region}")
@@ -57,7 +57,10 @@ def check_heap(t, path):
     expect_eq(attrs["live_bytes_at_exit"], sum(r[4] for r in rows.values()), "live at exit, summed")
     expect(attrs["peak_live_bytes"] >= 98304 + 2000, f"process peak {attrs['peak_live_bytes']}")
     big = t.marker_line("heap.cpp", "peaky-big")
-    expect(("peaky()", 65536, "peaky()", "heap.cpp", big) in sites, f"the 64 KiB site at heap.cpp:{big}: {sites}")
+    expect(("peaky()", 65536, 1, "peaky()", "heap.cpp", big) in sites, f"the 64 KiB site at heap.cpp:{big}: {sites}")
+    # a call site's blocks summed over the four threads (a loop unrolled has a site per copy)
+    w_sites = [s[1:3] for s in sites if s[0] == "worker(void*)"]
+    expect(w_sites and all(b == 128 * n and n % 4 == 0 for b, n in w_sites), f"worker's sites: {w_sites}")
     expect_eq(sorted(s[1] for s in sites if s[0] == "leaky()"), [1000, 1000, 1000], "leaky's sites")
     expect_eq(sorted(s[1] for s in sites if s[0] == "cxx()"), [33, 40, 77, 256], "cxx's four largest blocks")
     return rows
@@ -124,7 +127,7 @@ def case_report(t):
     expect_eq(got, want, "JSON rows")
     peaks = [x["peak_live_bytes"] for x in doc["regions"]]
     expect_eq(peaks, sorted(peaks, reverse=True), "rows by peak")
-    expect_eq(doc["largest_blocks"][0]["bytes"], 65536, "largest block")
+    expect_eq((doc["sites"][0]["bytes"], doc["sites"][0]["allocations"]), (65536, 1), "the site of most bytes")
     r = t.run([report, "--heap", "--top", "1", t.path("out.h5")], env=t.env())
     r.expect_rc(0)
     lines = t.text(r).splitlines()

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* scope-report --heap: what each region allocated, its peak and its leaks (SCOPE_HEAP=1), and its
- * largest blocks. */
+/* scope-report --heap: what each region allocated, its peak and its leaks (SCOPE_HEAP=1), and the
+ * call sites that allocated most. */
 #define _GNU_SOURCE
 #include "profile.h"
 #include "report.h"
@@ -22,7 +22,7 @@ struct heap_row {
 struct site_row {
 	size_t process;
 	char *region, *function, *file;
-	uint64_t bytes, address, line;
+	uint64_t bytes, allocs, address, line;
 };
 
 struct heap_view {
@@ -155,7 +155,7 @@ static int read_sites(hid_t proc, size_t k, struct heap_view *h)
 {
 	hid_t g = H5Gopen2(proc, SC_HEAP_SITES, H5P_DEFAULT);
 	size_t n = rows_of(g, sc_heap_sites[SC_SITE_REGION].name);
-	uint64_t *bytes = NULL, *addr = NULL, *line = NULL;
+	uint64_t *bytes = NULL, *allocs = NULL, *addr = NULL, *line = NULL;
 	char **region = NULL, **fn = NULL, **file = NULL;
 	int rc = -1;
 
@@ -165,14 +165,15 @@ static int read_sites(hid_t proc, size_t k, struct heap_view *h)
 	    read_str(g, sc_heap_sites[SC_SITE_FUNCTION].name, n, &fn) != 0 ||
 	    read_str(g, sc_heap_sites[SC_SITE_FILE].name, n, &file) != 0 ||
 	    read_u64(g, sc_heap_sites[SC_SITE_BYTES].name, n, &bytes) != 0 ||
+	    read_u64(g, sc_heap_sites[SC_SITE_ALLOCATIONS].name, n, &allocs) != 0 ||
 	    read_u64(g, sc_heap_sites[SC_SITE_ADDRESS].name, n, &addr) != 0 ||
 	    read_u64(g, sc_heap_sites[SC_SITE_LINE].name, n, &line) != 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		if (grow((void **)&h->sites, h->nsites, sizeof *h->sites) != 0)
 			goto out;
-		h->sites[h->nsites++] =
-			(struct site_row){k, region[i], fn[i], file[i], bytes[i], addr[i], line[i]};
+		h->sites[h->nsites++] = (struct site_row){k,	    region[i], fn[i],	file[i],
+							  bytes[i], allocs[i], addr[i], line[i]};
 		region[i] = fn[i] = file[i] = NULL;
 	}
 	rc = 0;
@@ -186,6 +187,7 @@ out:
 	free(fn);
 	free(file);
 	free(bytes);
+	free(allocs);
 	free(addr);
 	free(line);
 	H5Gclose(g);
@@ -284,7 +286,8 @@ static void print_sites(const struct options *o, const struct heap_view *h, int 
 {
 	static const struct column cols[] = {
 		{"process", "process", CELL_U64, 7, 0, 0, 0},
-		{"block", "bytes", CELL_BYTES, 11, 0, 0, 0},
+		{"allocated", "bytes", CELL_BYTES, 11, 0, 0, 0},
+		{"allocs", "allocations", CELL_U64, 10, 0, 0, 0},
 		{"allocated in", "function", CELL_STR, 28, 0, 0, 0},
 		{"at", "file", CELL_STR, 24, 0, 0, 0},
 		{"line", "line", CELL_U64, 6, 0, 0, 0},
@@ -293,12 +296,13 @@ static void print_sites(const struct options *o, const struct heap_view *h, int 
 	struct table t = {out, o->format, cols + !many, NCOLS(cols) - !many, 0};
 	size_t n = o->top && o->top < h->nsites ? o->top : h->nsites;
 
-	table_begin(&t, "largest_blocks");
+	table_begin(&t, "sites");
 	for (size_t i = 0; i < n; i++) {
 		const struct site_row *s = &h->sites[i];
 		const char *base = strrchr(s->file, '/');
 		union cell c[] = {{.u = s->process},
 				  {.u = s->bytes},
+				  {.u = s->allocs},
 				  {.s = s->function},
 				  {.s = o->format == FMT_TEXT && base ? base + 1 : s->file},
 				  {.u = s->line},
@@ -341,7 +345,7 @@ int view_heap(const struct options *o, struct rd_profile *const *in, FILE *out, 
 	}
 	print_rows(o, &h, many, out);
 	if (o->format == FMT_TEXT)
-		fputs("\nlargest blocks:\n", out);
+		fputs("\nthe call sites that allocated most:\n", out);
 	if (o->format != FMT_CSV)
 		print_sites(o, &h, many, out);
 	if (o->format == FMT_JSON)

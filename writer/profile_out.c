@@ -417,7 +417,7 @@ static const char *heap_name(struct scope_symbolizer *s, const struct run_info *
 /* Columns of the heap group's n regions and the sites group's ns sites. */
 struct heap_cols {
 	const char **region, **site_region, **function, **file;
-	uint64_t *allocs, *frees, *bytes, *peak, *leaked, *site_bytes, *address;
+	uint64_t *allocs, *frees, *bytes, *peak, *leaked, *site_bytes, *site_allocs, *address;
 	uint32_t *line;
 };
 
@@ -433,6 +433,7 @@ static void heap_cols_free(struct heap_cols *h)
 	free(h->peak);
 	free(h->leaked);
 	free(h->site_bytes);
+	free(h->site_allocs);
 	free(h->address);
 	free(h->line);
 }
@@ -447,10 +448,11 @@ static int heap_cols_alloc(struct heap_cols *h, size_t n, size_t ns)
 	h->function = calloc(ns + 1, sizeof *h->function);
 	h->file = calloc(ns + 1, sizeof *h->file);
 	h->site_bytes = calloc(ns + 1, 8), h->address = calloc(ns + 1, 8);
+	h->site_allocs = calloc(ns + 1, 8);
 	h->line = calloc(ns + 1, 4);
 	return h->region && h->allocs && h->frees && h->bytes && h->peak && h->leaked &&
 			       h->site_region && h->function && h->file && h->site_bytes &&
-			       h->address && h->line
+			       h->site_allocs && h->address && h->line
 		       ? 0
 		       : -1;
 }
@@ -474,6 +476,7 @@ static int heap_fill(struct heap_cols *h, const struct scope_heap_region *g, siz
 			size_t j = (*ns)++;
 			h->site_region[j] = h->region[i];
 			h->site_bytes[j] = g[i].sites[k].bytes;
+			h->site_allocs[j] = g[i].sites[k].allocations;
 			h->address[j] = g[i].sites[k].address;
 			/* a return address follows the call: name the call */
 			h->function[j] = heap_name(s, run, hn, g[i].sites[k].address - 1,
@@ -485,7 +488,7 @@ static int heap_fill(struct heap_cols *h, const struct scope_heap_region *g, siz
 	return 0;
 }
 
-/* The heap tracking's figures per region (SCOPE_HEAP=1) and their largest blocks. */
+/* The heap tracking's figures per region (SCOPE_HEAP=1) and their main call sites. */
 static int write_heap(struct columns *c, hid_t proc, const struct run_info *run)
 {
 	const struct scope_arena_header *hd = run->hdr;
@@ -523,6 +526,7 @@ static int write_heap(struct columns *c, hid_t proc, const struct run_info *run)
 	    col_uint(c, hg, sc_heap[SC_HEAP_LEAKED].name, h.leaked, n, 8) == 0 &&
 	    col_str(sg, sc_heap_sites[SC_SITE_REGION].name, h.site_region, ns) == 0 &&
 	    col_uint(c, sg, sc_heap_sites[SC_SITE_BYTES].name, h.site_bytes, ns, 8) == 0 &&
+	    col_uint(c, sg, sc_heap_sites[SC_SITE_ALLOCATIONS].name, h.site_allocs, ns, 8) == 0 &&
 	    col_uint(c, sg, sc_heap_sites[SC_SITE_ADDRESS].name, h.address, ns, 8) == 0 &&
 	    col_str(sg, sc_heap_sites[SC_SITE_FUNCTION].name, h.function, ns) == 0 &&
 	    col_str(sg, sc_heap_sites[SC_SITE_FILE].name, h.file, ns) == 0 &&

@@ -137,12 +137,13 @@ enum scope_lost_cause {
 #define SCOPE_CRASH_REGS	40
 #define SCOPE_CRASH_STACK_BYTES (64u << 10)
 
-/* Heap tracking: the largest blocks a region allocated, and where. */
+/* Heap tracking: the call sites that allocated most of a region's bytes. */
 #define SCOPE_HEAP_SITES 4
 
 struct scope_heap_site {
-	uint64_t bytes;
-	uint64_t address; /* the return address of the allocating call */
+	uint64_t bytes;	      /* allocated there, in all */
+	uint64_t allocations; /* calls made there */
+	uint64_t address;     /* the return address of the allocating call */
 };
 
 /*
@@ -158,9 +159,9 @@ struct scope_heap_region {
 	uint64_t bytes; /* allocated, in all */
 	uint64_t live;	/* allocated and not freed yet; at the process's stop: leaked */
 	uint64_t peak;	/* the most live at once */
-	struct scope_heap_site sites[SCOPE_HEAP_SITES]; /* largest first; bytes 0: none */
+	struct scope_heap_site sites[SCOPE_HEAP_SITES]; /* most bytes first; bytes 0: none */
 };
-_Static_assert(sizeof(struct scope_heap_region) == 112, "heap regions are 112 bytes");
+_Static_assert(sizeof(struct scope_heap_region) == 144, "heap regions are 144 bytes");
 
 struct scope_arena_header {
 	char magic[8];
