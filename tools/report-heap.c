@@ -338,10 +338,12 @@ int view_heap(const struct options *o, struct rd_profile *const *in, FILE *out, 
 			(long long)h.peak, (long long)h.leaked, (long long)h.untracked);
 	} else if (o->format == FMT_TEXT) {
 		fprintf(out,
-			"%s: heap of %zu process%s: %lld bytes live at the peak, %lld not freed at "
+			"%s: heap of %zu process%s: %lld bytes live at the peak%s, %lld not freed "
+			"at "
 			"exit, %lld calls untracked\n\n",
 			path, h.processes, h.processes == 1 ? "" : "es", (long long)h.peak,
-			(long long)h.leaked, (long long)h.untracked);
+			h.processes == 1 ? "" : " (each process's, summed)", (long long)h.leaked,
+			(long long)h.untracked);
 	}
 	print_rows(o, &h, many, out);
 	if (o->format == FMT_TEXT)
