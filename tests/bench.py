@@ -210,14 +210,15 @@ def case_failure(t):
 def case_gate(t):
     """--max-regression: a variant whose median wall time grew by more than PCT makes scope-bench
     exit 3 and is marked; one that did not passes (exit 0); scope-report --bench exits the same."""
-    # 100%: a loaded machine's noise on 100 ms naps stays well under it, 400 ms more does not
+    # 100% of 500 ms naps: a loaded machine's stalls (a quarter second seen) stay under it,
+    # 1 s more does not
     r = t.run_bench("-o", "slow", "--repeat", "3", "--max-regression", "100",
-                    "--variant", "slow=--sleep 500", "--", t.prog, "--sleep", "100")
+                    "--variant", "slow=--sleep 1500", "--", t.prog, "--sleep", "500")
     r.expect_rc(3)
     b = t.results("slow")
     expect_eq(b["gate"]["failed"], True, "gate failed")
     expect_eq(b["configurations"][1]["slower"], True, "variant_slow slower")
-    expect(b["configurations"][1]["slower_pct"] > 200, "slower_pct")
+    expect(b["configurations"][1]["slower_pct"] > 150, "slower_pct")
     expect_eq(b["gate"]["max_regression_pct"], 100, "the gate's limit")
     expect(re.search(r"^  variant_slow: \+\d+\.\d% of the baseline's: SLOWER than allowed$", r.stderr, re.M),
            "summary gate line")
@@ -231,7 +232,7 @@ def case_gate(t):
             expect(max(x["total_base_ns"], x["total_ns"], x["self_base_ns"], x["self_ns"]) >= floor,
                    f"{x['region']} is marked SLOWER under 1% of the baseline's wall time")
     r = t.run_bench("-o", "same", "--repeat", "3", "--max-regression", "100",
-                    "--variant", "same=--sleep 100", "--", t.prog, "--sleep", "100")
+                    "--variant", "same=--sleep 500", "--", t.prog, "--sleep", "500")
     r.expect_rc(0)
     b = t.results("same")
     expect_eq((b["gate"]["failed"], b["configurations"][1]["slower"]), (False, False), "gate passed")
@@ -255,7 +256,7 @@ def case_tree(t):
 
 def case_baseline_gate(t):
     """The gate fails when the baseline's own slowest repeat is more than PCT over its median
-    (one repeat naps 400 ms more), even with no variant: exit 3, the baseline marked."""
+    (one repeat naps 1 s more), even with no variant: exit 3, the baseline marked."""
     once = t.path("once")
     r = t.run_bench("-o", "res", "--repeat", "3", "--no-warm-up", "--max-regression", "50", "--",
                     t.prog, "--sleep", "100", "--slow-once", once)

@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 			nchildren = atoi(argv[++i]);
 			hold = atol(argv[++i]);
 		} else if (strcmp(argv[i], "--slow-once") == 0 && i + 1 < argc)
-			slow_once(argv[++i], 400);
+			slow_once(argv[++i], 1000);
 	}
 	if (getenv("BENCH_JOB_FAIL"))
 		fail = 1;
