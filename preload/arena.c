@@ -19,6 +19,8 @@
 /* 4 MiB of task slots: the areas before the chunks stay far below the
  * smallest arena (ARENA_MIN), and the slots are backed as tasks begin. */
 #define TASKS_CAP (1u << 16)
+/* Regions heap tracking has room for; more are charged to the last. */
+#define HEAP_REGIONS 8192u
 /* The file is backed by disk in steps this large, so the chunk slow path
  * makes a system call only once every few hundred chunks. */
 #define BACKING_STEP (16u << 20)
@@ -68,7 +70,10 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->tasks_cap = TASKS_CAP;
 	h->crash_off = h->tasks_off + (uint64_t)TASKS_CAP * sizeof(struct scope_task);
 	h->crash_cap = SCOPE_CRASH_STACK_BYTES;
-	h->chunks_off = h->crash_off + h->crash_cap;
+	h->heap_off = h->crash_off + h->crash_cap;
+	h->heap_cap = cfg->heap ? HEAP_REGIONS : 0;
+	h->chunks_off =
+		round_up(h->heap_off + h->heap_cap * sizeof(struct scope_heap_region), PAGE);
 	h->chunk_capacity = (cfg->arena_max_bytes - h->chunks_off) / cfg->chunk_bytes;
 }
 

@@ -310,5 +310,6 @@ int scope_config_read(struct scope_config *cfg)
 	cfg->debug = flag("SCOPE_DEBUG");
 	cfg->libcalls = libcalls_setting();
 	cfg->start_paused = flag("SCOPE_START_PAUSED");
+	cfg->heap = flag("SCOPE_HEAP");
 	return 0;
 }
