@@ -1110,7 +1110,7 @@ def case_tail_recycle(t):
     expect_same_profile(t, "first.h5", "again.h5")
 
 
-STORE_CHUNKS_AT = 17096  # offset of store_chunks in the arena header (include/scope/arena.h)
+STORE_CHUNKS_AT = 17440  # offset of store_chunks in the arena header (include/scope/arena.h)
 CHUNK_MAGIC = 0x4b4e4843504f4353
 
 

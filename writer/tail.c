@@ -211,8 +211,8 @@ static int settled(struct tail *t, uint64_t i)
 		uint64_t fn = __atomic_load_n(&r[k].fn, __ATOMIC_ACQUIRE);
 		if (!fn)
 			return 1;
-		if ((fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_BYTES)
-			continue;
+		if ((fn & SCOPE_REC_ADDR_MASK) < SCOPE_REC_NAMED)
+			continue; /* a side record (bytes, task, counters): no call */
 		if (!__atomic_load_n(&r[k].start, __ATOMIC_RELAXED) ||
 		    (__atomic_load_n(&r[k].end, __ATOMIC_RELAXED) & SCOPE_REC_OPEN)) {
 			t->slot[i].open_at = k;
