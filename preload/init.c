@@ -2,6 +2,7 @@
 /* Start-up: configuration, clock, and recording for this process image. */
 #define _GNU_SOURCE
 #include "clock.h"
+#include "filter.h"
 #include "libcall.h"
 #include "state.h"
 
@@ -149,7 +150,7 @@ void scope_init(void)
 	scope_jump_resolve();
 	scope_modules_resolve();
 	scope_libcalls_resolve();
-	if (stays_out() || scope_config_read(&p->cfg) != 0) {
+	if (stays_out() || scope_config_read(&p->cfg) != 0 || scope_filter_init() != 0) {
 		scope_busy_end(&scope_tls);
 		return;
 	}
@@ -160,6 +161,7 @@ void scope_init(void)
 	}
 	scope_env_capture(&p->cfg);
 	if (scope_start_recording() == 0) {
+		scope_filter_start();
 		on_exit(on_exit_status, NULL);
 		scope_signals_init();
 		scope_process_init();

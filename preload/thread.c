@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The hooks' slow path: thread registration, new chunks, calls not recorded. */
 #define _GNU_SOURCE
+#include "filter.h"
 #include "record.h"
 
 #include <errno.h>
@@ -421,6 +422,7 @@ SCOPE_NOINST void scope_thread_end(struct scope_thread *t)
 
 	if (t->lane < 0 || !scope_proc.hdr)
 		return;
+	scope_filter_thread_end(t);
 	l = lane_slot(t->lane);
 	/* Read within [start, end], as at the start: the CPU time is never
 	 * more than the lane's span. */

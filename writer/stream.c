@@ -4,6 +4,8 @@
 #include "collect.h"
 #include "spill.h"
 
+#include <scope/aggregate.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,8 @@ static int advance(struct streamer *s, struct cursor *c)
 					return -1;
 				continue;
 			}
+			if (scope_rec_is_meta(c->r))
+				continue; /* sums, read by the first pass */
 			note = rec_note(gr, &c->rnote, c->chunk, (uint32_t)(c->r - c->first));
 			if (note != NOTE_SKIP && c->r->start <= gr->stop_tick) {
 				c->was_open = note == NOTE_OPEN;

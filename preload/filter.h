@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Record-time filters: which calls are stored as records, and exact sums of the others. */
+#ifndef SCOPE_PRELOAD_FILTER_H
+#define SCOPE_PRELOAD_FILTER_H
+
+#include "state.h"
+
+/* Nonzero while a filter applies: the hooks then go through filter.c. */
+extern int scope_filtering SCOPE_HIDDEN;
+
+/* Reads SCOPE_ONLY, SCOPE_NOT, SCOPE_NOT_SUBTREE, SCOPE_DEPTH and
+ * SCOPE_MIN_DURATION; returns 0, or -1 after one line saying which one
+ * is wrong (the process is then not profiled). */
+int scope_filter_init(void) SCOPE_HIDDEN;
+/* Recording has started: the filters apply from now. */
+void scope_filter_start(void) SCOPE_HIDDEN;
+/* The hooks' path while filtering; frame is the caller's frame. */
+void scope_filter_enter(void *fn, uintptr_t frame) SCOPE_HIDDEN;
+void scope_filter_exit(void *fn, uintptr_t frame) SCOPE_HIDDEN;
+/* The calling thread ends: its sums go into the arena. */
+void scope_filter_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
+/* The process stops (on the stopping thread, before it stops recording):
+ * every thread's sums go into the arena. */
+void scope_filter_stop(void) SCOPE_HIDDEN;
+
+/* elfsyms.c: the name of the function at addr as its module's symbol
+ * table has it (mangled), NULL when none covers it. */
+const char *scope_elfsyms_name(uintptr_t addr) SCOPE_HIDDEN;
+
+#endif
