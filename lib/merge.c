@@ -712,6 +712,16 @@ static int finish_metadata(hid_t out, struct job *j)
 		lost += j->m->proc[SC_PROC_LOST][i];
 	replace_i64(g, SC_META(LOST_RECORDS), (int64_t)lost);
 	replace_i64(g, SC_META(PROCESSES), (int64_t)j->m->procs);
+	if (H5Aexists(g, SC_META(CALLS_STORED)) > 0 || j->m->has_pair[SC_PAIR_AGGREGATED]) {
+		uint64_t stored = 0, summed = 0;
+		for (uint64_t i = 0; i < j->m->pairs; i++) {
+			stored += j->m->pair[SC_PAIR_COUNT][i];
+			summed += j->m->pair[SC_PAIR_AGGREGATED] ? j->m->pair[SC_PAIR_AGGREGATED][i]
+								 : 0;
+		}
+		replace_i64(g, SC_META(CALLS_STORED), (int64_t)stored);
+		replace_i64(g, SC_META(CALLS_AGGREGATED), (int64_t)summed);
+	}
 	if (j->ranks > 0) {
 		if (H5Aexists(g, SC_META(MPI_RANKS)) > 0)
 			H5Adelete(g, SC_META(MPI_RANKS));

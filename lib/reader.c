@@ -197,6 +197,7 @@ static const struct column_spec pair_columns[] = {
 	COL(PAIR, MAX_NS, struct rd_pair, max_ns),
 	OPT(PAIR, BYTES_SENT, struct rd_pair, bytes_sent, 0),
 	OPT(PAIR, BYTES_RECEIVED, struct rd_pair, bytes_received, 0),
+	OPT(PAIR, AGGREGATED, struct rd_pair, aggregated, 0),
 };
 static const struct column_spec lane_columns[] = {
 	COL(THR, TID, struct rd_lane, tid),	  COL(THR, NAME, struct rd_lane, name),

@@ -46,7 +46,14 @@ struct rd_pair {
 	uint64_t total_all_ns; /* every call; total_ns in files without it */
 	uint64_t self_ns, min_ns, max_ns;
 	uint64_t bytes_sent, bytes_received; /* by MPI calls; 0 without has_bytes */
+	uint64_t aggregated; /* calls not in /events (filters), counted in the figures above */
 };
+
+/* Every call of the pair: those in /events and those a filter kept out. */
+static inline uint64_t rd_pair_calls(const struct rd_pair *r)
+{
+	return r->count + r->aggregated;
+}
 
 /* Attributes of /metadata that the tools show; absent ones are 0 or "". */
 struct rd_meta {

@@ -98,7 +98,20 @@ struct sc_field {
 	X(PROCESSES, "processes", SC_INT64, SC_OPTIONAL, "", "processes in a merged file")         \
 	X(MPI_RANKS, "mpi_ranks", SC_INT64, SC_OPTIONAL, "", "ranks of the MPI job")               \
 	X(MISSING_RANKS, "missing_ranks", SC_STRING, SC_OPTIONAL, "",                              \
-	  "the job's ranks without a profile, \"2,5\"")
+	  "the job's ranks without a profile, \"2,5\"")                                            \
+	X(FILTER_ONLY, "filter_only", SC_STRING, SC_OPTIONAL, "",                                  \
+	  "the --only expressions, one per line, \"\" for none")                                   \
+	X(FILTER_NOT, "filter_not", SC_STRING, SC_OPTIONAL, "",                                    \
+	  "the --not expressions, one per line, \"\" for none")                                    \
+	X(FILTER_NOT_SUBTREE, "filter_not_subtree", SC_INT64, SC_OPTIONAL, "",                     \
+	  "1 when --not left out the calls below too")                                             \
+	X(FILTER_DEPTH, "filter_depth", SC_INT64, SC_OPTIONAL, "", "--depth, 0 for none")          \
+	X(FILTER_MIN_DURATION_NS, "filter_min_duration_ns", SC_INT64, SC_OPTIONAL, "ns",           \
+	  "--min-duration, 0 for none")                                                            \
+	X(CALLS_STORED, "calls_stored", SC_INT64, SC_OPTIONAL, "",                                 \
+	  "calls stored in /events, all processes")                                                \
+	X(CALLS_AGGREGATED, "calls_aggregated", SC_INT64, SC_OPTIONAL, "",                         \
+	  "calls counted in /pairs only, all processes")
 
 #define SC_PROCESS_FIELDS(X)                                                                       \
 	X(PID, "pid", SC_INT64, SC_REQUIRED, "", "process id")                                     \
@@ -139,7 +152,9 @@ struct sc_field {
 	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest call")                          \
 	X(BYTES_SENT, "bytes_sent", SC_UINT64, SC_OPTIONAL, "", "sum of its calls' bytes_sent")    \
 	X(BYTES_RECEIVED, "bytes_received", SC_UINT64, SC_OPTIONAL, "",                            \
-	  "sum of its calls' bytes_received")
+	  "sum of its calls' bytes_received")                                                      \
+	X(AGGREGATED, "aggregated", SC_UINT64, SC_OPTIONAL, "",                                    \
+	  "calls a filter kept out of /events, counted here only")
 
 /* One row per call; a new per-call column is one line here (see
  * SC_EVENT_COUNT for the lists that must follow it). */

@@ -328,7 +328,7 @@ static SCOPE_NOINST void emit(struct scope_thread *t, int32_t lane, const struct
 {
 	struct scope_rec *r;
 
-	if (!a->calls)
+	if (!a->calls && !a->hidden)
 		return;
 	if (!(r = slots(t, SCOPE_AGG_RECS))) {
 		scope_arena_lost(&scope_proc, SCOPE_LOST_ARENA_FULL);
@@ -492,9 +492,11 @@ static inline __attribute__((always_inline)) void plain_exit(struct scope_thread
 }
 
 /* Opens a record for fn at depth (its depth as the filters count it);
- * returns it, or NULL when the hooks' slow path did not record the call. */
+ * returns it, or NULL when the hooks' slow path did not record the call.
+ * *start becomes the record's start when the slow path read it later. */
 static inline __attribute__((always_inline)) struct scope_rec *
-store_open(struct scope_thread *t, void *fn, uintptr_t frame, uint64_t now, uint32_t depth)
+store_open(struct scope_thread *t, void *fn, uintptr_t frame, uint64_t now, uint32_t depth,
+	   uint64_t *start)
 {
 	struct scope_rec *r = scope_take_slot(t), *before = t->open;
 
@@ -505,6 +507,7 @@ store_open(struct scope_thread *t, void *fn, uintptr_t frame, uint64_t now, uint
 			return NULL;
 		t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
 		r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+		*start = r->start; /* the slow path's own work is not the call's */
 		return r;
 	}
 	t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
@@ -614,7 +617,7 @@ void scope_filter_enter(void *fn, uintptr_t frame)
 	e->agg = i;
 	a->open++;
 	if (store) {
-		e->rec = store_open(t, fn, frame, now, depth);
+		e->rec = store_open(t, fn, frame, now, depth, &e->start);
 		flags |= e->rec ? F_STORED : F_PLAIN;
 	} else {
 		e->rec = NULL;

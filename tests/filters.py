@@ -24,14 +24,14 @@ NAMES = ("main", "run", "outer", "mid", "leaf", "skip", "slow")
 
 
 def stored(p, process=0):
-    """name -> sorted list of the depths of its stored calls (events), for every region."""
+    """name -> sorted list of the depths of its stored calls (events), for the regions with some."""
     out = {}
     for row in range(len(p.pairs["region"])):
         if int(p.pairs["process"][row]) != process:
             continue
         name = p.names[p.pairs["region"][row]]
         out.setdefault(name, []).extend(int(d) for d in p.events_of(row)["depth"])
-    return {name: sorted(depths) for name, depths in out.items()}
+    return {name: sorted(depths) for name, depths in out.items() if depths}
 
 
 def expect_stored(t, options, want, args=("0",), env=None, out="out.h5"):
@@ -152,6 +152,101 @@ def case_cxx(t):
     got = cxx_stored(t, ("-N", "^geo::"), "geo.h5")
     expect(not any(name.startswith("geo::") or " geo::" in name for name in got), f"geo:: functions stored: {got}")
     expect(any("lambda" in name for name in got), f"the lambda is not stored: {got}")
+
+
+# ---------------------------------------------------------------------------
+# Exact sums of the calls not stored
+
+
+def calls_by_region(p, process=0):
+    """name -> every call of the region: the stored ones and those summed (aggregated)."""
+    out = {}
+    agg = p.pairs.get("aggregated")
+    for row in range(len(p.pairs["region"])):
+        if int(p.pairs["process"][row]) == process:
+            name = p.names[p.pairs["region"][row]]
+            n = int(p.pairs["count"][row]) + (int(agg[row]) if agg is not None else 0)
+            out[name] = out.get(name, 0) + n
+    return {k: v for k, v in out.items() if v}
+
+
+def expect_self_sums(p, root="main", slack_ns=1000):
+    """Every call's time is some call's self time: the self times of all regions add up to the
+    root call's total, whichever calls were stored, within SLACK_NS of rounding."""
+    totals = p.region_totals()
+    selfs = sum(t[2] for t in totals.values())
+    root_total = totals[root][1]
+    expect(abs(selfs - root_total) <= slack_ns + len(totals),
+           f"self times add up to {selfs} ns, the {root} call lasted {root_total} ns")
+
+
+FILTER_RUNS = [("-F", "^mid$"), ("-N", "^mid$"), ("-N", "^mid$", "--not-subtree"), ("-D", "3"),
+               ("-F", "^outer$", "-D", "2"), ("-t", "20ms"), ("-F", "^outer$", "-N", "leaf", "--not-subtree",
+                                                             "-D", "2", "-t", "5us")]
+COUNTS = {"main": 1, "run": 1, "outer": 10, "mid": 20, "leaf": 65, "skip": 5, "slow": 2}
+
+
+def case_exact_pairs(t):
+    # /pairs counts every call whatever was stored; the self times still add up
+    for k, options in enumerate(FILTER_RUNS):
+        p, _ = t.profile("20", out=f"f{k}.h5", options=("-q", *options))
+        expect_eq(calls_by_region(p), COUNTS, f"calls per region with {' '.join(options)}")
+        expect_self_sums(p)
+        stored = int(sum(p.pairs["count"]))
+        summed = int(sum(p.pairs["aggregated"]))
+        expect_eq((int(p.meta["calls_stored"]), int(p.meta["calls_aggregated"])), (stored, summed),
+                  f"calls_stored and calls_aggregated in /metadata with {' '.join(options)}")
+        expect_eq(stored + summed, sum(COUNTS.values()), f"calls stored and summed with {' '.join(options)}")
+    meta = p.meta
+    expect_eq((meta["filter_only"], meta["filter_not"], int(meta["filter_not_subtree"]), int(meta["filter_depth"]),
+               int(meta["filter_min_duration_ns"])), ("^outer$", "leaf", 1, 2, 5000), "the filters in /metadata")
+    # the table shows every call; the tree says it shows the stored ones
+    r = t.run([os.path.join(t.bin, "scope-report"), "--format", "csv", p.path], env=t.env()).expect_rc(0)
+    got = {}
+    for line in t.text(r).splitlines()[1:]:
+        cells = line.split(",")
+        got[cells[0]] = int(cells[1])
+    expect_eq(got, COUNTS, "calls in scope-report's table")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--tree", p.path], env=t.env()).expect_rc(0)
+    expect("counted in the table only" in r.stderr, f"the tree does not say it shows stored calls only: {r.stderr}")
+
+
+HYBRID_CALLS = 10_000_000  # bench/hybrid runs 10^8; 10^7 keeps the unfiltered run to a few seconds
+
+
+def case_hybrid(t):
+    """tests/progs/hybrid.c with -t 10us: the long calls are events at their depth under
+    their parent, the profile is small, and every region's calls equal those of a run without -t."""
+    prog = os.path.join(t.progs, "hybrid-gcc-O2")
+    expect(os.access(prog, os.X_OK), f"test program {prog} was not built")
+    t.prog = prog
+    full, _ = t.profile(str(HYBRID_CALLS), out="full.h5")
+    part, _ = t.profile(str(HYBRID_CALLS), out="hybrid.h5", options=("-q", "-t", "10us"))
+    want = {"main": 1, "work": 1, "tiny": HYBRID_CALLS + 3, "slow": 3}
+    expect_eq(calls_by_region(full), want, "calls per region without -t")
+    expect_eq(calls_by_region(part), want, "calls per region with -t 10us")
+    expect_self_sums(full)
+    expect_self_sums(part)
+    # the long calls: events with their true depth, inside their parent
+    slow, work = part.calls("slow"), part.calls("work")
+    expect_eq(sorted(int(d) for d in slow["depth"]), [2, 2, 2], "depths of slow")
+    expect_eq(list(work["depth"]), [1], "depth of work")
+    w0, w1 = int(work["start"][0]), int(work["start"][0]) + int(work["duration"][0])
+    for s, d in zip(slow["start"], slow["duration"]):
+        expect(w0 <= int(s) and int(s) + int(d) <= w1, f"a slow call ({s}, {d}) lies outside work ({w0}, {w1})")
+    # every event stored lasted 10 us or more (a tiny call the system preempted may have)
+    for row in range(len(part.pairs["region"])):
+        short = [int(d) for d in part.events_of(row)["duration"] if int(d) < 9_900]
+        expect(not short, f"{part.names[part.pairs['region'][row]]}: calls under 10 us stored: {short[:5]}")
+    # the long calls spin 2 ms each in both runs (more when the system preempts them: times
+    # are compared against bounds; the sums are checked exactly within each run above)
+    for run, p in (("without -t", full), ("with -t", part)):
+        total = p.region_totals()["slow"][1]
+        expect(6_000_000 <= total < 60_000_000, f"slow's total {run}: {total} ns for 3 calls of 2 ms")
+    size_full, size_part = os.path.getsize(full.path), os.path.getsize(part.path)
+    print(f"profile bytes: {size_full} without -t, {size_part} with -t 10us")
+    expect(size_part < 100_000, f"the -t profile has {size_part} bytes")
+    expect(size_part * 10 < size_full, f"the -t profile ({size_part} bytes) is not much smaller than {size_full}")
 
 
 CASES = cases_of(globals())

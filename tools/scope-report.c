@@ -752,6 +752,31 @@ static int open_profiles(const struct options *o, struct rd_profile **p)
 	return 0;
 }
 
+/* The views drawn from /events show the stored calls only: says so, once
+ * per profile, when filters kept calls out of it (the table counts them). */
+static void note_aggregated(const struct options *o, struct rd_profile **p)
+{
+	if (o->view->run == view_flat || o->view->run == view_diff ||
+	    o->view->run == view_processes)
+		return; /* drawn from /pairs */
+	for (size_t i = 0; i < o->nfiles; i++) {
+		uint64_t stored = 0, summed = 0;
+		for (size_t k = 0; k < p[i]->npairs; k++) {
+			stored += p[i]->pairs[k].count;
+			summed += p[i]->pairs[k].aggregated;
+		}
+		if (summed)
+			fprintf(stderr,
+				"scope-report: %s: this view shows the %llu calls stored as "
+				"events; "
+				"%llu more, kept out by the recording's filters, are counted in "
+				"the "
+				"table only\n",
+				o->files[i], (unsigned long long)stored,
+				(unsigned long long)summed);
+	}
+}
+
 /* Runs o's view of p into o's output; returns the exit status. */
 static int report(const struct options *o, struct rd_profile **p)
 {
@@ -766,6 +791,7 @@ static int report(const struct options *o, struct rd_profile **p)
 	*h5guard_tmp() = (char *)w.tmp;
 	h5guard_reading(o->view->profiles == 1 ? o->files[0] : NULL);
 	err[0] = 0;
+	note_aggregated(o, p);
 	rc = o->view->run(o, p, w.f, err, sizeof err);
 	h5guard_reading(NULL);
 	*h5guard_tmp() = NULL;

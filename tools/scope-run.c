@@ -327,7 +327,6 @@ static void exec_child(const struct options *o, const char *program, const char 
 		setenv("SCOPE_CHUNK_SIZE", o->chunk, 1);
 	if (o->libcalls)
 		setenv("SCOPE_LIBCALLS", o->libcalls, 1);
-	run_filters_export(&o->filters);
 	execv(program, o->argv);
 	fprintf(stderr, "scope-run: cannot run %s: %s\n", program, strerror(errno));
 	_exit(127);
@@ -435,6 +434,8 @@ int main(int argc, char **argv)
 	int status = 0, gathered, rc;
 
 	parse(argc, argv, &o);
+	/* here, not in the child only: the run's writer records them too */
+	run_filters_export(&o.filters);
 	if (find_program(o.argv[0], program, sizeof program) != 0) {
 		fprintf(stderr, "scope-run: %s: no such program (or not executable)\n", o.argv[0]);
 		return 2;

@@ -268,6 +268,16 @@ static inline int inside_own_call(const struct grouping *gr, const struct region
 	return d < depth && gr->stack.gen[d] == gen && gr->stack.index[d] == g->outer_index;
 }
 
+/* Whether the lane's latest call at depth was open at tick: the parent of
+ * a call that starts then one level deeper. It is not when a filter left
+ * the parent out (the call is stored at its true depth under a call that
+ * is not): its time is then the parent's, summed by the library. */
+static inline int open_at(const struct depth_track *d, uint32_t depth, uint64_t tick)
+{
+	uint64_t end = depth < d->known ? d->end[depth] : 0;
+	return (end & SCOPE_REC_OPEN) || end >= tick;
+}
+
 static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c,
 		      uint32_t slot)
 {
@@ -306,7 +316,8 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	gr->stack.rid[depth] = rid;
 	gr->stack.gen[depth] = gen;
 	gr->stack.index[depth] = gr->n++;
-	if (depth > 0 && gr->stack.gen[depth - 1] == gen)
+	if (depth > 0 && gr->stack.gen[depth - 1] == gen &&
+	    open_at(&gr->track, depth - 1, r->start))
 		gr->regions[gr->stack.rid[depth - 1]].self_ns -= (int64_t)dur;
 	return 0;
 }
@@ -339,10 +350,41 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 
 /* Exact sums of calls that were not stored (filters): they count in
  * the region's statistics, not in its events. */
+static uint64_t ticks_ns(const struct grouping *gr, uint64_t ticks)
+{
+	return tick_ns(gr->clock, gr->clock->start_tick + ticks);
+}
+
+/* r[0..SCOPE_AGG_RECS) is one group of sums (include/scope/aggregate.h). */
 static int first_pass_agg(struct grouping *gr, const struct scope_rec *r)
 {
-	(void)gr;
-	(void)r;
+	uint64_t addr = r[0].start, min = ticks_ns(gr, r[2].end), max = ticks_ns(gr, r[3].start);
+	int64_t self = (int64_t)r[2].start;
+	uint32_t n_before = gr->map.n, rid;
+	struct region *g;
+
+	for (int k = 1; k < SCOPE_AGG_RECS; k++)
+		if ((r[k].fn & SCOPE_REC_ADDR_MASK) != SCOPE_REC_AGG_2)
+			return 0; /* not a whole group: a damaged arena */
+	if (!addr || addr > SCOPE_REC_ADDR_MASK)
+		return 0;
+	rid = map_get(&gr->map, addr);
+	if (rid == UINT32_MAX || (gr->map.n != n_before && add_region(gr, rid, addr) != 0))
+		return -1;
+	if (gr->map.n != n_before)
+		gr->regions[rid].module = -1;
+	g = &gr->regions[rid];
+	g->aggregated += r[0].end;
+	g->total_ns += ticks_ns(gr, r[1].start);
+	g->total_all_ns += ticks_ns(gr, r[1].end);
+	g->self_ns += self < 0 ? -(int64_t)ticks_ns(gr, (uint64_t)-self)
+			       : (int64_t)ticks_ns(gr, (uint64_t)self);
+	g->self_ns -= (int64_t)ticks_ns(gr, r[3].end);
+	if (r[0].end && min < g->min_ns)
+		g->min_ns = min;
+	if (r[0].end && max > g->max_ns)
+		g->max_ns = max;
+	gr->aggregates = 1;
 	return 0;
 }
 
@@ -649,6 +691,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	place_regions(&gr);
 	p->nevents = gr.n;
 	p->bytes = gr.bytes;
+	p->aggregates = gr.aggregates;
 	if (gr.rid && group(&gr, p) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;

@@ -131,6 +131,8 @@ struct grouping {
 	uint32_t split_regions; /* regions seen before split */
 	uint32_t nregions;	/* regions the first pass found; later passes add none */
 	uint64_t *split_count;	/* their calls before split */
+	/* Some calls came as sums (filters). */
+	int aggregates;
 };
 
 /* The region id of the call r, a new one when the map has not seen it

@@ -131,12 +131,15 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 	COLUMN(SC_PAIR(TOTAL_ALL_NS), p->regions[i].total_all_ns, u64, 8)
 	COLUMN(SC_PAIR(SELF_NS), p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0,
 	       u64, 8)
-	COLUMN(SC_PAIR(MIN_NS), p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
+	COLUMN(SC_PAIR(MIN_NS),
+	       p->regions[i].count || p->regions[i].aggregated ? p->regions[i].min_ns : 0, u64, 8)
 	COLUMN(SC_PAIR(MAX_NS), p->regions[i].max_ns, u64, 8)
 	if (p->bytes) {
 		COLUMN(SC_PAIR(BYTES_SENT), p->regions[i].sent, u64, 8)
 		COLUMN(SC_PAIR(BYTES_RECEIVED), p->regions[i].received, u64, 8)
 	}
+	if (p->aggregates)
+		COLUMN(SC_PAIR(AGGREGATED), p->regions[i].aggregated, u64, 8)
 #undef COLUMN
 	free(u32);
 	free(u64);
@@ -426,6 +429,8 @@ int profile_write(const char *path, const struct run_info *run, struct profile *
 	    write_pairs(&c, file, p) == 0 && write_events(&c, file, p) == 0 &&
 	    (phase("events"), 1) && write_process_group(&c, file, run, p) == 0)
 		rc = 0;
+	if (rc == 0 && metadata_filters(file, p) != 0)
+		rc = -1;
 	columns_fini(&c);
 	if (H5Fclose(file) < 0)
 		rc = -1;

@@ -107,6 +107,8 @@ struct region {
 	int64_t self_ns;
 	uint64_t sent, received; /* bytes, summed over its calls */
 	uint64_t outer_index;	 /* the first pass's: read index of its latest outermost call */
+	/* Calls a filter kept out of the events, counted in the sums above. */
+	uint64_t aggregated;
 };
 
 /* The largest value of each event column, known before any is written. */
@@ -128,6 +130,8 @@ struct profile {
 	uint32_t nregions;
 	uint64_t end_ns; /* the process's end, ns since its start */
 	uint64_t lost;
+	/* The arena had sums of calls not stored (filters). */
+	int aggregates;
 };
 
 /*
