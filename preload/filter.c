@@ -391,8 +391,10 @@ static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
 	for (b = __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); b; b = b->next) {
 		uint32_t dead = BLOCK_DEAD;
 		if (__atomic_compare_exchange_n(&b->state, &dead, BLOCK_LIVE, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED))
+						__ATOMIC_RELAXED)) {
+			memset(b->agg, 0, sizeof b->agg);
 			goto ready;
+		}
 	}
 	b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -404,7 +406,6 @@ static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
 					    __ATOMIC_RELAXED))
 		;
 ready:
-	memset(b->agg, 0, sizeof b->agg);
 	b->sp = b->nagg = b->only_open = b->notsub_open = b->base = 0;
 	b->owner = t;
 	return b;

@@ -15,10 +15,13 @@ Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
 import os
+import re
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
+from harness import Skipped, Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
 
 NAMES = ("main", "run", "outer", "mid", "leaf", "skip", "slow")
 
@@ -152,6 +155,43 @@ def case_cxx(t):
     got = cxx_stored(t, ("-N", "^geo::"), "geo.h5")
     expect(not any(name.startswith("geo::") or " geo::" in name for name in got), f"geo:: functions stored: {got}")
     expect(any("lambda" in name for name in got), f"the lambda is not stored: {got}")
+
+
+def build_id(path):
+    r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
+    m = re.search(r"Build ID: ([0-9a-f]+)", r.stdout)
+    expect(m, f"{path} has no build-id")
+    return m.group(1)
+
+
+def case_stripped(t):
+    """A stripped program's functions are named by its debug file, found by build-id under
+    /usr/lib/debug/.build-id (a private mount of a folder of this test's over it)."""
+    t.need_prog()
+    for tool in ("objcopy", "strip", "readelf", "unshare"):
+        if not shutil.which(tool):
+            raise Skipped(f"needs {tool}")
+    prog, debug = t.path("filters-stripped"), t.path("debug")
+    shutil.copy(t.prog, prog)
+    bid = build_id(prog)
+    os.makedirs(os.path.join(debug, ".build-id", bid[:2]))
+    t.run(["objcopy", "--only-keep-debug", prog, os.path.join(debug, ".build-id", bid[:2], bid[2:] + ".debug")]
+          ).expect_rc(0)
+    t.run(["strip", "--strip-all", prog]).expect_rc(0)
+    t.prog = prog
+    # without the debug file, the stripped program has no names for mid: nothing matches
+    expect_stored(t, ("-F", "^mid$"), {}, out="nodebug.h5")
+    script = (f"mount --bind {debug} /usr/lib/debug 2>/dev/null || {{ mkdir -p /usr/lib/debug && "
+              f"mount --bind {debug} /usr/lib/debug; }} || exit 98\n"
+              'exec "$@"')
+    r = t.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", t.scope_run, "-q",
+               "-F", "^mid$", "-o", "debug.h5", "--", prog, "0"], env=t.env())
+    if r.rc == 98 or (r.rc == 1 and "unshare failed" in r.stderr):
+        raise Skipped("cannot make a private mount namespace to bind a debug folder (needs root)")
+    r.expect_rc(0)
+    got = stored(t.load("debug.h5"))
+    expect_eq({k: (len(v), sorted(set(v))) for k, v in got.items() if v}, {"mid": (20, [0]), "leaf": (60, [1])},
+              "calls stored with -F ^mid$ and the debug file")
 
 
 # ---------------------------------------------------------------------------
