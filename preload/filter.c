@@ -709,6 +709,20 @@ plain:
 	plain_exit(t, fn, frame, now);
 }
 
+extern const char __ehdr_start[] SCOPE_HIDDEN;
+extern const char _end[] SCOPE_HIDDEN;
+
+int scope_filter_in_call(void)
+{
+	const struct block *b = my_block;
+	const char *top;
+
+	if (!b || !b->sp)
+		return 0;
+	top = (const char *)(uintptr_t)b->stack[b->sp - 1].fn;
+	return !(top >= __ehdr_start && top < _end); /* the wrappers' regions are the library's */
+}
+
 /* ---------------------------------------------------------------------- */
 /* Threads, processes                                                      */
 

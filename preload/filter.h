@@ -17,6 +17,10 @@ void scope_filter_start(void) SCOPE_HIDDEN;
 /* The hooks' path while filtering; frame is the caller's frame. */
 void scope_filter_enter(void *fn, uintptr_t frame) SCOPE_HIDDEN;
 void scope_filter_exit(void *fn, uintptr_t frame) SCOPE_HIDDEN;
+/* Whether the calling thread is inside a call of the program (stored or
+ * not) that is not a wrapped call (MPI's, the C library's): where a C
+ * library call is a region while filtering. */
+int scope_filter_in_call(void) SCOPE_HIDDEN;
 /* The calling thread ends: its sums go into the arena. */
 void scope_filter_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
 /* The process stops (on the stopping thread, before it stops recording):

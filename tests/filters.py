@@ -251,6 +251,30 @@ def case_exact_pairs(t):
     expect("counted in the table only" in r.stderr, f"the tree does not say it shows stored calls only: {r.stderr}")
 
 
+def case_threads(t):
+    # each thread's sums go into the arena when it ends: none is lost, none counted twice
+    t.prog = t.progs and os.path.join(t.progs, "threads-gcc-O2")
+    expect(os.access(t.prog, os.X_OK), f"test program {t.prog} was not built")
+    full, _ = t.profile(out="full.h5")
+    want = calls_by_region(full)
+    expect_eq(want.get("work"), 10_000, "calls of work without filters")
+    for k, options in enumerate((("-N", "^work$"), ("-F", "^worker$", "-D", "1"), ("-t", "1s"))):
+        p, _ = t.profile(out=f"t{k}.h5", options=("-q", *options))
+        expect_eq(calls_by_region(p), want, f"calls per region with {' '.join(options)}")
+
+
+def case_forks(t):
+    # a forked child sums its own calls only, not those its parent had summed before the fork
+    want_child = {"run": 1, "outer": 10, "mid": 20, "leaf": 65, "skip": 5, "slow": 2}
+    for k, options in enumerate((("-N", "^leaf$"), ("-t", "1s"))):
+        p, _ = t.profile("0", "fork", out=f"forks{k}.h5", options=("-q", *options))
+        expect_eq(len(p.pids), 2, "processes")
+        child = 0 if int(p.processes["parent"][0]) >= 0 else 1
+        expect_eq(calls_by_region(p, child), want_child, f"calls in the child with {' '.join(options)}")
+        expect_eq(calls_by_region(p, 1 - child), dict(COUNTS, waitpid=1),
+                  f"calls in the parent with {' '.join(options)}")
+
+
 HYBRID_CALLS = 10_000_000  # bench/hybrid runs 10^8; 10^7 keeps the unfiltered run to a few seconds
 
 

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* "filters [SLOW_MS]": main -> run -> outer x10 -> mid x2 -> leaf x3, run -> skip x5 -> leaf, run -> slow x2 (SLOW_MS each, default 0). */
+/* "filters [SLOW_MS [fork]]": main -> run -> outer x10 -> mid x2 -> leaf x3, run -> skip x5 ->
+ * leaf, run -> slow x2 (SLOW_MS each, default 0); with fork, then a forked child runs run once
+ * more. */
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "progs.h"
 
@@ -52,6 +56,18 @@ NOINLINE void run(long ms)
 
 int main(int argc, char **argv)
 {
-	run(argc > 1 ? atol(argv[1]) : 0);
+	long ms = argc > 1 ? atol(argv[1]) : 0;
+	pid_t pid;
+
+	run(ms);
+	if (argc > 2) {
+		if ((pid = fork()) < 0)
+			return 1;
+		if (pid == 0) {
+			run(ms);
+			return 0;
+		}
+		waitpid(pid, NULL, 0);
+	}
 	return 0;
 }
