@@ -38,9 +38,10 @@ int scope_filtering;
 
 enum {
 	DEC_KNOWN = 0x80,
-	DEC_ONLY = 1,  /* matches an SCOPE_ONLY expression */
-	DEC_NOT = 2,   /* matches an SCOPE_NOT expression */
-	DEC_PLAIN = 4, /* the library's own measurement: always the hooks' way */
+	DEC_ONLY = 1,	/* matches an SCOPE_ONLY expression */
+	DEC_NOT = 2,	/* matches an SCOPE_NOT expression */
+	DEC_PLAIN = 4,	/* the library's own measurement: always the hooks' way */
+	DEC_NOTSUB = 8, /* DEC_NOT with --not-subtree */
 };
 
 enum {
@@ -67,7 +68,9 @@ struct frame {
 	struct scope_rec *rec;
 	uint32_t agg;
 	uint32_t flags;
+	uint64_t unused; /* 64 bytes: an entry is found with a shift */
 };
+_Static_assert(sizeof(struct frame) == 64, "stack entries are 64 bytes");
 
 #define AGG_BITS  12
 #define AGG_CAP	  (1u << AGG_BITS)
@@ -83,6 +86,7 @@ struct block {
 	uint32_t sp;
 	uint32_t nagg;
 	uint32_t only_open, notsub_open, base;
+	uint32_t store_hi; /* calls at stack depths below it are stored (see limits) */
 	struct scope_thread *owner;
 	struct agg agg[AGG_CAP];
 	struct agg spare[AGG_CAP]; /* the table being rebuilt */
@@ -253,7 +257,7 @@ static SCOPE_NOINST uint8_t compute(uint64_t fn)
 	if (matches(fc.only, fc.nonly, full ? full : raw, shrt))
 		dec |= DEC_ONLY;
 	if (matches(fc.not, fc.nnot, full ? full : raw, shrt))
-		dec |= DEC_NOT;
+		dec |= fc.not_subtree ? DEC_NOT | DEC_NOTSUB : DEC_NOT;
 	free(shrt);
 	free(full);
 out:
@@ -384,6 +388,18 @@ static SCOPE_NOINST void flush(struct scope_thread *t, int32_t lane, struct bloc
 /* ---------------------------------------------------------------------- */
 /* The thread's table                                                      */
 
+/* Which depths of b's stack are stored, the functions' own decisions
+ * aside: none outside --only's functions or inside a --not-subtree one,
+ * and --depth levels from the outermost --only call (or the thread's
+ * first). The hooks compare the depth with store_hi alone. */
+static inline void limits(struct block *b)
+{
+	if ((fc.nonly && !b->only_open) || b->notsub_open)
+		b->store_hi = 0;
+	else
+		b->store_hi = fc.depth ? b->base + fc.depth : UINT32_MAX;
+}
+
 static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
 {
 	struct block *b;
@@ -407,6 +423,7 @@ static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
 		;
 ready:
 	b->sp = b->nagg = b->only_open = b->notsub_open = b->base = 0;
+	limits(b);
 	b->owner = t;
 	return b;
 }
@@ -571,43 +588,33 @@ static SCOPE_NOINST __attribute__((noinline)) struct block *enter_cold(struct sc
 	return b;
 }
 
-void scope_filter_enter(void *fn, uintptr_t frame)
+/* A call that may be stored, or that changes what is stored below it. */
+static SCOPE_NOINST __attribute__((noinline)) void enter_full(struct scope_thread *t,
+							      struct block *b, void *fn,
+							      uintptr_t frame, uint64_t now,
+							      uint32_t sp, uint32_t i)
 {
-	uint64_t now = scope_now();
-	struct scope_thread *t = &scope_tls;
-	struct block *b = my_block;
-	struct agg *a;
+	struct agg *a = &b->agg[i];
 	struct frame *e;
-	uint32_t sp, i, flags = 0, store, depth;
-	uint8_t dec;
+	uint32_t flags = 0, depth;
+	uint8_t dec = a->dec;
 
-	if (unlikely(!b || t->limit != t->chunk_end || t->shared) && !(b = enter_cold(t, b)))
-		goto plain;
-	sp = b->sp;
-	if (unlikely(sp >= STACK_CAP))
-		goto plain;
-	i = hash((uint64_t)(uintptr_t)fn, AGG_BITS);
-	if (unlikely(b->agg[i].fn != (uint64_t)(uintptr_t)fn)) {
-		i = lookup_slow(t, b, (uint64_t)(uintptr_t)fn);
-		now = scope_now(); /* the decision is not the call's time */
+	if (dec & DEC_PLAIN) {
+		plain_enter(t, fn, frame);
+		return;
 	}
-	a = &b->agg[i];
-	dec = a->dec;
-	if (unlikely(dec & (DEC_ONLY | DEC_NOT | DEC_PLAIN))) {
-		if (dec & DEC_PLAIN)
-			goto plain;
-		if ((dec & DEC_ONLY) && b->only_open++ == 0)
+	if (dec & DEC_ONLY) {
+		if (b->only_open++ == 0)
 			b->base = sp;
-		if (dec & DEC_ONLY)
-			flags |= F_ONLY;
-		if ((dec & DEC_NOT) && fc.not_subtree) {
-			b->notsub_open++;
-			flags |= F_NOTSUB;
-		}
+		flags |= F_ONLY;
 	}
+	if (dec & DEC_NOTSUB) {
+		b->notsub_open++;
+		flags |= F_NOTSUB;
+	}
+	if (flags)
+		limits(b);
 	depth = sp - b->base;
-	store = (!fc.nonly || b->only_open) && !b->notsub_open && !(dec & DEC_NOT) &&
-		(!fc.depth || depth < fc.depth);
 	b->sp = sp + 1;
 	scope_signal_fence();
 	e = &b->stack[sp];
@@ -616,42 +623,88 @@ void scope_filter_enter(void *fn, uintptr_t frame)
 	e->start = now;
 	e->child = e->hidden = 0;
 	e->agg = i;
+	e->rec = NULL;
 	a->open++;
-	if (store) {
+	if (sp < b->store_hi && !(dec & DEC_NOT)) {
 		e->rec = store_open(t, fn, frame, now, depth, &e->start);
 		flags |= e->rec ? F_STORED : F_PLAIN;
 	} else {
-		e->rec = NULL;
 		flags |= F_UNSTORED;
 	}
 	e->flags = flags;
+}
+
+/* Every call but the fast path's: a thread not set up or not recording,
+ * a function met for the first time on the thread, a call that may be
+ * stored or changes what is stored below it. */
+static SCOPE_NOINST __attribute__((noinline)) void enter_other(void *fn, uintptr_t frame,
+							       uint64_t now)
+{
+	struct scope_thread *t = &scope_tls;
+	struct block *b = my_block;
+	uint32_t sp, i;
+
+	if ((!b || t->limit != t->chunk_end || t->shared) && !(b = enter_cold(t, b)))
+		goto plain;
+	sp = b->sp;
+	if (sp >= STACK_CAP)
+		goto plain;
+	i = hash((uint64_t)(uintptr_t)fn, AGG_BITS);
+	if (b->agg[i].fn != (uint64_t)(uintptr_t)fn) {
+		i = lookup_slow(t, b, (uint64_t)(uintptr_t)fn);
+		now = scope_now(); /* the decision is not the call's time */
+	}
+	enter_full(t, b, fn, frame, now, sp, i);
 	return;
 plain:
 	plain_enter(t, fn, frame);
 }
 
-/* Ends e, the top of b's stack, at now. */
-static inline __attribute__((always_inline)) void pop(struct scope_thread *t, struct block *b,
-						      struct frame *e, uint64_t now)
+/* The fast path is a call that is not stored and changes nothing below it,
+ * of a function the thread has met: a stack entry and, at its exit, five
+ * sums. Anything else goes to enter_other, as a tail call. */
+void scope_filter_enter(void *fn, uintptr_t frame)
 {
-	struct agg *a = &b->agg[e->agg];
-	struct frame *parent = e > b->stack ? e - 1 : NULL;
-	uint64_t dur = now - e->start;
-	uint32_t flags = e->flags;
+	uint64_t now = scope_now();
+	const struct scope_thread *t = &scope_tls;
+	struct block *b = my_block;
+	struct frame *e;
+	struct agg *a;
+	uint32_t sp, i;
+	uint8_t dec;
 
-	if (unlikely(flags & (F_ONLY | F_NOTSUB))) {
-		b->only_open -= (flags & F_ONLY) != 0;
-		b->notsub_open -= (flags & F_NOTSUB) != 0;
+	if (unlikely(!b || t->limit != t->chunk_end || t->shared)) {
+		enter_other(fn, frame, now);
+		return;
 	}
-	a->open--;
-	if (flags & (F_STORED | F_PLAIN)) {
-		if (!(flags & F_STORED) || !fc.min_ticks || dur >= fc.min_ticks ||
-		    !take_back(t, e->rec)) {
-			plain_exit(t, (void *)(uintptr_t)e->fn, e->frame, now);
-			a->hidden += e->hidden;
-			goto done;
-		}
+	sp = b->sp;
+	i = hash((uint64_t)(uintptr_t)fn, AGG_BITS);
+	a = &b->agg[i];
+	dec = a->dec;
+	if (unlikely(a->fn != (uint64_t)(uintptr_t)fn || sp >= STACK_CAP)) {
+		enter_other(fn, frame, now);
+		return;
 	}
+	if ((dec & (DEC_ONLY | DEC_NOTSUB | DEC_PLAIN)) || (sp < b->store_hi && !(dec & DEC_NOT))) {
+		enter_full(&scope_tls, b, fn, frame, now, sp, i);
+		return;
+	}
+	b->sp = sp + 1;
+	scope_signal_fence();
+	e = &b->stack[sp];
+	e->fn = (uint64_t)(uintptr_t)fn;
+	e->frame = frame;
+	e->start = now;
+	e->child = 0;
+	e->agg = i;
+	e->flags = F_UNSTORED;
+	a->open++;
+}
+
+/* Sums e's call, not stored, which lasted dur. */
+static inline __attribute__((always_inline)) void sum(struct agg *a, const struct frame *e,
+						      struct frame *parent, uint64_t dur)
+{
 	a->calls++;
 	a->total_all += dur;
 	if (!a->open)
@@ -663,7 +716,30 @@ static inline __attribute__((always_inline)) void pop(struct scope_thread *t, st
 		a->max = dur;
 	if (parent && (parent->flags & F_STORED))
 		parent->hidden += dur;
-done:
+}
+
+/* Ends e, the top of b's stack, at now. */
+static SCOPE_NOINST __attribute__((noinline)) void pop(struct scope_thread *t, struct block *b,
+						       struct frame *e, uint64_t now)
+{
+	struct agg *a = &b->agg[e->agg];
+	struct frame *parent = e > b->stack ? e - 1 : NULL;
+	uint64_t dur = now - e->start;
+	uint32_t flags = e->flags;
+
+	if (flags & (F_ONLY | F_NOTSUB)) {
+		b->only_open -= (flags & F_ONLY) != 0;
+		b->notsub_open -= (flags & F_NOTSUB) != 0;
+		limits(b);
+	}
+	a->open--;
+	if ((flags & (F_STORED | F_PLAIN)) && (!(flags & F_STORED) || !fc.min_ticks ||
+					       dur >= fc.min_ticks || !take_back(t, e->rec))) {
+		plain_exit(t, (void *)(uintptr_t)e->fn, e->frame, now);
+		a->hidden += e->hidden;
+	} else {
+		sum(a, e, parent, dur);
+	}
 	if (parent)
 		parent->child += dur;
 	scope_signal_fence();
@@ -689,24 +765,55 @@ static SCOPE_NOINST void exit_unmatched(struct scope_thread *t, struct block *b,
 		pop(t, b, &b->stack[b->sp - 1], now);
 }
 
-void scope_filter_exit(void *fn, uintptr_t frame)
+/* Every exit but the fast path's. */
+static SCOPE_NOINST __attribute__((noinline)) void exit_other(void *fn, uintptr_t frame,
+							      uint64_t now)
 {
-	uint64_t now = scope_now();
 	struct scope_thread *t = &scope_tls;
 	struct block *b = my_block;
 	struct frame *e;
 
-	if (unlikely(!b || !b->sp))
-		goto plain;
-	e = &b->stack[b->sp - 1];
-	if (unlikely(e->fn != (uint64_t)(uintptr_t)fn || e->frame != frame)) {
-		exit_unmatched(t, b, fn, frame, now);
+	if (!b || !b->sp) {
+		plain_exit(t, fn, frame, now);
 		return;
 	}
-	pop(t, b, e, now);
-	return;
-plain:
-	plain_exit(t, fn, frame, now);
+	e = &b->stack[b->sp - 1];
+	if (e->fn != (uint64_t)(uintptr_t)fn || e->frame != frame)
+		exit_unmatched(t, b, fn, frame, now);
+	else
+		pop(t, b, e, now);
+}
+
+void scope_filter_exit(void *fn, uintptr_t frame)
+{
+	uint64_t now = scope_now(), dur;
+	struct block *b = my_block;
+	struct frame *e, *parent;
+	struct agg *a;
+	uint32_t sp;
+
+	if (unlikely(!b || !(sp = b->sp))) {
+		exit_other(fn, frame, now);
+		return;
+	}
+	e = &b->stack[sp - 1];
+	if (unlikely(e->fn != (uint64_t)(uintptr_t)fn || e->frame != frame)) {
+		exit_other(fn, frame, now);
+		return;
+	}
+	if (e->flags != F_UNSTORED) {
+		pop(&scope_tls, b, e, now);
+		return;
+	}
+	a = &b->agg[e->agg];
+	parent = sp > 1 ? e - 1 : NULL;
+	dur = now - e->start;
+	a->open--;
+	sum(a, e, parent, dur);
+	if (parent)
+		parent->child += dur;
+	scope_signal_fence();
+	b->sp = sp - 1;
 }
 
 extern const char __ehdr_start[] SCOPE_HIDDEN;
@@ -776,5 +883,6 @@ static SCOPE_NOINST void forked_child(void)
 		memset(my_block->agg, 0, sizeof my_block->agg);
 		my_block->sp = my_block->nagg = 0;
 		my_block->only_open = my_block->notsub_open = my_block->base = 0;
+		limits(my_block);
 	}
 }

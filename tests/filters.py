@@ -275,6 +275,35 @@ def case_forks(t):
                   f"calls in the parent with {' '.join(options)}")
 
 
+def said_counts(r):
+    """name -> calls from the "calls NAME=N ..." lines a robustness program prints."""
+    out = {}
+    for line in r.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("calls "):
+            for word in line.split()[1:]:
+                name, n = word.split("=")
+                out[name] = int(n)
+    return out
+
+
+def case_jumps(t):
+    """longjmp, siglongjmp and C++ exceptions through calls that are not stored: the stack of
+    open calls stays right, so every function the programs count has its calls exactly."""
+    for name, args in (("r_jump-gcc-O2", ()), ("r_except-gcc-O2", ()), ("r_except-clang-O2", ())):
+        t.prog = os.path.join(t.progs, name)
+        expect(os.access(t.prog, os.X_OK), f"test program {t.prog} was not built")
+        for k, options in enumerate((("-N", "^probe$"), ("-t", "1s"), ("-D", "2"))):
+            p, r = t.profile(*args, out=f"{name}-{k}.h5", options=("-q", *options))
+            said = said_counts(r)
+            expect(said, f"{name} printed no counts")
+            got = {}
+            for fn, n in calls_by_region(p).items():  # C++ names without their parameters
+                got[re.sub(r"\(.*\)$", "", fn)] = got.get(re.sub(r"\(.*\)$", "", fn), 0) + n
+            for fn, n in said.items():
+                short = re.sub(r"\(.*\)$", "", fn)
+                expect_eq(got.get(short, 0), n, f"{name} with {' '.join(options)}: calls of {fn}")
+
+
 HYBRID_CALLS = 10_000_000  # bench/hybrid runs 10^8; 10^7 keeps the unfiltered run to a few seconds
 
 
