@@ -245,12 +245,15 @@ static SCOPE_NOINST uint8_t compute(uint64_t fn)
 
 	if (fn == (uint64_t)(uintptr_t)&scope_measure_overhead)
 		return DEC_KNOWN | DEC_PLAIN;
+	/* Not under decide_lock: a thread in dlopen, holding the loader's
+	 * lock while it runs constructors, may be waiting for it. */
+	if (!__atomic_load_n(&demangle, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&demangle, (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle"),
+				 __ATOMIC_RELEASE);
 	pthread_mutex_lock(&decide_lock);
 	raw = scope_elfsyms_name((uintptr_t)fn);
 	if (!raw)
 		goto out;
-	if (!demangle)
-		demangle = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
 	if (demangle && raw[0] == '_' && raw[1] == 'Z')
 		full = demangle(raw, NULL, NULL, &status);
 	shrt = name_short(full ? full : raw);
@@ -362,6 +365,8 @@ static SCOPE_NOINST void count_open(struct block *b, uint64_t now)
 		struct frame *e = &b->stack[i];
 		struct agg *a = &b->agg[e->agg];
 		uint64_t dur = now > e->start ? now - e->start : 0;
+		if (e->flags & F_STORED)
+			a->hidden += e->hidden; /* the call stays open in the arena */
 		if (!(e->flags & F_UNSTORED))
 			continue;
 		a->calls++;
@@ -578,11 +583,17 @@ static SCOPE_NOINST __attribute__((noinline)) struct block *enter_cold(struct sc
 {
 	if (t->shared || t->busy || t->ignored || !scope_proc.hdr || scope_stopped())
 		return NULL;
-	if (!b) {
+	if (!b || !t->chunk_end) {
 		scope_busy_begin(t);
 		if (!t->registered)
 			scope_thread_register(-1);
-		b = my_block = claim_block(t);
+		if (!b)
+			b = my_block = claim_block(t);
+		/* A chunk now, not at its first stored call: the hooks' one test,
+		 * limit == chunk_end, then tells a thread that may record from one
+		 * that is busy (limit NULL). Its sums go there too. */
+		if (!t->chunk_end && t->lane >= 0)
+			slots(t, 0);
 		scope_busy_end(t);
 	}
 	return b;
@@ -644,7 +655,7 @@ static SCOPE_NOINST __attribute__((noinline)) void enter_other(void *fn, uintptr
 	struct block *b = my_block;
 	uint32_t sp, i;
 
-	if ((!b || t->limit != t->chunk_end || t->shared) && !(b = enter_cold(t, b)))
+	if ((!b || t->limit != t->chunk_end || !t->limit || t->shared) && !(b = enter_cold(t, b)))
 		goto plain;
 	sp = b->sp;
 	if (sp >= STACK_CAP)
@@ -673,7 +684,7 @@ void scope_filter_enter(void *fn, uintptr_t frame)
 	uint32_t sp, i;
 	uint8_t dec;
 
-	if (unlikely(!b || t->limit != t->chunk_end || t->shared)) {
+	if (unlikely(!b || t->limit != t->chunk_end || !t->limit || t->shared)) {
 		enter_other(fn, frame, now);
 		return;
 	}
@@ -876,6 +887,8 @@ void scope_filter_stop(void)
  * parent's sums: they are the parent's to write. */
 static SCOPE_NOINST void forked_child(void)
 {
+	/* another thread may have held it at the fork */
+	pthread_mutex_init(&decide_lock, NULL);
 	for (struct block *b = blocks; b; b = b->next)
 		if (b != my_block)
 			b->state = BLOCK_DEAD;
