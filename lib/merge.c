@@ -474,6 +474,43 @@ static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
 	return 0;
 }
 
+/* The region column of the input's /process<N>/aggregates, copied as it
+ * was, in the merged region ids. */
+static int remap_aggregates(hid_t out, struct input *in, uint64_t base, const uint32_t *rmap,
+			    uint64_t nreg)
+{
+	for (uint64_t p = 0; p < in->nproc; p++) {
+		char name[64];
+		hid_t d, space;
+		hssize_t n;
+		uint32_t *v;
+		int rc = 0;
+		snprintf(name, sizeof name, "/" SC_PROCESS_N "/%s/%s", (size_t)(base + p),
+			 SC_AGGREGATES, SC_AGG(REGION));
+		if (H5Lexists(out, name, H5P_DEFAULT) <= 0)
+			continue;
+		d = H5Dopen2(out, name, H5P_DEFAULT);
+		space = d >= 0 ? H5Dget_space(d) : -1;
+		n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+		v = n >= 0 ? malloc(((size_t)n + 1) * sizeof *v) : NULL;
+		if (!v || H5Dread(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+			rc = -1;
+		for (hssize_t i = 0; rc == 0 && i < n; i++)
+			if (v[i] < nreg)
+				v[i] = rmap[v[i]];
+		if (rc == 0 && H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+			rc = -1;
+		free(v);
+		if (space >= 0)
+			H5Sclose(space);
+		if (d >= 0)
+			H5Dclose(d);
+		if (rc != 0)
+			return in_fail(in, "cannot be renumbered", name);
+	}
+	return 0;
+}
+
 /* Everything one input adds: the rows of its tables into memory, its
  * process<N> groups (and, for the first, /metadata) into the output. */
 static int add_input(struct columns *c, struct merged *m, struct input *in, hid_t out, int first)
@@ -490,7 +527,8 @@ static int add_input(struct columns *c, struct merged *m, struct input *in, hid_
 	}
 	if (add_processes(m, in) == 0 && (rmap = add_regions(m, in, &nreg)) != NULL &&
 	    add_pairs(m, in, rmap, nreg) == 0 && add_events(c, m, in) == 0 &&
-	    copy_process_groups(out, in, base) == 0)
+	    copy_process_groups(out, in, base) == 0 &&
+	    remap_aggregates(out, in, base, rmap, nreg) == 0)
 		rc = 0;
 out:
 	free(rmap);

@@ -10,17 +10,18 @@
 #define SC_TIME_UNIT	 "ns"
 
 /* Groups (one path component each) and the name of /process<N>. */
-#define SC_METADATA  "metadata"
-#define SC_PROCESSES "processes"
-#define SC_REGIONS   "regions"
-#define SC_PAIRS     "pairs"
-#define SC_EVENTS    "events"
-#define SC_PROCESS_N "process%zu" /* /process<N>, N a row of /processes */
-#define SC_LANES     "lanes"
-#define SC_THREADS   "threads" /* in lanes */
-#define SC_MODULES   "modules"
-#define SC_CRASH     "crash"
-#define SC_ENV_	     "env_" /* /metadata env_<VAR> */
+#define SC_METADATA   "metadata"
+#define SC_PROCESSES  "processes"
+#define SC_REGIONS    "regions"
+#define SC_PAIRS      "pairs"
+#define SC_EVENTS     "events"
+#define SC_PROCESS_N  "process%zu" /* /process<N>, N a row of /processes */
+#define SC_LANES      "lanes"
+#define SC_THREADS    "threads" /* in lanes */
+#define SC_MODULES    "modules"
+#define SC_AGGREGATES "aggregates"
+#define SC_CRASH      "crash"
+#define SC_ENV_	      "env_" /* /metadata env_<VAR> */
 
 enum sc_type {
 	SC_INT32,
@@ -251,6 +252,22 @@ struct sc_field {
 	  "end of the run-time address range its loadable segments cover (exclusive)")             \
 	X(BUILD_ID, "build_id", SC_STRING, SC_REQUIRED, "", "GNU build-id in hex, `\"\"` if none")
 
+#define SC_AGGREGATE_FIELDS(X)                                                                     \
+	X(REGION, "region", SC_UINT32, SC_REQUIRED, "", "row in `/regions`")                       \
+	X(THREAD, "thread", SC_UINT32, SC_REQUIRED, "",                                            \
+	  "thread lane: row of `/process<N>/lanes/threads`")                                       \
+	X(CALLS, "calls", SC_UINT64, SC_REQUIRED, "",                                              \
+	  "calls of the region on the lane that were not stored in `/events`")                     \
+	X(TOTAL_NS, "total_ns", SC_UINT64, SC_REQUIRED, "ns",                                      \
+	  "sum of the durations of those of them made while no call of the region was open on "    \
+	  "the lane, ns")                                                                          \
+	X(TOTAL_ALL_NS, "total_all_ns", SC_UINT64, SC_REQUIRED, "ns",                              \
+	  "sum of their durations, ns")                                                            \
+	X(SELF_NS, "self_ns", SC_UINT64, SC_REQUIRED, "ns",                                        \
+	  "their durations less those of every call they made, stored or not, ns")                 \
+	X(MIN_NS, "min_ns", SC_UINT64, SC_REQUIRED, "ns", "shortest of them, ns")                  \
+	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest of them, ns")
+
 #define SC_CRASH_ATTRS(X)                                                                          \
 	X(SIGNAL, "signal", SC_INT64, SC_REQUIRED, "", "the signal number")                        \
 	X(LANE, "lane", SC_INT64, SC_REQUIRED, "", "the thread lane it hit")
@@ -288,6 +305,10 @@ struct sc_field {
 				       "to.")                                                      \
 	X("/process<N>/modules",                                                                   \
 	  "Columns, one row per executable or shared object mapped into the process.")             \
+	X("/process<N>/aggregates",                                                                \
+	  "Present in profiles recorded with filters: columns, one row per (region, thread lane) " \
+	  "of the process with calls that the filters kept out of `/events`, and their sums, "     \
+	  "which `/pairs` includes.")                                                              \
 	X("/process<N>/crash", "Present when a fatal signal ended the process: the stack of the "  \
 			       "thread it hit, innermost frame first, up to 256 frames.")
 
@@ -314,6 +335,7 @@ struct sc_field {
 #define SC_ENUM_EV(id, ...)	  SC_ENUM_(EV, id)
 #define SC_ENUM_THR(id, ...)	  SC_ENUM_(THR, id)
 #define SC_ENUM_MOD(id, ...)	  SC_ENUM_(MOD, id)
+#define SC_ENUM_AGG(id, ...)	  SC_ENUM_(AGG, id)
 #define SC_ENUM_CRASHA(id, ...)	  SC_ENUM_(CRASHA, id)
 #define SC_ENUM_CRASH(id, ...)	  SC_ENUM_(CRASH, id)
 enum sc_root { SC_ROOT_FIELDS(SC_ENUM_ROOT) SC_NROOT };
@@ -324,13 +346,15 @@ enum sc_pair { SC_PAIR_FIELDS(SC_ENUM_PAIR) SC_NPAIR };
 enum sc_ev { SC_EVENT_FIELDS(SC_ENUM_EV) SC_NEV };
 enum sc_thr { SC_THREAD_FIELDS(SC_ENUM_THR) SC_NTHR };
 enum sc_mod { SC_MODULE_FIELDS(SC_ENUM_MOD) SC_NMOD };
+enum sc_agg { SC_AGGREGATE_FIELDS(SC_ENUM_AGG) SC_NAGG };
 enum sc_crasha { SC_CRASH_ATTRS(SC_ENUM_CRASHA) SC_NCRASHA };
 enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
 /* clang-format on */
 
 extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_processes[SC_NPROC],
 	sc_regions[SC_NREG], sc_pairs[SC_NPAIR], sc_events[SC_NEV], sc_threads[SC_NTHR],
-	sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH];
+	sc_modules[SC_NMOD], sc_aggregates[SC_NAGG], sc_crash_attrs[SC_NCRASHA],
+	sc_crash[SC_NCRASH];
 
 /* The name of a field: SC_EV(START_DELTA) is "start_delta". */
 #define SC_ROOT(id) (sc_root[SC_ROOT_##id].name)
@@ -341,6 +365,7 @@ extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_proces
 #define SC_EV(id)   (sc_events[SC_EV_##id].name)
 #define SC_THR(id)  (sc_threads[SC_THR_##id].name)
 #define SC_MOD(id)  (sc_modules[SC_MOD_##id].name)
+#define SC_AGG(id)  (sc_aggregates[SC_AGG_##id].name)
 
 /* A group of the table, for those who walk all of it (the schema test). */
 struct sc_group {

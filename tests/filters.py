@@ -251,6 +251,22 @@ def case_exact_pairs(t):
     expect("counted in the table only" in r.stderr, f"the tree does not say it shows stored calls only: {r.stderr}")
 
 
+def lane_sums(p, process=0):
+    """(region name, thread name) -> calls summed, from /process<N>/aggregates."""
+    import h5py
+    out = {}
+    with h5py.File(p.path, "r") as f:
+        name = f"process{process}/aggregates"
+        if name not in f:
+            return out
+        g = f[name]
+        lanes = p.lanes[process]["name"]
+        for r, k, n in zip(g["region"][:], g["thread"][:], g["calls"][:]):
+            key = (p.names[int(r)], lanes[int(k)])
+            out[key] = out.get(key, 0) + int(n)
+    return out
+
+
 def case_threads(t):
     # each thread's sums go into the arena when it ends: none is lost, none counted twice
     t.prog = t.progs and os.path.join(t.progs, "threads-gcc-O2")
@@ -261,6 +277,10 @@ def case_threads(t):
     for k, options in enumerate((("-N", "^work$"), ("-F", "^worker$", "-D", "1"), ("-t", "1s"))):
         p, _ = t.profile(out=f"t{k}.h5", options=("-q", *options))
         expect_eq(calls_by_region(p), want, f"calls per region with {' '.join(options)}")
+        # and per thread lane: worker-K called work 1000*K times
+        got = {lane: n for (region, lane), n in lane_sums(p).items() if region == "work"}
+        expect_eq(got, {f"worker-{k}": 1000 * k for k in range(1, 5)},
+                  f"calls of work summed per lane with {' '.join(options)}")
 
 
 def case_forks(t):
@@ -273,6 +293,14 @@ def case_forks(t):
         expect_eq(calls_by_region(p, child), want_child, f"calls in the child with {' '.join(options)}")
         expect_eq(calls_by_region(p, 1 - child), dict(COUNTS, waitpid=1),
                   f"calls in the parent with {' '.join(options)}")
+        # the per-lane sums of the merged file name the right regions in both processes
+        for proc in (0, 1):
+            summed = {region: n for (region, _), n in lane_sums(p, proc).items()}
+            agg = {name: n for name, n in zip((p.names[r] for r in p.pairs["region"]), p.pairs["aggregated"])}
+            rows = [i for i in range(len(p.pairs["region"])) if int(p.pairs["process"][i]) == proc]
+            agg = {p.names[p.pairs["region"][i]]: int(p.pairs["aggregated"][i]) for i in rows
+                   if int(p.pairs["aggregated"][i])}
+            expect_eq(summed, agg, f"per-lane sums of process {proc} with {' '.join(options)}")
 
 
 def said_counts(r):

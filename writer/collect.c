@@ -355,6 +355,29 @@ static uint64_t ticks_ns(const struct grouping *gr, uint64_t ticks)
 	return tick_ns(gr->clock, gr->clock->start_tick + ticks);
 }
 
+/* The sums of region rid on lane, zero when new; NULL without memory. */
+static struct lane_sum *lane_sum(struct grouping *gr, uint32_t rid, uint32_t lane)
+{
+	int added;
+	uint32_t *row = map_slot(&gr->lane_map, (uint64_t)rid << 32 | lane,
+				 (uint32_t)gr->nlane_sums, &added);
+
+	if (!row)
+		return NULL;
+	if (!added)
+		return &gr->lane_sums[*row];
+	if (gr->nlane_sums == gr->lane_sums_cap) {
+		uint64_t cap = gr->lane_sums_cap ? 2 * gr->lane_sums_cap : 64;
+		struct lane_sum *grown = realloc(gr->lane_sums, cap * sizeof *grown);
+		if (!grown)
+			return NULL;
+		gr->lane_sums = grown;
+		gr->lane_sums_cap = cap;
+	}
+	gr->lane_sums[gr->nlane_sums] = (struct lane_sum){rid, lane, 0, 0, 0, UINT64_MAX, 0, 0};
+	return &gr->lane_sums[gr->nlane_sums++];
+}
+
 /* r[0..SCOPE_AGG_RECS) is one group of sums (include/scope/aggregate.h). */
 static int first_pass_agg(struct grouping *gr, const struct scope_rec *r)
 {
@@ -374,6 +397,18 @@ static int first_pass_agg(struct grouping *gr, const struct scope_rec *r)
 	if (gr->map.n != n_before)
 		gr->regions[rid].module = -1;
 	g = &gr->regions[rid];
+	if (r[0].end && r[4].start < gr->a->nlanes) {
+		struct lane_sum *l = lane_sum(gr, rid, (uint32_t)r[4].start);
+		if (!l)
+			return -1;
+		l->calls += r[0].end;
+		l->total_ns += ticks_ns(gr, r[1].start);
+		l->total_all_ns += ticks_ns(gr, r[1].end);
+		l->self_ns += self < 0 ? -(int64_t)ticks_ns(gr, (uint64_t)-self)
+				       : (int64_t)ticks_ns(gr, (uint64_t)self);
+		l->min_ns = min < l->min_ns ? min : l->min_ns;
+		l->max_ns = max > l->max_ns ? max : l->max_ns;
+	}
 	g->aggregated += r[0].end;
 	g->total_ns += ticks_ns(gr, r[1].start);
 	g->total_all_ns += ticks_ns(gr, r[1].end);
@@ -692,6 +727,9 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	p->nevents = gr.n;
 	p->bytes = gr.bytes;
 	p->aggregates = gr.aggregates;
+	p->lane_sums = gr.lane_sums;
+	p->nlane_sums = gr.nlane_sums;
+	gr.lane_sums = NULL;
 	if (gr.rid && group(&gr, p) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;
@@ -709,6 +747,8 @@ out:
 	if (rc != 0)
 		profile_free(p);
 	map_free(&gr.map);
+	map_free(&gr.lane_map);
+	free(gr.lane_sums);
 	free(gr.regions);
 	stack_free(&gr.stack);
 	depth_track_free(&gr.track);
@@ -728,5 +768,6 @@ void profile_free(struct profile *p)
 	events_free(&p->ev);
 	spill_close(p->spill);
 	free(p->regions);
+	free(p->lane_sums);
 	memset(p, 0, sizeof *p);
 }

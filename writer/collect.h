@@ -131,8 +131,12 @@ struct grouping {
 	uint32_t split_regions; /* regions seen before split */
 	uint32_t nregions;	/* regions the first pass found; later passes add none */
 	uint64_t *split_count;	/* their calls before split */
-	/* Some calls came as sums (filters). */
+	/* Some calls came as sums (filters); by region and lane, the map
+	 * giving each (region << 32 | lane) its row. */
 	int aggregates;
+	struct u64map lane_map;
+	struct lane_sum *lane_sums;
+	uint64_t nlane_sums, lane_sums_cap;
 };
 
 /* The region id of the call r, a new one when the map has not seen it

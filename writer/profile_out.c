@@ -394,6 +394,44 @@ out:
 	return rc;
 }
 
+/* The sums of the calls filters kept out of the events, by region and lane. */
+static int write_aggregates(struct columns *c, hid_t proc, const struct profile *p)
+{
+	uint64_t n = p->nlane_sums, *v = malloc((n + 1) * sizeof *v);
+	uint32_t *u = malloc((n + 1) * sizeof *u);
+	hid_t g = p->nlane_sums
+			  ? H5Gcreate2(proc, SC_AGGREGATES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+			  : -1;
+	int rc = g >= 0 && u && v ? 0 : -1;
+
+	if (!p->nlane_sums) {
+		free(u);
+		free(v);
+		return 0;
+	}
+#define COLUMN(name, expr, arr, width)                                                             \
+	if (rc == 0) {                                                                             \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			arr[i] = (expr);                                                           \
+		rc = col_uint(c, g, name, arr, n, width);                                          \
+	}
+	COLUMN(SC_AGG(REGION), p->lane_sums[i].region, u, 4)
+	COLUMN(SC_AGG(THREAD), p->lane_sums[i].lane, u, 4)
+	COLUMN(SC_AGG(CALLS), p->lane_sums[i].calls, v, 8)
+	COLUMN(SC_AGG(TOTAL_NS), p->lane_sums[i].total_ns, v, 8)
+	COLUMN(SC_AGG(TOTAL_ALL_NS), p->lane_sums[i].total_all_ns, v, 8)
+	COLUMN(SC_AGG(SELF_NS), p->lane_sums[i].self_ns > 0 ? (uint64_t)p->lane_sums[i].self_ns : 0,
+	       v, 8)
+	COLUMN(SC_AGG(MIN_NS), p->lane_sums[i].min_ns, v, 8)
+	COLUMN(SC_AGG(MAX_NS), p->lane_sums[i].max_ns, v, 8)
+#undef COLUMN
+	free(u);
+	free(v);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
 static int write_process_group(struct columns *c, hid_t file, const struct run_info *run,
 			       const struct profile *p)
 {
@@ -401,7 +439,7 @@ static int write_process_group(struct columns *c, hid_t file, const struct run_i
 	hid_t g = (snprintf(name, sizeof name, SC_PROCESS_N, (size_t)0),
 		   H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
 	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 &&
-				 write_crash(c, g, run) == 0
+				 write_crash(c, g, run) == 0 && write_aggregates(c, g, p) == 0
 			 ? 0
 			 : -1;
 	if (g >= 0 && H5Gclose(g) < 0)

@@ -118,6 +118,14 @@ struct event_max {
 	uint32_t depth;
 };
 
+/* Sums of one region's calls on one thread lane that a filter kept out
+ * of the events (ns). */
+struct lane_sum {
+	uint32_t region, lane;
+	uint64_t calls, total_ns, total_all_ns, min_ns, max_ns;
+	int64_t self_ns;
+};
+
 struct spill;
 
 struct profile {
@@ -130,8 +138,10 @@ struct profile {
 	uint32_t nregions;
 	uint64_t end_ns; /* the process's end, ns since its start */
 	uint64_t lost;
-	/* The arena had sums of calls not stored (filters). */
+	/* The arena had sums of calls not stored (filters): by region and lane. */
 	int aggregates;
+	struct lane_sum *lane_sums;
+	uint64_t nlane_sums;
 };
 
 /*
