@@ -75,7 +75,7 @@ _Static_assert(sizeof(struct frame) == 64, "stack entries are 64 bytes");
 #define AGG_BITS  12
 #define AGG_CAP	  (1u << AGG_BITS)
 #define AGG_FULL  (AGG_CAP / 4 * 3)
-#define STACK_CAP (1u << 16)
+#define STACK_CAP (1u << 20)
 
 enum { BLOCK_LIVE = 1, BLOCK_DEAD = 2 };
 
@@ -789,10 +789,12 @@ static SCOPE_NOINST __attribute__((noinline)) void exit_other(void *fn, uintptr_
 		return;
 	}
 	e = &b->stack[b->sp - 1];
-	if (e->fn != (uint64_t)(uintptr_t)fn || e->frame != frame)
-		exit_unmatched(t, b, fn, frame, now);
-	else
+	if (e->fn == (uint64_t)(uintptr_t)fn && e->frame == frame)
 		pop(t, b, e, now);
+	else if (b->sp == STACK_CAP)
+		plain_exit(t, fn, frame, now); /* a call deeper than the stack keeps */
+	else
+		exit_unmatched(t, b, fn, frame, now);
 }
 
 void scope_filter_exit(void *fn, uintptr_t frame)
