@@ -75,7 +75,7 @@ _Static_assert(sizeof(struct frame) == 64, "stack entries are 64 bytes");
 #define AGG_BITS  12
 #define AGG_CAP	  (1u << AGG_BITS)
 #define AGG_FULL  (AGG_CAP / 4 * 3)
-#define STACK_CAP (1u << 20)
+#define STACK_CAP (1u << 18)
 
 enum { BLOCK_LIVE = 1, BLOCK_DEAD = 2 };
 
@@ -419,8 +419,14 @@ static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
 	}
 	b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (b == MAP_FAILED)
+	if (b == MAP_FAILED) {
+		static int warned;
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			scope_log("no memory for the filters' state of a thread (%zu KiB): its "
+				  "calls are recorded as without filters",
+				  sizeof *b >> 10);
 		return NULL;
+	}
 	b->state = BLOCK_LIVE;
 	b->next = __atomic_load_n(&blocks, __ATOMIC_RELAXED);
 	while (!__atomic_compare_exchange_n(&blocks, &b->next, b, 1, __ATOMIC_RELEASE,
