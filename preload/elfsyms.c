@@ -210,6 +210,34 @@ static SCOPE_NOINST struct elfmod *module_of(uintptr_t addr)
 	return &modules[nmodules++];
 }
 
+static SCOPE_NOINST int load_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct found f = {0};
+	(void)arg;
+
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+			f.addr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			break;
+		}
+	if (!f.addr || nmodules == MAX_MODULES)
+		return 0;
+	for (size_t i = 0; i < nmodules; i++)
+		if (f.addr >= modules[i].lo && f.addr < modules[i].hi)
+			return 0;
+	if (find_module(info, size, &f))
+		load(&modules[nmodules++], &f);
+	return 0;
+}
+
+/* Called with the filter's lock held, at start-up: the symbol tables of
+ * the modules loaded then are read before the program runs, not during
+ * the call that first needs one. */
+void scope_elfsyms_load_all(void)
+{
+	dl_iterate_phdr(load_one, NULL);
+}
+
 /* Called with the filter's lock held. A module unloaded and another
  * loaded at its place would keep the old names: dlclose is rare and the
  * filters decide once per address anyway. */

@@ -218,6 +218,14 @@ void scope_filter_start(void)
 		dec_val = (uint8_t *)(dec_key + DEC_CAP);
 		if (fc.min_ns)
 			fc.min_ticks = ns_to_ticks(fc.min_ns);
+		if (fc.nonly || fc.nnot) {
+			/* C++'s demangler, where the program has one (a C++ runtime
+			 * loaded later is not looked for: the names stay mangled) */
+			demangle = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+			pthread_mutex_lock(&decide_lock);
+			scope_elfsyms_load_all();
+			pthread_mutex_unlock(&decide_lock);
+		}
 		pthread_atfork(NULL, NULL, forked_child);
 		once = 1;
 	}
@@ -245,11 +253,6 @@ static SCOPE_NOINST uint8_t compute(uint64_t fn)
 
 	if (fn == (uint64_t)(uintptr_t)&scope_measure_overhead)
 		return DEC_KNOWN | DEC_PLAIN;
-	/* Not under decide_lock: a thread in dlopen, holding the loader's
-	 * lock while it runs constructors, may be waiting for it. */
-	if (!__atomic_load_n(&demangle, __ATOMIC_ACQUIRE))
-		__atomic_store_n(&demangle, (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle"),
-				 __ATOMIC_RELEASE);
 	pthread_mutex_lock(&decide_lock);
 	raw = scope_elfsyms_name((uintptr_t)fn);
 	if (!raw)

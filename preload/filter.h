@@ -30,5 +30,7 @@ void scope_filter_stop(void) SCOPE_HIDDEN;
 /* elfsyms.c: the name of the function at addr as its module's symbol
  * table has it (mangled), NULL when none covers it. */
 const char *scope_elfsyms_name(uintptr_t addr) SCOPE_HIDDEN;
+/* Reads the symbol tables of every module loaded now. */
+void scope_elfsyms_load_all(void) SCOPE_HIDDEN;
 
 #endif
