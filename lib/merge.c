@@ -474,19 +474,20 @@ static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
 	return 0;
 }
 
-/* The region column of the input's /process<N>/aggregates, copied as it
- * was, in the merged region ids. */
+/* The region columns of the input's /process<N>/aggregates and samples,
+ * copied as they were, in the merged region ids. */
 static int remap_aggregates(hid_t out, struct input *in, uint64_t base, const uint32_t *rmap,
 			    uint64_t nreg)
 {
-	for (uint64_t p = 0; p < in->nproc; p++) {
+	for (uint64_t p = 0; p < 2 * in->nproc; p++) { /* aggregates, samples */
 		char name[64];
 		hid_t d, space;
 		hssize_t n;
 		uint32_t *v;
 		int rc = 0;
-		snprintf(name, sizeof name, "/" SC_PROCESS_N "/%s/%s", (size_t)(base + p),
-			 SC_AGGREGATES, SC_AGG(REGION));
+		snprintf(name, sizeof name, "/" SC_PROCESS_N "/%s/%s", (size_t)(base + p / 2),
+			 p % 2 ? SC_SAMPLES : SC_AGGREGATES,
+			 p % 2 ? SC_SMP(REGION) : SC_AGG(REGION));
 		if (H5Lexists(out, name, H5P_DEFAULT) <= 0)
 			continue;
 		d = H5Dopen2(out, name, H5P_DEFAULT);

@@ -160,6 +160,18 @@ int rd_check(const char *path, char *err, size_t errcap);
 /* ---- Raw access, for the programs that transform profiles -------------- */
 
 /* A row of /process<N>/modules. */
+/* A row of /process<N>/samples (SCOPE_SAMPLE). */
+struct rd_sample {
+	uint64_t process, time, thread; /* time: relative ns */
+	uint64_t region; /* row of /regions, or 4294967295 when no recorded call was open */
+	char *stack;	 /* function names, outermost first, joined by ';' */
+};
+
+/* The samples of process (none when it has no /process<N>/samples), in
+ * new memory (rd_samples_free). Returns 0, or -1 with the reason in p->err. */
+int rd_samples(struct rd_profile *p, size_t process, struct rd_sample **out, size_t *n);
+void rd_samples_free(struct rd_sample *s, size_t n);
+
 struct rd_module {
 	char *path, *build_id; /* build_id: hex, "" when none was recorded */
 	uint64_t bias, lo, hi; /* lo and hi are 0 in files without them */

@@ -13,6 +13,7 @@ const struct sc_field sc_events[SC_NEV] = {SC_EVENT_FIELDS(SC_ROW)};
 const struct sc_field sc_threads[SC_NTHR] = {SC_THREAD_FIELDS(SC_ROW)};
 const struct sc_field sc_modules[SC_NMOD] = {SC_MODULE_FIELDS(SC_ROW)};
 const struct sc_field sc_aggregates[SC_NAGG] = {SC_AGGREGATE_FIELDS(SC_ROW)};
+const struct sc_field sc_samples[SC_NSMP] = {SC_SAMPLE_FIELDS(SC_ROW)};
 const struct sc_field sc_crash_attrs[SC_NCRASHA] = {SC_CRASH_ATTRS(SC_ROW)};
 const struct sc_field sc_crash[SC_NCRASH] = {SC_CRASH_FIELDS(SC_ROW)};
 
@@ -31,6 +32,7 @@ const struct sc_group sc_groups[] = {
 	GROUP("/process<N>/lanes/threads", 0, sc_threads),
 	GROUP("/process<N>/modules", 0, sc_modules),
 	GROUP("/process<N>/aggregates", 0, sc_aggregates),
+	GROUP("/process<N>/samples", 0, sc_samples),
 	GROUP("/process<N>/crash", 1, sc_crash_attrs),
 	GROUP("/process<N>/crash", 0, sc_crash),
 };

@@ -20,6 +20,7 @@
 #define SC_THREADS    "threads" /* in lanes */
 #define SC_MODULES    "modules"
 #define SC_AGGREGATES "aggregates"
+#define SC_SAMPLES    "samples"
 #define SC_CRASH      "crash"
 #define SC_ENV_	      "env_" /* /metadata env_<VAR> */
 
@@ -137,7 +138,9 @@ struct sc_field {
 	X(CALLS_AGGREGATED, "calls_aggregated", SC_INT64, SC_OPTIONAL, "",                         \
 	  "(filtered runs) calls the filters kept out of `/events`, counted in `/pairs` only, "    \
 	  "all "                                                                                   \
-	  "processes together (the sum of `/pairs/aggregated`)")
+	  "processes together (the sum of `/pairs/aggregated`)")                                   \
+	X(SAMPLE_HZ, "sample_hz", SC_INT64, SC_OPTIONAL, "Hz",                                     \
+	  "(sampled runs) samples per second of each thread's CPU time (`SCOPE_SAMPLE`), Hz")
 
 #define SC_PROCESS_FIELDS(X)                                                                       \
 	X(PID, "pid", SC_INT64, SC_REQUIRED, "", "operating-system process id")                    \
@@ -268,6 +271,18 @@ struct sc_field {
 	X(MIN_NS, "min_ns", SC_UINT64, SC_REQUIRED, "ns", "shortest of them, ns")                  \
 	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest of them, ns")
 
+#define SC_SAMPLE_FIELDS(X)                                                                        \
+	X(TIME, "time", SC_UINT64, SC_REQUIRED, "relative ns",                                     \
+	  "when the thread's CPU-time timer fired, relative ns")                                   \
+	X(THREAD, "thread", SC_UINT32, SC_REQUIRED, "",                                            \
+	  "thread lane: row of `/process<N>/lanes/threads`")                                       \
+	X(REGION, "region", SC_UINT32, SC_REQUIRED, "",                                            \
+	  "row in `/regions` of the innermost recorded call open on the lane, `4294967295` when "  \
+	  "none was")                                                                              \
+	X(STACK, "stack", SC_STRING, SC_REQUIRED, "",                                              \
+	  "the functions on the thread's stack, outermost first, separated by `;`: instrumented "  \
+	  "or not, demangled, or `module+0xOFFSET`")
+
 #define SC_CRASH_ATTRS(X)                                                                          \
 	X(SIGNAL, "signal", SC_INT64, SC_REQUIRED, "", "the signal number")                        \
 	X(LANE, "lane", SC_INT64, SC_REQUIRED, "", "the thread lane it hit")
@@ -309,6 +324,10 @@ struct sc_field {
 	  "Present in profiles recorded with filters: columns, one row per (region, thread lane) " \
 	  "of the process with calls that the filters kept out of `/events`, and their sums, "     \
 	  "which `/pairs` includes.")                                                              \
+	X("/process<N>/samples",                                                                   \
+	  "Present in profiles recorded with `SCOPE_SAMPLE` (`scope-run --sample`): columns, one " \
+	  "row per sample, each taken when a thread of the process had used another period of "    \
+	  "CPU time (`1 / sample_hz` s).")                                                         \
 	X("/process<N>/crash", "Present when a fatal signal ended the process: the stack of the "  \
 			       "thread it hit, innermost frame first, up to 256 frames.")
 
@@ -336,6 +355,7 @@ struct sc_field {
 #define SC_ENUM_THR(id, ...)	  SC_ENUM_(THR, id)
 #define SC_ENUM_MOD(id, ...)	  SC_ENUM_(MOD, id)
 #define SC_ENUM_AGG(id, ...)	  SC_ENUM_(AGG, id)
+#define SC_ENUM_SMP(id, ...)	  SC_ENUM_(SMP, id)
 #define SC_ENUM_CRASHA(id, ...)	  SC_ENUM_(CRASHA, id)
 #define SC_ENUM_CRASH(id, ...)	  SC_ENUM_(CRASH, id)
 enum sc_root { SC_ROOT_FIELDS(SC_ENUM_ROOT) SC_NROOT };
@@ -347,14 +367,15 @@ enum sc_ev { SC_EVENT_FIELDS(SC_ENUM_EV) SC_NEV };
 enum sc_thr { SC_THREAD_FIELDS(SC_ENUM_THR) SC_NTHR };
 enum sc_mod { SC_MODULE_FIELDS(SC_ENUM_MOD) SC_NMOD };
 enum sc_agg { SC_AGGREGATE_FIELDS(SC_ENUM_AGG) SC_NAGG };
+enum sc_smp { SC_SAMPLE_FIELDS(SC_ENUM_SMP) SC_NSMP };
 enum sc_crasha { SC_CRASH_ATTRS(SC_ENUM_CRASHA) SC_NCRASHA };
 enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
 /* clang-format on */
 
 extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_processes[SC_NPROC],
 	sc_regions[SC_NREG], sc_pairs[SC_NPAIR], sc_events[SC_NEV], sc_threads[SC_NTHR],
-	sc_modules[SC_NMOD], sc_aggregates[SC_NAGG], sc_crash_attrs[SC_NCRASHA],
-	sc_crash[SC_NCRASH];
+	sc_modules[SC_NMOD], sc_aggregates[SC_NAGG], sc_samples[SC_NSMP],
+	sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH];
 
 /* The name of a field: SC_EV(START_DELTA) is "start_delta". */
 #define SC_ROOT(id) (sc_root[SC_ROOT_##id].name)
@@ -366,6 +387,7 @@ extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_proces
 #define SC_THR(id)  (sc_threads[SC_THR_##id].name)
 #define SC_MOD(id)  (sc_modules[SC_MOD_##id].name)
 #define SC_AGG(id)  (sc_aggregates[SC_AGG_##id].name)
+#define SC_SMP(id)  (sc_samples[SC_SMP_##id].name)
 
 /* A group of the table, for those who walk all of it (the schema test). */
 struct sc_group {

@@ -97,7 +97,7 @@ static __thread struct block *my_block __attribute__((tls_model("initial-exec"))
 static __thread uint8_t deciding __attribute__((tls_model("initial-exec")));
 
 static struct {
-	regex_t only[FILTERSPEC_MAX_PATTERNS], not [FILTERSPEC_MAX_PATTERNS];
+	regex_t only[FILTERSPEC_MAX_PATTERNS], exclude[FILTERSPEC_MAX_PATTERNS];
 	int nonly, nnot, not_subtree;
 	uint32_t depth;	    /* 0: any */
 	uint64_t min_ticks; /* 0: none */
@@ -163,8 +163,10 @@ int scope_filter_init(void)
 {
 	const char *v;
 
+	if (scope_sample_init() != 0)
+		return -1;
 	if (compile_list("SCOPE_ONLY", fc.only, &fc.nonly) != 0 ||
-	    compile_list("SCOPE_NOT", fc.not, &fc.nnot) != 0)
+	    compile_list("SCOPE_NOT", fc.exclude, &fc.nnot) != 0)
 		return -1;
 	v = scope_getenv("SCOPE_NOT_SUBTREE");
 	fc.not_subtree = v && *v && strcmp(v, "0") != 0;
@@ -205,6 +207,7 @@ void scope_filter_start(void)
 {
 	static int once;
 
+	scope_sample_start();
 	if (!fc.nonly && !fc.nnot && !fc.depth && !fc.min_ns)
 		return;
 	if (!once) {
@@ -262,7 +265,7 @@ static SCOPE_NOINST uint8_t compute(uint64_t fn)
 	shrt = name_short(full ? full : raw);
 	if (matches(fc.only, fc.nonly, full ? full : raw, shrt))
 		dec |= DEC_ONLY;
-	if (matches(fc.not, fc.nnot, full ? full : raw, shrt))
+	if (matches(fc.exclude, fc.nnot, full ? full : raw, shrt))
 		dec |= fc.not_subtree ? DEC_NOT | DEC_NOTSUB : DEC_NOT;
 	free(shrt);
 	free(full);
@@ -859,6 +862,8 @@ void scope_filter_thread_end(struct scope_thread *t)
 {
 	struct block *b = my_block;
 
+	if (t == &scope_tls)
+		scope_sample_thread_end();
 	if (!b || t != &scope_tls)
 		return;
 	if (!scope_stopped() && scope_proc.hdr && t->lane >= 0) {

@@ -27,6 +27,14 @@ void scope_filter_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
  * every thread's sums go into the arena. */
 void scope_filter_stop(void) SCOPE_HIDDEN;
 
+/* sample.c: SCOPE_SAMPLE, read with the filters (0, or -1 after one line);
+ * the timers start with recording, and with each thread; a thread's goes
+ * when it ends. */
+int scope_sample_init(void) SCOPE_HIDDEN;
+void scope_sample_start(void) SCOPE_HIDDEN;
+void scope_sample_thread(void) SCOPE_HIDDEN;
+void scope_sample_thread_end(void) SCOPE_HIDDEN;
+
 /* elfsyms.c: the name of the function at addr as its module's symbol
  * table has it (mangled), NULL when none covers it. */
 const char *scope_elfsyms_name(uintptr_t addr) SCOPE_HIDDEN;

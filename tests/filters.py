@@ -332,6 +332,68 @@ def case_jumps(t):
                 expect_eq(got.get(short, 0), n, f"{name} with {' '.join(options)}: calls of {fn}")
 
 
+# ---------------------------------------------------------------------------
+# Sampling (scope-run --sample)
+
+
+def samples_of(p, process=0):
+    """[(region name or None, stack as a list of names, outermost first)] of /process<N>/samples."""
+    import h5py
+    with h5py.File(p.path, "r") as f:
+        name = f"process{process}/samples"
+        if name not in f:
+            return []
+        g = f[name]
+        return [(p.names[int(r)] if int(r) < len(p.names) else None, s.split(";"))
+                for r, s in zip(g["region"][:], g["stack"].asstr()[:])]
+
+
+def case_sample(t):
+    """tests/progs/sampling.c: spin() spends 300 ms of CPU time in libm's sin(), which is not
+    instrumented, then nap() sleeps 300 ms. Sampled at 1 kHz: sin shows under spin with at least
+    80% of spin's samples (the loop around it is a few instructions a call: the truth is above
+    95%), nap has none, and scope-report --samples puts sin first."""
+    t.prog = os.path.join(t.progs, "sampling-gcc-O2")
+    expect(os.access(t.prog, os.X_OK), f"test program {t.prog} was not built")
+    p, _ = t.profile("300", out="sampled.h5", options=("-q", "--sample", "1000"))
+    expect_eq(int(p.meta.get("sample_hz", 0)), 1000, "sample_hz in /metadata")
+    samples = samples_of(p)
+    in_spin = [stack for region, stack in samples if region == "spin"]
+    in_nap = [stack for region, stack in samples if region == "nap"]
+    # CPU-time timers fire at most once a kernel tick (4 ms at HZ=250): 75 samples or more
+    expect(len(in_spin) >= 30, f"{len(in_spin)} samples in spin for 300 ms of CPU time")
+    expect(len(in_nap) <= 2, f"{len(in_nap)} samples in nap, which sleeps")
+    in_sin = [s for s in in_spin if "sin" in s[-1] and s[-1] != "spin"]
+    expect(len(in_sin) >= 0.8 * len(in_spin), f"{len(in_sin)} of spin's {len(in_spin)} samples in sin")
+    for stack in in_sin:
+        expect("spin" in stack and stack.index("spin") < len(stack) - 1 and "main" in stack,
+               f"a sample in sin is not under main and spin: {stack}")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--samples", "--format", "csv", p.path],
+              env=t.env()).expect_rc(0)
+    rows = [line.split(",") for line in t.text(r).splitlines()]
+    expect(len(rows) > 1 and "sin" in rows[1][-1], f"scope-report --samples does not put sin first: {rows[:3]}")
+    cpu = int(rows[1][1])
+    expect(200_000_000 <= cpu <= 400_000_000, f"sin's on-CPU time {cpu} ns, spin spun 300 ms")
+    # without --sample: no samples, and --samples says so
+    p0, _ = t.profile("50", out="plain.h5")
+    expect_eq(samples_of(p0), [], "samples without --sample")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--samples", p0.path], env=t.env())
+    expect(r.rc == 1 and len(r.err_lines()) == 1 and "--sample" in r.stderr,
+           f"scope-report --samples of a profile without samples: {r.rc} {r.err_lines()}")
+
+
+def case_sample_sigprof(t):
+    """A program that sets its own SIGPROF timer keeps it while scope samples with its own
+    timers and signal: every handler call it counts is recorded, as without sampling."""
+    t.prog = os.path.join(t.progs, "r_sig-gcc-O2")
+    expect(os.access(t.prog, os.X_OK), f"test program {t.prog} was not built")
+    p, r = t.profile("sigprof", out="sigprof.h5", options=("-q", "--sample", "1000"))
+    said = said_counts(r)
+    expect(said.get("on_signal", 0) > 0, f"the program counted no SIGPROF: {said}")
+    expect_eq(p.count("on_signal"), said["on_signal"], "calls of the SIGPROF handler")
+    expect_eq(p.count("spin"), said["spin"], "calls of spin")
+
+
 HYBRID_CALLS = 10_000_000  # bench/hybrid runs 10^8; 10^7 keeps the unfiltered run to a few seconds
 
 

@@ -253,7 +253,7 @@ def field_problems(f, d, narrowed=()):
         for path in paths:
             if path not in f:
                 if all(need == "optional" for _, need, _ in fields.values()) or \
-                        path.endswith(("/crash", "/aggregates")):
+                        path.endswith(("/crash", "/aggregates", "/samples")):
                     continue  # a group only some profiles have
                 problems.append(f"{path} is missing")
                 continue

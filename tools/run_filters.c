@@ -38,7 +38,7 @@ static int check_regex(const char *what, const char *regex)
 
 int run_filters_add(struct run_filters *f, enum run_filter_kind kind, const char *regex)
 {
-	char **list = kind == RUN_FILTER_ONLY ? &f->only : &f->not ;
+	char **list = kind == RUN_FILTER_ONLY ? &f->only : &f->exclude;
 	char *grown;
 	int n = 0;
 
@@ -80,16 +80,25 @@ static int check_variable(enum run_filter_kind kind)
 	return rc;
 }
 
+/* SCOPE_SAMPLE as the library reads it: 1 to 100000, or 0 for none ("0"). */
+static long sample_rate(const char *v)
+{
+	char *end;
+	long hz = strtol(v, &end, 10);
+	return (*v >= '0' && *v <= '9' && !*end && hz >= 0 && hz <= 100000) ? (hz ? hz : 1) : 0;
+}
+
 int run_filters_check(const struct run_filters *f)
 {
 	const char *depth = f->depth ? f->depth : getenv("SCOPE_DEPTH");
 	const char *min = f->min_duration ? f->min_duration : getenv("SCOPE_MIN_DURATION");
-	const char *not = f->not ? f->not : getenv("SCOPE_NOT");
+	const char *exclude = f->exclude ? f->exclude : getenv("SCOPE_NOT");
+	const char *sample = f->sample ? f->sample : getenv("SCOPE_SAMPLE");
 	uint64_t ns;
 	uint32_t d;
 
 	if ((!f->only && check_variable(RUN_FILTER_ONLY) != 0) ||
-	    (!f->not &&check_variable(RUN_FILTER_NOT) != 0))
+	    (!f->exclude && check_variable(RUN_FILTER_NOT) != 0))
 		return -1;
 	if (depth && *depth && filterspec_depth(depth, &d) != 0) {
 		fprintf(stderr, "scope-run: bad %s '%s': give a depth from 1 to %u\n",
@@ -103,7 +112,14 @@ int run_filters_check(const struct run_filters *f)
 			f->min_duration ? "--min-duration" : "SCOPE_MIN_DURATION", min);
 		return -1;
 	}
-	if (f->not_subtree && (!not || !*not )) {
+	if (sample && *sample && !sample_rate(sample)) {
+		fprintf(stderr,
+			"scope-run: bad %s '%s': give samples per second of CPU time, 1 to "
+			"100000\n",
+			f->sample ? "--sample" : "SCOPE_SAMPLE", sample);
+		return -1;
+	}
+	if (f->not_subtree && (!exclude || !*exclude)) {
 		fprintf(stderr, "scope-run: --not-subtree applies to the functions of --not: "
 				"give --not REGEX too\n");
 		return -1;
@@ -115,12 +131,14 @@ void run_filters_export(const struct run_filters *f)
 {
 	if (f->only)
 		setenv("SCOPE_ONLY", f->only, 1);
-	if (f->not )
-		setenv("SCOPE_NOT", f->not, 1);
+	if (f->exclude)
+		setenv("SCOPE_NOT", f->exclude, 1);
 	if (f->not_subtree)
 		setenv("SCOPE_NOT_SUBTREE", "1", 1);
 	if (f->depth)
 		setenv("SCOPE_DEPTH", f->depth, 1);
 	if (f->min_duration)
 		setenv("SCOPE_MIN_DURATION", f->min_duration, 1);
+	if (f->sample)
+		setenv("SCOPE_SAMPLE", f->sample, 1);
 }

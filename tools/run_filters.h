@@ -6,8 +6,9 @@
 
 /* What the options say; NULL/0 for what they leave to SCOPE_* variables. */
 struct run_filters {
-	char *only, *not ; /* regular expressions, one per line */
+	char *only, *exclude; /* regular expressions, one per line */
 	const char *depth, *min_duration;
+	const char *sample; /* --sample HZ */
 	int not_subtree;
 };
 

@@ -161,6 +161,12 @@ static const struct view views[] = {
 	 .run = view_diff,
 	 .profiles = 2,
 	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_GATE | VO_CALLS | VO_COMPENSATE | VO_LINES},
+	{.name = "--samples",
+	 .help = "on-CPU time per function (instrumented or not) and per region, from the samples "
+		 "of scope-run --sample",
+	 .run = view_samples,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_TOP},
 	{.name = "--chrome",
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
 	 .run = view_chrome,

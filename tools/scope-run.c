@@ -48,6 +48,8 @@ static const char usage[] =
 	"  -D, --depth N            store calls N levels deep: depths 0 to N-1\n"
 	"  -t, --min-duration T     store only calls lasting T or more (ns, or 10us, 2ms, 1s)\n"
 	"                           Calls not stored are still counted exactly, per function\n"
+	"      --sample HZ          also sample each thread's stack HZ times per second of its\n"
+	"                           CPU time (libunwind), instrumented code or not\n"
 	"  -q, --quiet              print no summary\n"
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
@@ -94,7 +96,7 @@ static int write_at_exit(void)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS, NOT_SUBTREE };
+	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS, NOT_SUBTREE, SAMPLE };
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
 					      {"chunk-size", required_argument, 0, CHUNK},
@@ -107,6 +109,7 @@ static void parse(int argc, char **argv, struct options *o)
 					      {"not-subtree", no_argument, 0, NOT_SUBTREE},
 					      {"depth", required_argument, 0, 'D'},
 					      {"min-duration", required_argument, 0, 't'},
+					      {"sample", required_argument, 0, SAMPLE},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -156,6 +159,7 @@ static void parse(int argc, char **argv, struct options *o)
 		case NOT_SUBTREE: o->filters.not_subtree = 1; break;
 		case 'D': o->filters.depth = optarg; break;
 		case 't': o->filters.min_duration = optarg; break;
+		case SAMPLE: o->filters.sample = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case ATEXIT: o->at_exit = 1; break;
 		case TOP:

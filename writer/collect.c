@@ -5,6 +5,7 @@
 #include "spill.h"
 
 #include <scope/aggregate.h>
+#include <scope/sample.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -423,6 +424,54 @@ static int first_pass_agg(struct grouping *gr, const struct scope_rec *r)
 	return 0;
 }
 
+/* Grows *v (of *cap elements of size) to hold n; -1 without memory. */
+static int reserve(void **v, uint64_t *cap, uint64_t n, size_t size)
+{
+	uint64_t c = *cap ? *cap : 64;
+	void *grown;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	if (!(grown = realloc(*v, c * size)))
+		return -1;
+	*v = grown;
+	*cap = c;
+	return 0;
+}
+
+/* r[0..) is one sample of lane (include/scope/sample.h), n its frames. */
+static int first_pass_sample(struct grouping *gr, const struct scope_rec *r, uint32_t lane,
+			     uint32_t n)
+{
+	uint32_t rid = UINT32_MAX, n_before = gr->map.n;
+	uint64_t addr = r[0].end;
+
+	for (uint32_t k = 1; k < 1 + (n + 1) / 2; k++)
+		if ((r[k].fn & SCOPE_REC_ADDR_MASK) != SCOPE_REC_SAMPLE_2)
+			return 0; /* not a whole sample: a damaged arena */
+	if (r[0].start > gr->stop_tick || !n)
+		return 0;
+	if (addr && addr <= SCOPE_REC_ADDR_MASK) {
+		rid = map_get(&gr->map, addr);
+		if (rid == UINT32_MAX || (gr->map.n != n_before && add_region(gr, rid, addr) != 0))
+			return -1;
+		if (gr->map.n != n_before)
+			gr->regions[rid].module = -1;
+	}
+	if (reserve((void **)&gr->samples, &gr->samples_cap, gr->nsamples + 1,
+		    sizeof *gr->samples) != 0 ||
+	    reserve((void **)&gr->sample_pcs, &gr->sample_pcs_cap, gr->nsample_pcs + n,
+		    sizeof *gr->sample_pcs) != 0)
+		return -1;
+	gr->samples[gr->nsamples++] =
+		(struct sample){tick_ns(gr->clock, r[0].start), lane, rid, gr->nsample_pcs, n};
+	for (uint32_t i = 0; i < n; i++)
+		gr->sample_pcs[gr->nsample_pcs++] = i % 2 ? r[1 + i / 2].end : r[1 + i / 2].start;
+	return 0;
+}
+
 static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t lane, int was_open)
 {
 	uint64_t at = gr->pos[gr->rid[gr->n]]++;
@@ -470,6 +519,10 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 		if (scope_rec_is_meta(&r[i])) {
 			if (!second && scope_rec_is_agg(&r[i]) && i + SCOPE_AGG_RECS <= n &&
 			    first_pass_agg(gr, &r[i]) != 0)
+				return -1;
+			if (!second && scope_rec_is_sample(&r[i]) &&
+			    i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
+			    first_pass_sample(gr, &r[i], lane, scope_sample_frames(&r[i])) != 0)
 				return -1;
 			continue;
 		}
@@ -730,6 +783,12 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	p->lane_sums = gr.lane_sums;
 	p->nlane_sums = gr.nlane_sums;
 	gr.lane_sums = NULL;
+	p->samples = gr.samples;
+	p->nsamples = gr.nsamples;
+	p->sample_pcs = gr.sample_pcs;
+	p->nsample_pcs = gr.nsample_pcs;
+	gr.samples = NULL;
+	gr.sample_pcs = NULL;
 	if (gr.rid && group(&gr, p) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;
@@ -749,6 +808,8 @@ out:
 	map_free(&gr.map);
 	map_free(&gr.lane_map);
 	free(gr.lane_sums);
+	free(gr.samples);
+	free(gr.sample_pcs);
 	free(gr.regions);
 	stack_free(&gr.stack);
 	depth_track_free(&gr.track);
@@ -769,5 +830,7 @@ void profile_free(struct profile *p)
 	spill_close(p->spill);
 	free(p->regions);
 	free(p->lane_sums);
+	free(p->samples);
+	free(p->sample_pcs);
 	memset(p, 0, sizeof *p);
 }

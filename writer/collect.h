@@ -137,6 +137,11 @@ struct grouping {
 	struct u64map lane_map;
 	struct lane_sum *lane_sums;
 	uint64_t nlane_sums, lane_sums_cap;
+	/* Samples (SCOPE_SAMPLE) and their frames. */
+	struct sample *samples;
+	uint64_t nsamples, samples_cap;
+	uint64_t *sample_pcs;
+	uint64_t nsample_pcs, sample_pcs_cap;
 };
 
 /* The region id of the call r, a new one when the map has not seen it

@@ -126,6 +126,17 @@ struct lane_sum {
 	int64_t self_ns;
 };
 
+/* One sample: where a thread was when its CPU-time timer fired. Its
+ * frames (code addresses, innermost first) are [first, first + n) of the
+ * profile's sample_pcs. */
+struct sample {
+	uint64_t time_ns;
+	uint32_t lane;
+	uint32_t region; /* the innermost open recorded call's, UINT32_MAX when none */
+	uint64_t first;
+	uint32_t n;
+};
+
 struct spill;
 
 struct profile {
@@ -142,6 +153,11 @@ struct profile {
 	int aggregates;
 	struct lane_sum *lane_sums;
 	uint64_t nlane_sums;
+	/* SCOPE_SAMPLE's samples, in read order. */
+	struct sample *samples;
+	uint64_t nsamples;
+	uint64_t *sample_pcs;
+	uint64_t nsample_pcs;
 };
 
 /*
