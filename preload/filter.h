@@ -34,6 +34,11 @@ int scope_sample_init(void) SCOPE_HIDDEN;
 void scope_sample_start(void) SCOPE_HIDDEN;
 void scope_sample_thread(void) SCOPE_HIDDEN;
 void scope_sample_thread_end(void) SCOPE_HIDDEN;
+/* The program's sigaction of the samples' signal, kept for it (signals.c):
+ * returns 1 when sig is that signal and sampling is on, else 0. */
+struct sigaction;
+int scope_sample_sigaction(int sig, const struct sigaction *act,
+			   struct sigaction *old) SCOPE_HIDDEN;
 
 /* elfsyms.c: the name of the function at addr as its module's symbol
  * table has it (mangled), NULL when none covers it. */

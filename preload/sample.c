@@ -28,12 +28,18 @@
  */
 
 #define SAMPLE_SIGNAL (SIGRTMAX - 5)
+#define SAMPLE_MARK   0x5c09e /* sigev_value of our timers: tells them from the program's */
 
 typedef int backtrace_fn(void **, int);
 typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 
 static long sample_hz;
 static backtrace_fn *backtrace;
+static sigaction_fn *real_sa;
+/* What the program asked for SAMPLE_SIGNAL (signals.c's sigaction asks
+ * here): it gets the signals our timers did not send. */
+static struct sigaction program_sa;
+static int armed;
 static __thread timer_t my_timer __attribute__((tls_model("initial-exec")));
 static __thread int has_timer __attribute__((tls_model("initial-exec")));
 
@@ -74,6 +80,35 @@ static inline struct scope_rec *take_slots(struct scope_thread *t, uint32_t n)
 	return NULL;
 }
 
+int scope_sample_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!__atomic_load_n(&armed, __ATOMIC_ACQUIRE) || sig != SAMPLE_SIGNAL)
+		return 0;
+	if (old)
+		*old = program_sa;
+	if (act)
+		program_sa = *act;
+	return 1;
+}
+
+/* A SAMPLE_SIGNAL that is not a sample: the program's, handled as it asked;
+ * by default the signal ends the process, as it would have. */
+static SCOPE_NOINST void forward(int sig, siginfo_t *si, void *ctx)
+{
+	struct sigaction a = program_sa, dfl;
+
+	if (a.sa_flags & SA_SIGINFO) {
+		a.sa_sigaction(sig, si, ctx);
+	} else if (a.sa_handler == SIG_DFL) {
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		real_sa(sig, &dfl, NULL);
+		raise(sig); /* delivered when this handler returns */
+	} else if (a.sa_handler != SIG_IGN) {
+		a.sa_handler(sig);
+	}
+}
+
 static SCOPE_NOINST void on_sample(int sig, siginfo_t *si, void *ctx)
 {
 	struct scope_thread *t = &scope_tls;
@@ -83,9 +118,11 @@ static SCOPE_NOINST void on_sample(int sig, siginfo_t *si, void *ctx)
 	struct scope_rec *r, *open;
 	int saved = errno, n, k = 0, m;
 	uint64_t now = scope_now();
-	(void)sig;
-	(void)si;
 
+	if (si->si_code != SI_TIMER || si->si_value.sival_int != SAMPLE_MARK) {
+		forward(sig, si, ctx);
+		goto out;
+	}
 	if (__atomic_load_n(&t->shared, __ATOMIC_RELAXED) || t->busy || t->lane < 0 || !t->limit)
 		goto out;
 	t->busy++; /* calls libunwind makes (an instrumented malloc) are not the program's */
@@ -133,6 +170,7 @@ void scope_sample_thread(void)
 	memset(&ev, 0, sizeof ev);
 	ev.sigev_notify = SIGEV_THREAD_ID;
 	ev.sigev_signo = SAMPLE_SIGNAL;
+	ev.sigev_value.sival_int = SAMPLE_MARK;
 	ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &my_timer) != 0)
 		return;
@@ -173,7 +211,7 @@ void scope_sample_start(void)
 	once = 1;
 	lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	backtrace = lib ? (backtrace_fn *)dlsym(lib, "unw_backtrace") : NULL;
-	real = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
+	real = real_sa = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
 	if (!backtrace || !real) {
 		scope_log(
 			"SCOPE_SAMPLE: cannot load libunwind.so.8 (install libunwind8); no samples "
@@ -186,10 +224,11 @@ void scope_sample_start(void)
 	sa.sa_sigaction = on_sample;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (real(SAMPLE_SIGNAL, &sa, NULL) != 0) {
+	if (real(SAMPLE_SIGNAL, &sa, &program_sa) != 0) {
 		backtrace = NULL;
 		return;
 	}
+	__atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
 	pthread_atfork(NULL, NULL, sample_forked);
 	scope_sample_thread();
 }

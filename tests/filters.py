@@ -360,8 +360,9 @@ def case_sample(t):
     samples = samples_of(p)
     in_spin = [stack for region, stack in samples if region == "spin"]
     in_nap = [stack for region, stack in samples if region == "nap"]
-    # CPU-time timers fire at most once a kernel tick (4 ms at HZ=250): 75 samples or more
-    expect(len(in_spin) >= 30, f"{len(in_spin)} samples in spin for 300 ms of CPU time")
+    # CPU-time timers fire at most once a kernel tick (4 ms at HZ=250), and only at a tick the
+    # thread is running at: 75 samples alone, fewer on a machine loaded by other work
+    expect(len(in_spin) >= 10, f"{len(in_spin)} samples in spin for 300 ms of CPU time")
     expect(len(in_nap) <= 2, f"{len(in_nap)} samples in nap, which sleeps")
     in_sin = [s for s in in_spin if "sin" in s[-1] and s[-1] != "spin"]
     expect(len(in_sin) >= 0.8 * len(in_spin), f"{len(in_sin)} of spin's {len(in_spin)} samples in sin")
@@ -380,6 +381,17 @@ def case_sample(t):
     r = t.run([os.path.join(t.bin, "scope-report"), "--samples", p0.path], env=t.env())
     expect(r.rc == 1 and len(r.err_lines()) == 1 and "--sample" in r.stderr,
            f"scope-report --samples of a profile without samples: {r.rc} {r.err_lines()}")
+
+
+def case_sample_signal(t):
+    """A program that handles the samples' own signal (SIGRTMAX-5) gets every one it raises,
+    and the samples go on."""
+    t.prog = os.path.join(t.progs, "sampling-gcc-O2")
+    expect(os.access(t.prog, os.X_OK), f"test program {t.prog} was not built")
+    p, r = t.profile("200", "rt", out="rt.h5", options=("-q", "--sample", "1000"))
+    expect_eq(t.text(r).strip(), "rt=3", "what the program's handler counted")
+    got = len([1 for region, _ in samples_of(p) if region == "spin"])
+    expect(got >= 1, f"{got} samples in spin for 200 ms of CPU time")
 
 
 def case_sample_sigprof(t):

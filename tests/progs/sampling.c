@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* "sampling [MS]": spin() computes sin() for MS ms of CPU time (default 300), then nap() sleeps MS ms. */
+/* "sampling [MS [rt]]": spin() computes sin() for MS ms of CPU time (default 300), then nap() sleeps MS ms;
+ * with rt, first raises SIGRTMAX-5 three times with a handler of its own and prints "rt=N". */
 #include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "progs.h"
@@ -37,9 +41,28 @@ NOINLINE void nap(long ms)
 	nanosleep(&ts, NULL);
 }
 
+static volatile sig_atomic_t rt_calls;
+
+static void on_rt(int sig)
+{
+	(void)sig;
+	rt_calls++;
+}
+
 int main(int argc, char **argv)
 {
 	long ms = argc > 1 ? atol(argv[1]) : 300;
+
+	if (argc > 2 && strcmp(argv[2], "rt") == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_rt;
+		sigaction(SIGRTMAX - 5, &sa, NULL);
+		for (int i = 0; i < 3; i++)
+			raise(SIGRTMAX - 5);
+		printf("rt=%d\n", (int)rt_calls);
+		fflush(stdout);
+	}
 
 	spin(ms);
 	nap(ms);
