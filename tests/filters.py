@@ -375,6 +375,11 @@ def case_sample(t):
     expect(len(rows) > 1 and "sin" in rows[1][-1], f"scope-report --samples does not put sin first: {rows[:3]}")
     cpu = int(rows[1][1])
     expect(200_000_000 <= cpu <= 400_000_000, f"sin's on-CPU time {cpu} ns, spin spun 300 ms")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--folded-samples", p.path], env=t.env()).expect_rc(0)
+    folded = [line.rsplit(" ", 1) for line in t.text(r).splitlines()]
+    expect(folded and all(w.isdigit() for _, w in folded), f"--folded-samples lines: {folded[:3]}")
+    expect(any(";spin;" in st and "sin" in st.split(";")[-1] for st, _ in folded),
+           f"no folded stack main;...;spin;sin: {folded[:3]}")
     # without --sample: no samples, and --samples says so
     p0, _ = t.profile("50", out="plain.h5")
     expect_eq(samples_of(p0), [], "samples without --sample")

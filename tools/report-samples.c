@@ -255,3 +255,57 @@ out:
 	sampled_free(&sm);
 	return rc;
 }
+
+/* Folded stacks (flamegraph.pl) of the samples: each distinct stack, with
+ * the CPU time its samples stand for, in ns. */
+int view_folded_samples(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+			size_t cap)
+{
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
+	struct sampled sm;
+	struct u64map m = {0};
+	double *cpu = NULL;
+	const char **stack = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	(void)o;
+	if (read_samples(p, &sm) != 0) {
+		snprintf(err, cap, "%s: %s", path, p->err);
+		goto out;
+	}
+	if (!sm.n) {
+		snprintf(err, cap, "%s: no samples (record with scope-run --sample HZ)", path);
+		goto out;
+	}
+	cpu = calloc(sm.n + 1, sizeof *cpu);
+	stack = calloc(sm.n + 1, sizeof *stack);
+	if (!cpu || !stack)
+		goto oom;
+	for (size_t i = 0; i < sm.n; i++) {
+		uint64_t key = map_hash_str(sm.s[i].stack);
+		int added;
+		uint32_t *row;
+		while ((row = map_slot(&m, key, (uint32_t)n, &added)) && !added &&
+		       strcmp(stack[*row], sm.s[i].stack) != 0)
+			key++;
+		if (!row)
+			goto oom;
+		if (added)
+			stack[n++] = sm.s[i].stack;
+		cpu[*row] += sm.weight[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s %llu\n", stack[i], (unsigned long long)(cpu[i] + 0.5));
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, cap, "%s: out of memory", path);
+out:
+	map_free(&m);
+	free(cpu);
+	free(stack);
+	sampled_free(&sm);
+	return rc;
+}

@@ -167,6 +167,11 @@ static const struct view views[] = {
 	 .run = view_samples,
 	 .profiles = 1,
 	 .takes = VO_FORMAT | VO_TOP},
+	{.name = "--folded-samples",
+	 .help = "folded stacks of the samples, instrumented code or not, weighted by CPU ns "
+		 "(flamegraph.pl)",
+	 .run = view_folded_samples,
+	 .profiles = 1},
 	{.name = "--chrome",
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
 	 .run = view_chrome,
