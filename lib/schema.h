@@ -18,11 +18,14 @@
 #define SC_PROCESS_N  "process%zu" /* /process<N>, N a row of /processes */
 #define SC_LANES      "lanes"
 #define SC_THREADS    "threads" /* in lanes */
+#define SC_TASKS      "tasks"	/* in lanes */
 #define SC_MODULES    "modules"
 #define SC_AGGREGATES "aggregates"
 #define SC_SAMPLES    "samples"
 #define SC_CRASH      "crash"
-#define SC_ENV_	      "env_" /* /metadata env_<VAR> */
+#define SC_HEAP	      "heap"	   /* in /process<N>, with SCOPE_HEAP=1 */
+#define SC_HEAP_SITES "heap_sites" /* in /process<N>, with SCOPE_HEAP=1 */
+#define SC_ENV_	      "env_"	   /* /metadata env_<VAR> */
 
 enum sc_type {
 	SC_INT32,
@@ -166,7 +169,11 @@ struct sc_field {
 	  "`1` when the process stopped normally; `0` when its calls were recovered after it was " \
 	  "killed (`kill -9`): calls recorded in the last moments may be missing")                 \
 	X(HOST, "host", SC_STRING, SC_OPTIONAL, "",                                                \
-	  "name of the host the process ran on (its clock gave `start` and `end`)")
+	  "name of the host the process ran on (its clock gave `start` and `end`)")                \
+	X(COUNTERS, "counters", SC_STRING, SC_OPTIONAL, "",                                        \
+	  "the counters read in it (see *Counters*), in column order, joined by commas "           \
+	  "(`perf::TASK-CLOCK,PAPI_TOT_INS`); `\"\"` when none was; files without counters lack "  \
+	  "the column")
 
 #define SC_REGION_FIELDS(X)                                                                        \
 	X(NAME, "name", SC_STRING, SC_REQUIRED, "",                                                \
@@ -181,7 +188,8 @@ struct sc_field {
 	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "source line, `0` if unknown")                 \
 	X(KIND, "kind", SC_STRING, SC_REQUIRED, "",                                                \
 	  "`function`; `mpi` for an MPI call (see *MPI calls*); `wait` or `io` for a C library "   \
-	  "call (see *C library calls*)")
+	  "call (see *C library calls*); `user` for a region the program named (see *Named "       \
+	  "regions*); `openmp` for an OpenMP parallel region (see *OpenMP*)")
 
 #define SC_PAIR_FIELDS(X)                                                                          \
 	X(PROCESS, "process", SC_UINT32, SC_REQUIRED, "", "row in `/processes`")                   \
@@ -209,7 +217,17 @@ struct sc_field {
 	X(AGGREGATED, "aggregated", SC_UINT64, SC_OPTIONAL, "",                                    \
 	  "calls of the pair that record-time filters kept out of `/events`, counted in this row " \
 	  "only; only in files recorded with filters (`0` for the processes of merged inputs "     \
-	  "without it)")
+	  "without it)")                                                                           \
+	SC_COUNTER_PAIR(X, 0) SC_COUNTER_PAIR(X, 1) SC_COUNTER_PAIR(X, 2) SC_COUNTER_PAIR(X, 3)
+
+/* Counter k's sums per pair (see *Counters*): every call's change, and its
+ * self part, the change less its direct callees'. */
+#define SC_COUNTER_PAIR(X, k)                                                                      \
+	X(COUNTER##k##_TOTAL, "counter" #k "_total", SC_UINT64, SC_OPTIONAL, "",                   \
+	  "sum of its calls' `counter" #k "`")                                                     \
+	X(COUNTER##k##_SELF, "counter" #k "_self", SC_UINT64, SC_OPTIONAL, "",                     \
+	  "sum of its calls' `counter" #k "`, each less that of the calls it made directly, at "   \
+	  "least `0`")
 
 /* One row per call; a new per-call column is one line here (see
  * SC_EVENT_COUNT for the lists that must follow it). */
@@ -220,7 +238,9 @@ struct sc_field {
 	X(DURATION, "duration", SC_NARROW, SC_REQUIRED, "ns", "duration of the call, ns")          \
 	X(THREAD, "thread", SC_NARROW, SC_REQUIRED, "",                                            \
 	  "thread lane: row of `/process<N>/lanes/threads` for the pair's process")                \
-	X(TASK, "task", SC_NARROW, SC_REQUIRED, "", "task lane, `0` = none")                       \
+	X(TASK, "task", SC_NARROW, SC_REQUIRED, "",                                                \
+	  "task lane the call's thread ran when the call started: row `task - 1` of "              \
+	  "`/process<N>/lanes/tasks`; `0` = none")                                                 \
 	X(DEPTH, "depth", SC_NARROW, SC_REQUIRED, "",                                              \
 	  "call depth on its thread, `0` = outermost recorded call (any depth: 32 bits once it "   \
 	  "passes 65,535)")                                                                        \
@@ -231,7 +251,14 @@ struct sc_field {
 	  "for every call that is neither")                                                        \
 	X(BYTES_RECEIVED, "bytes_received", SC_NARROW, SC_OPTIONAL, "bytes",                       \
 	  "bytes this call received into this rank's buffers (an I/O call: bytes it read); "       \
-	  "likewise")
+	  "likewise")                                                                              \
+	SC_COUNTER_EVENT(X, 0) SC_COUNTER_EVENT(X, 1) SC_COUNTER_EVENT(X, 2) SC_COUNTER_EVENT(X, 3)
+
+/* Counter k's change over each call (see *Counters*). */
+#define SC_COUNTER_EVENT(X, k)                                                                     \
+	X(COUNTER##k, "counter" #k, SC_NARROW, SC_OPTIONAL, "",                                    \
+	  "the change of the process's counter " #k " (`/processes/counters` names them) over "    \
+	  "the call, `0` for a call not counted")
 
 #define SC_THREAD_FIELDS(X)                                                                        \
 	X(TID, "tid", SC_UINT32, SC_REQUIRED, "", "operating-system thread id")                    \
@@ -244,6 +271,25 @@ struct sc_field {
 	X(CPU_NS, "cpu_ns", SC_UINT64, SC_OPTIONAL, "ns",                                          \
 	  "CPU time the thread used, user and system, from its own clock, ns; `0` when not known " \
 	  "(a process killed before it could stop, a writer older than this column)")
+
+/* Task lane k (the /events/task value k, k >= 1) is row k - 1. */
+#define SC_TASK_FIELDS(X)                                                                          \
+	X(ID, "id", SC_UINT64, SC_REQUIRED, "",                                                    \
+	  "the task's id: the program's, or the OpenMP runtime's task number")                     \
+	X(NAME, "name", SC_STRING, SC_REQUIRED, "",                                                \
+	  "the task's name (cut to 119 bytes), `\"\"` when it has none")                           \
+	X(PARENT, "parent", SC_INT32, SC_REQUIRED, "",                                             \
+	  "thread lane that began the task, `-1` if unknown")                                      \
+	X(START, "start", SC_UINT64, SC_REQUIRED, "relative ns",                                   \
+	  "when the task began, relative ns")                                                      \
+	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns",                                       \
+	  "when it ended, relative ns; the process's end for a task that never did")               \
+	X(THREADS, "threads", SC_STRING, SC_REQUIRED, "",                                          \
+	  "the thread lanes that ran it, comma-separated, ascending (`\"0,2\"`); `\"\"` when "     \
+	  "none "                                                                                  \
+	  "ran it")                                                                                \
+	X(BUSY_NS, "busy_ns", SC_UINT64, SC_REQUIRED, "ns",                                        \
+	  "time threads spent running the task, summed over them, ns")
 
 #define SC_MODULE_FIELDS(X)                                                                        \
 	X(PATH, "path", SC_STRING, SC_REQUIRED, "", "path of the object")                          \
@@ -314,10 +360,17 @@ struct sc_field {
 	  "time. Ranges of different pairs do not overlap.")                                       \
 	X("/process<N>", "Auxiliary tables of one process; `N` is the process's row in "           \
 			 "`/processes` (`/process0` for the first).")                              \
-	X("/process<N>/lanes", "The process's lanes: the threads it ran, in `threads`.")           \
+	X("/process<N>/lanes", "The process's lanes: the threads it ran, in `threads`, and its "   \
+			       "task lanes, in `tasks`.")                                          \
 	X("/process<N>/lanes/threads", "Columns, one row per thread of the process; the row "      \
 				       "index is the thread lane that `/events/thread` refers "    \
 				       "to.")                                                      \
+	X("/process<N>/lanes/tasks",                                                               \
+	  "Columns, one row per task lane of the process: a logical task that may run on one "     \
+	  "thread after another (a task of the program's, begun with `scope_task_begin`, or an "   \
+	  "OpenMP task). Task lane `k` (the `/events/task` value `k`, `k >= 1`) is row `k - 1`. "  \
+	  "The table has no rows when the process had no task; files of older writers do not "     \
+	  "have it.")                                                                              \
 	X("/process<N>/modules",                                                                   \
 	  "Columns, one row per executable or shared object mapped into the process.")             \
 	X("/process<N>/aggregates",                                                                \
@@ -329,7 +382,12 @@ struct sc_field {
 	  "row per sample, each taken when a thread of the process had used another period of "    \
 	  "CPU time (`1 / sample_hz` s).")                                                         \
 	X("/process<N>/crash", "Present when a fatal signal ended the process: the stack of the "  \
-			       "thread it hit, innermost frame first, up to 256 frames.")
+			       "thread it hit, innermost frame first, up to 256 frames.")          \
+	X("/process<N>/heap", "Present when the process ran with its heap tracked "                \
+			      "(`SCOPE_HEAP=1`): one row per region that allocated, with what "    \
+			      "its blocks came to.")                                               \
+	X("/process<N>/heap_sites", "With `heap`: the call sites (up to four per region) that "    \
+				    "allocated most of each region's bytes.")
 
 /*
  * Values of a column that mean something of their own, as X(group, column,
@@ -342,7 +400,39 @@ struct sc_field {
 	  "the call never returned (the program exited, crashed or was killed inside it, or its "  \
 	  "thread ended inside it); its `duration` runs to the end of its thread, or of the "      \
 	  "process")                                                                               \
-	X("/regions", "kind", "values", "function, mpi, wait, io")
+	X("/regions", "kind", "values", "function, mpi, wait, io, user, openmp")
+
+#define SC_HEAP_ATTRS(X)                                                                           \
+	X(PEAK_LIVE, "peak_live_bytes", SC_INT64, SC_REQUIRED, "bytes",                            \
+	  "the most heap bytes live at once in the process, bytes")                                \
+	X(LIVE_AT_EXIT, "live_bytes_at_exit", SC_INT64, SC_REQUIRED, "bytes",                      \
+	  "heap bytes not freed when recording stopped (at exit: leaks), bytes")                   \
+	X(UNTRACKED, "untracked", SC_INT64, SC_REQUIRED, "",                                       \
+	  "allocator calls not counted (made inside another's tracking on its thread)")
+
+#define SC_HEAP_FIELDS(X)                                                                          \
+	X(REGION, "region", SC_STRING, SC_REQUIRED, "",                                            \
+	  "the region, as `/regions` names it; `\"\"` outside any recorded call")                  \
+	X(ALLOCATIONS, "allocations", SC_UINT64, SC_REQUIRED, "", "blocks allocated")              \
+	X(FREES, "frees", SC_UINT64, SC_REQUIRED, "", "of them, freed")                            \
+	X(BYTES, "bytes_allocated", SC_UINT64, SC_REQUIRED, "bytes",                               \
+	  "bytes allocated in all, bytes")                                                         \
+	X(PEAK, "peak_live_bytes", SC_UINT64, SC_REQUIRED, "bytes",                                \
+	  "the most of its bytes live at once, bytes")                                             \
+	X(LEAKED, "live_bytes_at_exit", SC_UINT64, SC_REQUIRED, "bytes",                           \
+	  "its bytes not freed when recording stopped, bytes")
+
+#define SC_HEAP_SITE_FIELDS(X)                                                                     \
+	X(REGION, "region", SC_STRING, SC_REQUIRED, "", "the region, as in `heap`")                \
+	X(BYTES, "bytes", SC_UINT64, SC_REQUIRED, "bytes",                                         \
+	  "bytes the call site allocated in the region, bytes")                                    \
+	X(ALLOCATIONS, "allocations", SC_UINT64, SC_REQUIRED, "", "blocks it allocated there")     \
+	X(ADDRESS, "address", SC_UINT64, SC_REQUIRED, "",                                          \
+	  "the return address of the allocating call")                                             \
+	X(FUNCTION, "function", SC_STRING, SC_REQUIRED, "",                                        \
+	  "the function that made the call, demangled, or `module+0xOFFSET`")                      \
+	X(FILE, "file", SC_STRING, SC_REQUIRED, "", "its source file, or `\"\"`")                  \
+	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "the line of the call, 0 = unknown")
 
 /* clang-format off */
 #define SC_ENUM_(prefix, id) SC_##prefix##_##id,
@@ -353,11 +443,15 @@ struct sc_field {
 #define SC_ENUM_PAIR(id, ...)	  SC_ENUM_(PAIR, id)
 #define SC_ENUM_EV(id, ...)	  SC_ENUM_(EV, id)
 #define SC_ENUM_THR(id, ...)	  SC_ENUM_(THR, id)
+#define SC_ENUM_TASK(id, ...)	  SC_ENUM_(TASK, id)
 #define SC_ENUM_MOD(id, ...)	  SC_ENUM_(MOD, id)
 #define SC_ENUM_AGG(id, ...)	  SC_ENUM_(AGG, id)
 #define SC_ENUM_SMP(id, ...)	  SC_ENUM_(SMP, id)
 #define SC_ENUM_CRASHA(id, ...)	  SC_ENUM_(CRASHA, id)
 #define SC_ENUM_CRASH(id, ...)	  SC_ENUM_(CRASH, id)
+#define SC_ENUM_HEAPA(id, ...)	  SC_ENUM_(HEAPA, id)
+#define SC_ENUM_HEAP(id, ...)	  SC_ENUM_(HEAP, id)
+#define SC_ENUM_SITE(id, ...)	  SC_ENUM_(SITE, id)
 enum sc_root { SC_ROOT_FIELDS(SC_ENUM_ROOT) SC_NROOT };
 enum sc_meta { SC_METADATA_FIELDS(SC_ENUM_META) SC_NMETA };
 enum sc_proc { SC_PROCESS_FIELDS(SC_ENUM_PROC) SC_NPROC };
@@ -365,17 +459,22 @@ enum sc_reg { SC_REGION_FIELDS(SC_ENUM_REG) SC_NREG };
 enum sc_pair { SC_PAIR_FIELDS(SC_ENUM_PAIR) SC_NPAIR };
 enum sc_ev { SC_EVENT_FIELDS(SC_ENUM_EV) SC_NEV };
 enum sc_thr { SC_THREAD_FIELDS(SC_ENUM_THR) SC_NTHR };
+enum sc_task { SC_TASK_FIELDS(SC_ENUM_TASK) SC_NTASK };
 enum sc_mod { SC_MODULE_FIELDS(SC_ENUM_MOD) SC_NMOD };
 enum sc_agg { SC_AGGREGATE_FIELDS(SC_ENUM_AGG) SC_NAGG };
 enum sc_smp { SC_SAMPLE_FIELDS(SC_ENUM_SMP) SC_NSMP };
 enum sc_crasha { SC_CRASH_ATTRS(SC_ENUM_CRASHA) SC_NCRASHA };
 enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
+enum sc_heapa { SC_HEAP_ATTRS(SC_ENUM_HEAPA) SC_NHEAPA };
+enum sc_heap { SC_HEAP_FIELDS(SC_ENUM_HEAP) SC_NHEAP };
+enum sc_site { SC_HEAP_SITE_FIELDS(SC_ENUM_SITE) SC_NSITE };
 /* clang-format on */
 
 extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_processes[SC_NPROC],
 	sc_regions[SC_NREG], sc_pairs[SC_NPAIR], sc_events[SC_NEV], sc_threads[SC_NTHR],
-	sc_modules[SC_NMOD], sc_aggregates[SC_NAGG], sc_samples[SC_NSMP],
-	sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH];
+	sc_tasks[SC_NTASK], sc_modules[SC_NMOD], sc_aggregates[SC_NAGG], sc_samples[SC_NSMP],
+	sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH], sc_heap_attrs[SC_NHEAPA],
+	sc_heap[SC_NHEAP], sc_heap_sites[SC_NSITE];
 
 /* The name of a field: SC_EV(START_DELTA) is "start_delta". */
 #define SC_ROOT(id) (sc_root[SC_ROOT_##id].name)
@@ -385,6 +484,7 @@ extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_proces
 #define SC_PAIR(id) (sc_pairs[SC_PAIR_##id].name)
 #define SC_EV(id)   (sc_events[SC_EV_##id].name)
 #define SC_THR(id)  (sc_threads[SC_THR_##id].name)
+#define SC_TASK(id) (sc_tasks[SC_TASK_##id].name)
 #define SC_MOD(id)  (sc_modules[SC_MOD_##id].name)
 #define SC_AGG(id)  (sc_aggregates[SC_AGG_##id].name)
 #define SC_SMP(id)  (sc_samples[SC_SMP_##id].name)

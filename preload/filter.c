@@ -541,7 +541,8 @@ store_open(struct scope_thread *t, void *fn, uintptr_t frame, uint64_t now, uint
 		if (r == before || !r || !scope_record_is(r, fn))
 			return NULL;
 		t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
-		r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+		/* the depth bits only: the slow path may have marked the address */
+		r->fn = (r->fn & SCOPE_REC_ADDR_MASK) | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
 		*start = r->start; /* the slow path's own work is not the call's */
 		return r;
 	}

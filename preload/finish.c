@@ -222,6 +222,7 @@ void scope_finish(int kind, int code)
 		return;
 	scope_busy_begin(&scope_tls);
 	scope_filter_stop();
+	scope_heap_stop(p);
 	scope_thread_stop_self();
 	record_stop(p, kind, code);
 	/* An image that execs another is a part: the process's last image

@@ -99,6 +99,7 @@ int scope_start_recording(void)
 	if (scope_arena_create(p) != 0)
 		return -1; /* it said why */
 	describe_process(p);
+	scope_counters_init(p->hdr);
 	p->hdr->overhead_ticks = scope_measure_overhead();
 	if (scope_finish_prepare(p) != 0)
 		return -1;
@@ -109,6 +110,7 @@ int scope_start_recording(void)
 	 * names of the code it ran. */
 	scope_modules_capture(p);
 	scope_run_start(p);
+	scope_heap_start(p);
 	return 0;
 }
 
@@ -150,6 +152,7 @@ void scope_init(void)
 	scope_jump_resolve();
 	scope_modules_resolve();
 	scope_libcalls_resolve();
+	scope_heap_resolve();
 	if (stays_out() || scope_config_read(&p->cfg) != 0 || scope_filter_init() != 0) {
 		scope_busy_end(&scope_tls);
 		return;
@@ -160,6 +163,8 @@ void scope_init(void)
 		clock_source = SCOPE_CLOCK_MONOTONIC;
 	}
 	scope_env_capture(&p->cfg);
+	if (p->cfg.start_paused)
+		__atomic_store_n(&p->paused, 1, __ATOMIC_SEQ_CST);
 	if (scope_start_recording() == 0) {
 		scope_filter_start();
 		on_exit(on_exit_status, NULL);

@@ -4,12 +4,12 @@
 #include "format.h"
 #include "gather.h"
 #include "job.h"
+#include "launch.h"
 #include "merge.h"
 #include "profile.h"
 #include "run_filters.h"
 #include "storage.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -39,6 +39,12 @@ static const char usage[] =
 	"                           (default: while it runs, on another core)\n"
 	"      --libcalls KINDS     C library calls recorded as regions: none, wait (default:\n"
 	"                           joins, locks, sleeps, polls), io (read, write, open...), all\n"
+	"      --paused             start paused: record nothing until the program calls\n"
+	"                           scope_resume_process() (scope.h)\n"
+	"      --counters EVENTS    counters read over each call: perf::TASK-CLOCK,\n"
+	"                           perf::PAGE-FAULTS, perf::CONTEXT-SWITCHES,\n"
+	"                           perf::CPU-MIGRATIONS, PAPI events; comma-separated, at most 4\n"
+	"      --counter-regions RE only in the regions whose name matches RE\n"
 	"  -F, --only REGEX         store only calls of functions matching REGEX and the calls\n"
 	"                           they make (repeatable; POSIX extended, matched anywhere\n"
 	"                           in the demangled name or its short form)\n"
@@ -64,9 +70,9 @@ static const char usage[] =
 #define MAX_TOP 1000000
 
 struct options {
-	const char *output, *compression, *chunk, *libcalls;
+	const char *output, *compression, *chunk, *libcalls, *counters, *counter_regions;
 	struct run_filters filters;
-	int quiet, at_exit;
+	int quiet, at_exit, paused;
 	size_t top;
 	char **argv;
 };
@@ -96,23 +102,38 @@ static int write_at_exit(void)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS, NOT_SUBTREE, SAMPLE };
-	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
-					      {"compression", required_argument, 0, COMPRESSION},
-					      {"chunk-size", required_argument, 0, CHUNK},
-					      {"quiet", no_argument, 0, 'q'},
-					      {"top", required_argument, 0, TOP},
-					      {"write-at-exit", no_argument, 0, ATEXIT},
-					      {"libcalls", required_argument, 0, LIBCALLS},
-					      {"only", required_argument, 0, 'F'},
-					      {"not", required_argument, 0, 'N'},
-					      {"not-subtree", no_argument, 0, NOT_SUBTREE},
-					      {"depth", required_argument, 0, 'D'},
-					      {"min-duration", required_argument, 0, 't'},
-					      {"sample", required_argument, 0, SAMPLE},
-					      {"help", no_argument, 0, 'h'},
-					      {"version", no_argument, 0, 'V'},
-					      {0, 0, 0, 0}};
+	enum {
+		COMPRESSION = 256,
+		CHUNK,
+		TOP,
+		ATEXIT,
+		LIBCALLS,
+		PAUSED,
+		COUNTERS,
+		COUNTER_REGIONS,
+		NOT_SUBTREE,
+		SAMPLE
+	};
+	static const struct option longs[] = {
+		{"output", required_argument, 0, 'o'},
+		{"compression", required_argument, 0, COMPRESSION},
+		{"chunk-size", required_argument, 0, CHUNK},
+		{"quiet", no_argument, 0, 'q'},
+		{"top", required_argument, 0, TOP},
+		{"write-at-exit", no_argument, 0, ATEXIT},
+		{"libcalls", required_argument, 0, LIBCALLS},
+		{"paused", no_argument, 0, PAUSED},
+		{"counters", required_argument, 0, COUNTERS},
+		{"counter-regions", required_argument, 0, COUNTER_REGIONS},
+		{"only", required_argument, 0, 'F'},
+		{"not", required_argument, 0, 'N'},
+		{"not-subtree", no_argument, 0, NOT_SUBTREE},
+		{"depth", required_argument, 0, 'D'},
+		{"min-duration", required_argument, 0, 't'},
+		{"sample", required_argument, 0, SAMPLE},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0}};
 	struct storage st;
 	char *end;
 	long top;
@@ -162,6 +183,9 @@ static void parse(int argc, char **argv, struct options *o)
 		case SAMPLE: o->filters.sample = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case ATEXIT: o->at_exit = 1; break;
+		case PAUSED: o->paused = 1; break;
+		case COUNTERS: o->counters = optarg; break;
+		case COUNTER_REGIONS: o->counter_regions = optarg; break;
 		case TOP:
 			errno = 0;
 			top = strtol(optarg, &end, 10);
@@ -181,65 +205,6 @@ static void parse(int argc, char **argv, struct options *o)
 	if (optind >= argc)
 		die_usage("%s", "no program to run");
 	o->argv = argv + optind;
-}
-
-/* PROGRAM as execvp would find it. */
-static int find_program(const char *name, char *out, size_t cap)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL;
-
-	if (strchr(name, '/')) {
-		snprintf(out, cap, "%s", name);
-		return access(out, X_OK);
-	}
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		struct stat st;
-		snprintf(out, cap, "%s/%s", *dir ? dir : ".", name);
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
-			free(copy);
-			return 0;
-		}
-	}
-	free(copy);
-	return -1;
-}
-
-/* A program the dynamic loader never runs (static), or runs in secure mode
- * (setuid/setgid for someone else), never loads a preloaded library. */
-static const char *cannot_preload(const char *path)
-{
-	Elf64_Ehdr eh;
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	const char *why = NULL;
-
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
-	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
-		why = "is setuid or setgid: the loader ignores LD_PRELOAD for it";
-	else if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-		 memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64) {
-		int dynamic = 0;
-		for (int i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-			if (pread(fd, &ph, sizeof ph,
-				  (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
-			    (ssize_t)sizeof ph)
-				break;
-			dynamic |= ph.p_type == PT_INTERP;
-		}
-		if (!dynamic)
-			why = "is statically linked: it never loads a preloaded library (link it "
-			      "dynamically)";
-	}
-	close(fd);
-	return why;
 }
 
 /* The profile must not take the place of the program it profiles, nor of
@@ -264,28 +229,6 @@ static int check_output(const char *output, const char *program)
 	return 0;
 }
 
-/* Where this scope-run lives: BINDIR; the library is in BINDIR/../lib. */
-static void self_dir(char *out, size_t cap)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0) {
-		snprintf(out, cap, ".");
-		return;
-	}
-	exe[n] = '\0';
-	snprintf(out, cap, "%s", dirname(exe));
-}
-
-static void absolute(char *out, size_t cap, const char *path)
-{
-	char cwd[PATH_MAX];
-	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
-		snprintf(out, cap, "%s", path);
-	else
-		snprintf(out, cap, "%s/%s", cwd, path);
-}
-
 static void default_output(char *out, size_t cap, const char *program, pid_t pid, time_t when)
 {
 	char prog[PATH_MAX], stamp[32], host[128] = "host";
@@ -300,37 +243,23 @@ static void default_output(char *out, size_t cap, const char *program, pid_t pid
 }
 
 /* In the child: the environment the library reads, then exec. */
-static void exec_child(const struct options *o, const char *program, const char *lib,
-		       const char *writer, const char *output, const struct run_dirs *d,
-		       const struct run_writer *w)
+static void exec_child(const struct options *o, const char *program, const struct launch_paths *lp,
+		       const char *output, const struct run_dirs *d, const struct run_writer *w)
 {
-	const char *pre = getenv("LD_PRELOAD");
-	char *value;
-
-	/* Libraries the user preloads (a sanitizer runtime, say) stay first. */
-	if (pre && *pre) {
-		if (asprintf(&value, "%s %s", pre, lib) < 0)
-			_exit(127);
-	} else {
-		value = (char *)lib;
-	}
-	setenv("LD_PRELOAD", value, 1);
-	setenv("SCOPE_OUTPUT", output, 1);
-	setenv("SCOPE_PARTS", d->parts, 1);
-	setenv("SCOPE_TMPDIR", d->arenas, 1);
-	unsetenv("SCOPE_ROOT");
-	if (!getenv("SCOPE_WRITER"))
-		setenv("SCOPE_WRITER", writer, 1);
-	if (w->pid)
-		setenv("SCOPE_RUN_WRITER", w->socket, 1);
-	else
-		unsetenv("SCOPE_RUN_WRITER");
+	if (launch_env(lp, output, d, w) != 0)
+		_exit(127);
 	if (o->compression)
 		setenv("SCOPE_COMPRESSION", o->compression, 1);
 	if (o->chunk)
 		setenv("SCOPE_CHUNK_SIZE", o->chunk, 1);
 	if (o->libcalls)
 		setenv("SCOPE_LIBCALLS", o->libcalls, 1);
+	if (o->paused)
+		setenv("SCOPE_START_PAUSED", "1", 1);
+	if (o->counters)
+		setenv("SCOPE_COUNTERS", o->counters, 1);
+	if (o->counter_regions)
+		setenv("SCOPE_COUNTER_REGIONS", o->counter_regions, 1);
 	execv(program, o->argv);
 	fprintf(stderr, "scope-run: cannot run %s: %s\n", program, strerror(errno));
 	_exit(127);
@@ -422,9 +351,10 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	struct options o;
-	char program[PATH_MAX], dir[PATH_MAX], lib[PATH_MAX + 64], writer[PATH_MAX + 64];
+	char program[PATH_MAX];
 	char output[PATH_MAX + 256], name[PATH_MAX];
-	const char *why, *env_lib = getenv("SCOPE_PRELOAD_LIB");
+	const char *why;
+	struct launch_paths lp;
 	struct rusage ru = {0}, all;
 	struct run_dirs dirs;
 	struct run_writer w;
@@ -440,33 +370,25 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	/* here, not in the child only: the run's writer records them too */
 	run_filters_export(&o.filters);
-	if (find_program(o.argv[0], program, sizeof program) != 0) {
+	if (launch_find_program(o.argv[0], program, sizeof program) != 0) {
 		fprintf(stderr, "scope-run: %s: no such program (or not executable)\n", o.argv[0]);
 		return 2;
 	}
-	if ((why = cannot_preload(program)) != NULL) {
+	if ((why = launch_cannot_preload(program)) != NULL) {
 		fprintf(stderr, "scope-run: %s %s; it cannot be profiled by preloading\n", program,
 			why);
 		return 2;
 	}
-	self_dir(dir, sizeof dir);
-	snprintf(lib, sizeof lib, "%s", env_lib && *env_lib ? env_lib : "");
-	if (!lib[0])
-		snprintf(lib, sizeof lib, "%s/../lib/libscope_preload.so", dir);
-	snprintf(writer, sizeof writer, "%s/scope-writer", dir);
-	if (access(lib, R_OK) != 0) {
-		fprintf(stderr, "scope-run: cannot find %s (set SCOPE_PRELOAD_LIB to its path)\n",
-			lib);
+	if (launch_locate(&lp, "scope-run") != 0)
 		return 2;
-	}
 
 	if (o.output)
-		absolute(output, sizeof output, o.output);
+		launch_absolute(output, sizeof output, o.output);
 	else if (getenv("SCOPE_OUTPUT") && *getenv("SCOPE_OUTPUT"))
-		absolute(output, sizeof output, getenv("SCOPE_OUTPUT"));
+		launch_absolute(output, sizeof output, getenv("SCOPE_OUTPUT"));
 	else {
 		default_output(name, sizeof name, o.argv[0], getpid(), when);
-		absolute(output, sizeof output, name);
+		launch_absolute(output, sizeof output, name);
 	}
 	if (check_output(output, program) != 0)
 		return 2;
@@ -479,9 +401,9 @@ int main(int argc, char **argv)
 		snprintf(job_output, sizeof job_output, "%s", output);
 		snprintf(output, sizeof output, "%s", job.rank_file);
 	}
-	if (run_dirs_make(&dirs, output, dir) != 0)
+	if (run_dirs_make(&dirs, output, lp.bindir) != 0)
 		return 2;
-	run_writer_start(&w, dirs.arenas, dir, o.at_exit);
+	run_writer_start(&w, dirs.arenas, lp.bindir, o.at_exit);
 
 	/* Ctrl-C reaches the program through the terminal; scope-run stays to
 	 * report what it did. */
@@ -497,7 +419,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		exec_child(&o, program, lib, writer, output, &dirs, &w);
+		exec_child(&o, program, &lp, output, &dirs, &w);
 	}
 	child_pid = pid;
 	{

@@ -23,18 +23,12 @@
  * in calls that were not stored, which the writer takes off their self
  * time. Rec 0's fn is written last: a reader that finds it finds the rest.
  * A lane's sums may come in several groups (a full table is emptied into
- * the arena as the program runs): they add up.
+ * the arena as the program runs): they add up. Both markers are side
+ * records (scope_rec_is_side): a reader that knows neither skips them.
  */
-#define SCOPE_REC_AGG	UINT64_C(2)
-#define SCOPE_REC_AGG_2 UINT64_C(3)
+#define SCOPE_REC_AGG	UINT64_C(0x8)
+#define SCOPE_REC_AGG_2 UINT64_C(0x9)
 #define SCOPE_AGG_RECS	5
-
-/* Records that carry no call: bytes and aggregates. No code lives in the
- * first page, so their markers are no function's address. */
-static inline int scope_rec_is_meta(const struct scope_rec *r)
-{
-	return (r->fn & SCOPE_REC_ADDR_MASK) < 16;
-}
 
 static inline int scope_rec_is_agg(const struct scope_rec *r)
 {

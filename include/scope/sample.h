@@ -17,8 +17,8 @@
  *
  * Rec 0's fn is written last. Its lane is the chunk's.
  */
-#define SCOPE_REC_SAMPLE	UINT64_C(4)
-#define SCOPE_REC_SAMPLE_2	UINT64_C(5)
+#define SCOPE_REC_SAMPLE	UINT64_C(0xa)
+#define SCOPE_REC_SAMPLE_2	UINT64_C(0xb)
 #define SCOPE_SAMPLE_MAX_FRAMES 32
 
 static inline int scope_rec_is_sample(const struct scope_rec *r)
