@@ -185,6 +185,17 @@ static const struct view views[] = {
 	 .run = view_diff,
 	 .profiles = 2,
 	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_GATE | VO_CALLS | VO_COMPENSATE | VO_LINES},
+	{.name = "--samples",
+	 .help = "on-CPU time per function (instrumented or not) and per region, from the samples "
+		 "of scope-run --sample",
+	 .run = view_samples,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_TOP},
+	{.name = "--folded-samples",
+	 .help = "folded stacks of the samples, instrumented code or not, weighted by CPU ns "
+		 "(flamegraph.pl)",
+	 .run = view_folded_samples,
+	 .profiles = 1},
 	{.name = "--chrome",
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
 	 .run = view_chrome,
@@ -657,6 +668,31 @@ static void refuse_overwrite(const struct options *o)
 
 /* ---- Main --------------------------------------------------------------- */
 
+/* The views drawn from /events show the stored calls only: says so, once
+ * per profile, when filters kept calls out of it (the table counts them). */
+static void note_aggregated(const struct options *o, struct rd_profile **p)
+{
+	if (o->view->run == view_flat || o->view->run == view_diff ||
+	    o->view->run == view_processes)
+		return; /* drawn from /pairs */
+	for (size_t i = 0; i < o->nfiles; i++) {
+		uint64_t stored = 0, summed = 0;
+		for (size_t k = 0; k < p[i]->npairs; k++) {
+			stored += p[i]->pairs[k].count;
+			summed += p[i]->pairs[k].aggregated;
+		}
+		if (summed)
+			fprintf(stderr,
+				"scope-report: %s: this view shows the %llu calls stored as "
+				"events; "
+				"%llu more, kept out by the recording's filters, are counted in "
+				"the "
+				"table only\n",
+				o->files[i], (unsigned long long)stored,
+				(unsigned long long)summed);
+	}
+}
+
 /* Runs o's view of p into o's output; returns the exit status. */
 static int report(const struct options *o, struct rd_profile **p)
 {
@@ -671,6 +707,7 @@ static int report(const struct options *o, struct rd_profile **p)
 	*h5guard_tmp() = (char *)w.tmp;
 	h5guard_reading(o->view->profiles == 1 ? o->files[0] : NULL);
 	err[0] = 0;
+	note_aggregated(o, p);
 	rc = o->view->run(o, p, w.f, err, sizeof err);
 	h5guard_reading(NULL);
 	*h5guard_tmp() = NULL;

@@ -4,6 +4,8 @@
 #include "collect.h"
 #include "spill.h"
 
+#include <scope/aggregate.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
