@@ -61,6 +61,7 @@ struct options {
 	struct gate *gates;
 	size_t ngates;
 	uint64_t min_time; /* --diff: gate only regions above this time */
+	uint64_t max_size; /* --max-size, bytes; 0: none */
 	const char *output;
 	const char *files[2];
 	size_t nfiles;
@@ -222,9 +223,15 @@ void json_double(FILE *out, double v);
 typedef int view_fn(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 		    size_t cap);
 
+/* The size of a view's output, estimated from /pairs before it runs, bytes; the
+ * calls it will write go to *calls. */
+typedef uint64_t view_size_fn(const struct options *o, struct rd_profile *const *in,
+			      uint64_t *calls);
+
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
 view_fn view_chrome, view_speedscope;		 /* report-export.c */
+view_size_fn size_chrome, size_speedscope;	 /* report-export.c */
 view_fn view_diff;				 /* report-diff.c */
 view_fn view_callers, view_callees;		 /* report-callers.c */
 
