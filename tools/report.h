@@ -230,9 +230,26 @@ typedef uint64_t view_size_fn(const struct options *o, struct rd_profile *const 
 
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
-view_fn view_chrome, view_speedscope;		 /* report-export.c */
-view_size_fn size_chrome, size_speedscope;	 /* report-export.c */
-view_fn view_diff;				 /* report-diff.c */
-view_fn view_callers, view_callees;		 /* report-callers.c */
+view_fn view_html;				 /* report-html.c */
+
+/* A node of a call tree: one call path. */
+struct call_node {
+	uint64_t region;	     /* UINT64_MAX for the root */
+	uint32_t parent;	     /* UINT32_MAX for the root */
+	uint64_t calls, total, self; /* of the calls kept on this path, ns */
+};
+struct call_tree {
+	struct call_node
+		*nodes; /* nodes[0] is the root when n > 0; a parent comes before its children */
+	size_t n;
+};
+/* The call tree of the processes and lanes chosen, all merged into one root,
+ * of the calls the filter keeps (report-tree.c; --folded prints the same).
+ * Returns 0, or -1 with the reason in p->err. Free nodes. */
+int call_tree_merged(const struct options *o, struct rd_profile *p, struct call_tree *out);
+view_fn view_chrome, view_speedscope;	   /* report-export.c */
+view_size_fn size_chrome, size_speedscope; /* report-export.c */
+view_fn view_diff;			   /* report-diff.c */
+view_fn view_callers, view_callees;	   /* report-callers.c */
 
 #endif

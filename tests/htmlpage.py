@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""scope-report --html on real profiles, each page drawn by headless Chromium and read back from its DOM.
+
+Usage: htmlpage.py CASE --bin DIR --progs DIR --workdir DIR [--sanitized LIBASAN]
+
+Cases:
+  page     calls-gcc-O2 and threads-gcc-O2: the region table holds the calls,
+           total and self of `scope-report --format csv`, the flame graph a
+           block per call path with its calls, the timeline a row per lane
+           with bars named by their regions; a screenshot (html-page.png) is
+           kept and must show drawn blocks.
+  offline  the page asks for nothing: no src, href, url() or @import in it,
+           and drawn with every host name unresolvable, it is complete.
+  bounded  400000 calls, and a program of 1500 functions: the file stays
+           small, the page says what it summed, draws at most its limits,
+           and the summed rows and blocks add up to the profile's figures.
+  ranks    an MPI job of 4 ranks (Open MPI's mpirun): the Ranks section has
+           a row per region with the min, mean and max of its self time over
+           the ranks, and a heat map of 4 columns (skipped without mpirun).
+
+Exit status: 0 pass, 1 fail, 77 skip (no Chromium, or no MPI for ranks).
+"""
+
+import csv
+import html
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from harness import Failure, Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
+from viewer import Browser, colored_share, install_chromium
+
+KIB = 1024
+
+
+class Html(ToolTest):
+    def __init__(self, a):
+        super().__init__(a)
+        self.chromium = None
+
+    def browser(self):
+        if not self.chromium:
+            self.chromium = install_chromium()
+        return Browser(self.chromium, self.work)
+
+    def profile(self, prog, *args, out="p.h5"):
+        r = self.run([self.scope_run, "-q", "-o", self.path(out), "--", self.prog(prog), *args],
+                     env=self.env(preload_asan=True), quiet=True)
+        r.expect_rc(0)
+        return self.path(out)
+
+    def html(self, h5, name, *options):
+        out = self.path(name)
+        self.run([self.report, "--html", *options, "-o", out, h5], quiet=True).expect_rc(0)
+        expect(os.path.isfile(out), f"scope-report wrote no {out}")
+        return out
+
+    def csv(self, h5, *options):
+        r = self.run([self.report, "--format", "csv", *options, h5], quiet=True)
+        r.expect_rc(0)
+        return {row["region"]: row for row in csv.DictReader(io.StringIO(r.stdout))}
+
+    def drawn(self, page, *chromium_args):
+        """The page as Chromium rendered it, its script having run."""
+        dom = self.browser().run("file://" + page, "--dump-dom", *chromium_args)
+        expect('data-drawn="1"' in dom, f"{page}: the page's script did not finish drawing")
+        return Dom(dom)
+
+
+class Dom:
+    """What a drawn page shows: table rows by id, flame blocks, lanes, bars, notes."""
+
+    def __init__(self, text):
+        self.text = text
+        self.data = json.loads(re.search(r'<script type="application/json" id="scope-data">(.*?)</script>',
+                                         text, re.S).group(1))
+
+    def rows(self, table_id):
+        m = re.search(r'<table[^>]*id="' + table_id + r'".*?<tbody>(.*?)</tbody>', self.text, re.S)
+        expect(m, f"the page has no table {table_id}")
+        out = []
+        for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(1), re.S):
+            out.append([(v, unescape(t)) for v, t in re.findall(r'<td(?: data-v="([^"]*)")?[^>]*>(.*?)</td>', tr, re.S)])
+        return out
+
+    def flame(self):
+        """The flame graph's blocks: (name, title)."""
+        return [(unescape(n), unescape(t)) for n, t in
+                re.findall(r'<g class="flame-node" data-name="([^"]*)"><rect[^>]*></rect><title>([^<]*)</title>',
+                           self.text)]
+
+    def lanes(self):
+        return [unescape(x) for x in re.findall(r'<div class="lane-label" title="([^"]*)"', self.text)]
+
+    def bars(self):
+        return [unescape(x) for x in re.findall(r'<rect class="bar"[^>]*data-name="([^"]*)"', self.text)]
+
+    def notes(self):
+        return " ".join(unescape(re.sub(r"<[^>]+>", "", x))
+                        for x in re.findall(r'<p class="note">(.*?)</p>', self.text, re.S))
+
+
+def unescape(s):
+    return html.unescape(s)
+
+
+def region_table(dom):
+    """The region table: name -> (calls, total, self) as the page's sort keys hold them."""
+    out = {}
+    for cells in dom.rows("region-table"):
+        name = cells[7][1]
+        out[name] = (int(float(cells[0][0])), int(float(cells[1][0])), int(float(cells[2][0])))
+    return out
+
+
+def check_regions(dom, want, what):
+    shown = region_table(dom)
+    expect_eq(sorted(shown), sorted(want), f"{what}: regions in the table")
+    for name, row in want.items():
+        expect_eq(shown[name], (int(row["calls"]), int(row["total_ns"]), int(row["self_ns"])),
+                  f"{what}: calls, total and self of {name}")
+
+
+def case_page(t):
+    h5 = t.profile("calls-gcc-O2", "2000")
+    page = t.html(h5, "calls.html")
+    dom = t.drawn(page)
+    want = t.csv(h5)
+    check_regions(dom, want, "calls")
+    # calls.c: main -> run -> outer x20 -> leaf x99 each (1980)
+    blocks = dom.flame()
+    names = [n for n, _ in blocks]
+    print("flame blocks:", names)
+    expect_eq(names, ["all calls", "main", "run", "outer", "leaf"], "the flame graph's blocks, top down")
+    for name, title in blocks[1:]:
+        expect(title.endswith(f", {want[name]['calls']} calls"), f"flame block {name}: {title!r}")
+    lanes = dom.lanes()
+    expect(len(lanes) == 1 and "calls-gcc-O2" in lanes[0] and "lane 0" in lanes[0], f"timeline lanes {lanes}")
+    # Every call is in the page's data (2002 are under its limits); those
+    # wider than a third of a pixel at the whole run's scale are drawn.
+    names = [r[0] for r in dom.data["regions"]]
+    kept = {}
+    for b in dom.data["lanes"][0]["bars"]:
+        kept[names[b[2]]] = kept.get(names[b[2]], 0) + 1
+    expect_eq(kept, {n: int(r["calls"]) for n, r in want.items()}, "calls per region in the timeline's bars")
+    bars = set(dom.bars())
+    expect({"main", "run", "outer"} <= bars <= set(want), f"regions drawn as bars: {sorted(bars)}")
+    png = t.path("html-page.png")
+    t.browser().screenshot("file://" + page, png)
+    share = colored_share(png)
+    print(f"screenshot {png}: {100 * share:.1f}% coloured")
+    expect(share > 0.02, f"the screenshot {png} shows no drawn blocks")
+
+    # Several lanes: one timeline row each, the table as --format csv says.
+    h5 = t.profile("threads-gcc-O2", out="threads.h5")
+    dom = t.drawn(t.html(h5, "threads.html"))
+    check_regions(dom, t.csv(h5), "threads")
+    lanes = dom.lanes()
+    print("lanes:", lanes)
+    nlanes = int(re.search(r"(\d+) thread lanes", dom.text).group(1))
+    expect(nlanes > 1, "threads-gcc-O2 ran in one lane")
+    expect_eq(len(lanes), nlanes, "timeline rows")
+    expect_eq([re.search(r"/ lane (\d+):", x).group(1) for x in lanes], [str(i) for i in range(nlanes)],
+              "timeline rows, in lane order")
+    # --thread: one lane, its figures
+    dom = t.drawn(t.html(h5, "thread1.html", "--thread", "1"))
+    check_regions(dom, t.csv(h5, "--thread", "1"), "threads --thread 1")
+    expect_eq(len(dom.lanes()), 1, "timeline rows with --thread 1")
+
+
+def case_offline(t):
+    h5 = t.profile("calls-gcc-O2", "200")
+    page = t.html(h5, "calls.html")
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    for pattern in (r"\ssrc\s*=", r"\shref\s*=", r"url\(", r"@import", r"\bfetch\(", r"XMLHttpRequest",
+                    r"<link\b", r"<iframe\b"):
+        expect(not re.search(pattern, text), f"{page} holds {pattern!r}: it would ask for something")
+    dom = t.drawn(page, "--host-resolver-rules=MAP * ~NOTFOUND", "--disable-background-networking")
+    check_regions(dom, t.csv(h5), "offline")
+    expect(dom.flame() and dom.bars(), "offline: no flame graph or timeline drawn")
+
+
+def many_functions(t, n):
+    """A program of N instrumented functions, each called once from main."""
+    src = t.path("many.c")
+    with open(src, "w") as f:
+        for i in range(n):
+            f.write(f"__attribute__((noinline)) int f{i}(int x) {{ return x * {i + 3} + 1; }}\n")
+        f.write("int main(void) { int s = 0;\n")
+        for i in range(n):
+            f.write(f"  s += f{i}(s);\n")
+        f.write("  return s == 42 ? 3 : 0; }\n")
+    exe = t.path("many")
+    r = t.run(["gcc", "-O1", "-g", "-finstrument-functions", "-o", exe, src], quiet=True)
+    r.expect_rc(0)
+    return exe
+
+
+def case_bounded(t):
+    # Many calls: the bars a lane keeps are bounded, the file too.
+    small = t.html(t.profile("calls-gcc-O2", "2000", out="small.h5"), "small.html")
+    h5 = t.profile("calls-gcc-O2", "400000", out="big.h5")
+    big = t.html(h5, "big.html")
+    sizes = os.path.getsize(small), os.path.getsize(big)
+    print(f"page of 2002 calls: {sizes[0]} bytes; of 400002 calls: {sizes[1]} bytes")
+    expect(sizes[1] < 1024 * KIB, f"the page of 400002 calls is {sizes[1]} bytes, not under 1 MiB")
+    dom = t.drawn(big)
+    notes = dom.notes()
+    m = re.search(r"\((\d+) of (\d+) calls are drawn, at most (\d+) a lane\)", notes)
+    expect(m, f"the timeline does not say how many calls it draws: {notes!r}")
+    drawn, calls, per_lane = map(int, m.groups())
+    expect_eq(calls, 400002, "calls the timeline counts")
+    expect(drawn == per_lane and drawn < calls, f"drawn {drawn} of {calls}, at most {per_lane} a lane")
+    expect(len(dom.bars()) <= drawn, f"{len(dom.bars())} bars in the page, more than {drawn}")
+    strip = sum(dom.data["lanes"][0]["bins"])
+    expect_eq(strip, 400002, "calls in the timeline's strip of starts")
+    check_regions(dom, t.csv(h5), "400002 calls")
+
+    # Many regions: the table keeps 1000 rows and sums the rest in one.
+    exe = many_functions(t, 1500)
+    r = t.run([t.scope_run, "-q", "-o", t.path("many.h5"), "--", exe], env=t.env(preload_asan=True), quiet=True)
+    r.expect_rc(0)
+    h5 = t.path("many.h5")
+    page = t.html(h5, "many.html")
+    dom = t.drawn(page)
+    rows = dom.rows("region-table")
+    expect_eq(len(rows), 1001, "rows of a table of 1501 regions")
+    expect_eq(rows[-1][7][1], "501 other regions", "the last row's name")
+    want = t.csv(h5)
+    expect_eq(len(want), 1501, "regions in the profile")
+    expect_eq(sum(int(float(r[0][0])) for r in rows), sum(int(x["calls"]) for x in want.values()),
+              "calls summed over the table's rows")
+    expect_eq(sum(int(float(r[2][0])) for r in rows), sum(int(x["self_ns"]) for x in want.values()),
+              "self time summed over the table's rows")
+    expect("the other 501 are summed in the last row" in dom.notes(), "the table does not say what it summed")
+    print(f"page of 1501 regions: {os.path.getsize(page)} bytes, {len(dom.flame())} flame blocks")
+
+
+def case_ranks(t):
+    mpirun = shutil.which("mpirun")
+    prog = os.path.join(t.progs, "mpi-ring")
+    if not mpirun or not os.access(prog, os.X_OK):
+        raise Skipped("no Open MPI mpirun, or mpi-ring was not built")
+    h5 = t.path("job.h5")
+    r = t.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "4", t.scope_run, "-q", "-o", h5, "--",
+               prog], env=t.env(preload_asan=True), quiet=True, timeout=120)
+    r.expect_rc(0)
+    dom = t.drawn(t.html(h5, "job.html"))
+    per_rank = [t.csv(h5, "--rank", str(k)) for k in range(4)]
+    rows = dom.rows("rank-table")
+    expect(rows, "no Ranks table")
+    for cells in rows:
+        name = cells[5][1]
+        selfs = [int(p[name]["self_ns"]) if name in p else 0 for p in per_rank]
+        got = [float(cells[i][0]) for i in range(4)]
+        expect_eq([round(x) for x in got], [min(selfs), round(sum(selfs) / 4), max(selfs), selfs.index(max(selfs))],
+                  f"{name}: min, mean, max of self time over the ranks, and the slowest rank")
+    heat = dom.data["imbalance"]
+    expect_eq(heat["ranks"], [0, 1, 2, 3], "the heat map's columns")
+    expect_eq(len(re.findall(r'<text[^>]*class="heat-label"', dom.text)), len(rows), "labelled heat-map rows")
+    expect_eq(len(dom.lanes()), sum(1 for _ in re.finditer(r"rank \d\) / lane", " ".join(dom.lanes()))),
+              "every lane labelled with its rank")
+
+
+CASES = cases_of(globals())
+
+
+def main():
+    ap = parser(__doc__, CASES, "bin", "progs", "workdir", "sanitized")
+    a = ap.parse_args()
+    return run_case(CASES, a.case, lambda: Html(a))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
