@@ -63,6 +63,7 @@ struct options {
 	uint64_t min_time; /* --diff: gate only regions above this time */
 	uint64_t max_size; /* --max-size, bytes; 0: none */
 	const char *output;
+	const char *dir; /* --otf2 DIR */
 	const char *files[2];
 	size_t nfiles;
 	struct shown shown[2]; /* of files[i], filled once it is open */
@@ -231,6 +232,8 @@ typedef uint64_t view_size_fn(const struct options *o, struct rd_profile *const 
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
 view_fn view_html;				 /* report-html.c */
+view_fn view_otf2;				 /* report-otf2.c: writes into o->dir */
+view_size_fn size_otf2;				 /* report-otf2.c */
 
 /* A node of a call tree: one call path. */
 struct call_node {

@@ -9,6 +9,7 @@
 #include "sink.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <signal.h>
 #include <libgen.h>
@@ -106,7 +107,8 @@ enum {
 
 struct view {
 	const char *name; /* its option; "" for the default, which has none */
-	const char *arg;  /* the value its option takes (REGEX), or NULL */
+	const char *arg;  /* the value its option takes (REGEX, DIR), or NULL */
+	int dir;	  /* it writes a directory, its option's value, not to -o */
 	const char *help; /* its line in --help */
 	view_fn *run;
 	view_size_fn *size; /* its output's size, estimated before it runs; NULL: small */
@@ -183,6 +185,14 @@ static const struct view views[] = {
 	{.name = "--html",
 	 .help = "one self-contained HTML page: regions, flame graph, timeline, ranks",
 	 .run = view_html,
+	 .profiles = 1,
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
+	{.name = "--otf2",
+	 .arg = "DIR",
+	 .help = "an OTF2 trace archive in DIR, a new directory (Vampir, Score-P tools)",
+	 .run = view_otf2,
+	 .size = size_otf2,
+	 .dir = 1,
 	 .profiles = 1,
 	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 	{.name = "--folded",
@@ -487,7 +497,9 @@ static void parse(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
 		if (c >= OPT_VIEW) {
 			set_view(o, &views[c - OPT_VIEW]);
-			if (views[c - OPT_VIEW].arg) {
+			if (views[c - OPT_VIEW].dir) {
+				o->dir = optarg;
+			} else if (views[c - OPT_VIEW].arg) {
 				if (o->has_target)
 					regfree(&o->target);
 				compile(&o->target, views[c - OPT_VIEW].name, optarg);
@@ -546,6 +558,8 @@ static void parse(int argc, char **argv, struct options *o)
 		o->files[o->nfiles++] = argv[optind];
 	}
 	o->on_timeline = (o->view->takes & VO_ALIGN) != 0;
+	if (o->view->dir && o->output)
+		die_usage("%s writes into its DIR: -o does not apply", o->view->name);
 	check_combinations(o, format_given);
 }
 
@@ -831,7 +845,9 @@ static int open_profiles(const struct options *o, struct rd_profile **p)
 static int announce_size(const struct options *o, struct rd_profile *const *p, int gzip)
 {
 	char est[32], max[32], why[80] = "";
-	const char *to = o->output && strcmp(o->output, "-") != 0 ? o->output : "standard output";
+	const char *to = o->view->dir				    ? o->dir
+			 : o->output && strcmp(o->output, "-") != 0 ? o->output
+								    : "standard output";
 	uint64_t calls = 0, bytes;
 
 	if (!o->view->size)
@@ -848,16 +864,102 @@ static int announce_size(const struct options *o, struct rd_profile *const *p, i
 		fprintf(stderr,
 			"scope-report: %s would be%s about %s (%llu calls), more than --max-size "
 			"%s: "
-			"nothing written (FILE.gz compresses; --since, --until, --thread write "
-			"less)\n",
-			to, why, est, (unsigned long long)calls, max);
+			"nothing written (%s--since, --until, --thread write less)\n",
+			to, why, est, (unsigned long long)calls, max,
+			o->view->dir ? "" : "FILE.gz compresses; ");
 		return 1;
 	}
 	if (bytes > BIG_EXPORT)
 		fprintf(stderr, "scope-report: %s will be%s about %s%s (%llu calls)%s\n", to, why,
 			est, gzip ? " before compression" : "", (unsigned long long)calls,
-			gzip ? "" : "; -o FILE.gz compresses it");
+			gzip || o->view->dir ? "" : "; -o FILE.gz compresses it");
 	return 0;
+}
+
+/* ---- Views that write a directory -------------------------------------- */
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static uint64_t tree_bytes;
+
+static int add_size(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)path, (void)ftw;
+	if (type == FTW_F)
+		tree_bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+/* A new, empty sibling of dir to write into: ".NAME.XXXXXX", or NULL with the reason in err. */
+static char *sibling_dir(const char *dir, char *err, size_t cap)
+{
+	char *a = strdup(dir), *b = strdup(dir), *tmp = NULL;
+	mode_t mask = umask(0);
+
+	umask(mask);
+	if (!a || !b || asprintf(&tmp, "%s/.%s.XXXXXX", dirname(a), basename(b)) < 0) {
+		snprintf(err, cap, "out of memory");
+		tmp = NULL;
+	} else if (!mkdtemp(tmp) || chmod(tmp, 0777 & ~mask) != 0) {
+		snprintf(err, cap, "cannot write in its directory: %s", strerror(errno));
+		free(tmp);
+		tmp = NULL;
+	}
+	free(a);
+	free(b);
+	return tmp;
+}
+
+/*
+ * Runs a view that writes a directory (--otf2 DIR): into a new sibling, which
+ * becomes DIR when it is complete and within --max-size, and is removed
+ * otherwise. DIR must not exist. Returns the exit status.
+ */
+static int report_dir(const struct options *o, struct rd_profile **p)
+{
+	char err[RD_ERR_MAX + 320], max[32], got[32];
+	struct options in = *o;
+	struct stat st;
+	int rc;
+
+	if (lstat(o->dir, &st) == 0) {
+		fprintf(stderr, "scope-report: %s exists: give %s a new directory\n", o->dir,
+			o->view->name);
+		return 1;
+	}
+	if (announce_size(o, p, 0) != 0)
+		return 1;
+	if (!(in.dir = sibling_dir(o->dir, err, sizeof err))) {
+		fprintf(stderr, "scope-report: %s: %s\n", o->dir, err);
+		return 1;
+	}
+	h5guard_reading(o->files[0]);
+	err[0] = 0;
+	rc = o->view->run(&in, p, NULL, err, sizeof err);
+	h5guard_reading(NULL);
+	tree_bytes = 0;
+	if (rc == 0 && o->max_size && nftw(in.dir, add_size, 16, FTW_PHYS) == 0 &&
+	    tree_bytes > o->max_size) {
+		fprintf(stderr,
+			"scope-report: %s passed --max-size %s (%s written): nothing written\n",
+			o->dir, fmt_bytes(max, sizeof max, o->max_size),
+			fmt_bytes(got, sizeof got, tree_bytes));
+		rc = 1;
+	} else if (rc == 0 && rename(in.dir, o->dir) != 0) {
+		fprintf(stderr, "scope-report: %s: %s\n", o->dir, strerror(errno));
+		rc = 1;
+	} else if (rc < 0) {
+		fprintf(stderr, "scope-report: %s\n", err);
+		rc = 1;
+	}
+	if (rc != 0)
+		nftw(in.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free((char *)in.dir);
+	return rc;
 }
 
 /* Runs o's view of p into o's output; returns the exit status. */
@@ -868,6 +970,8 @@ static int report(const struct options *o, struct rd_profile **p)
 	int rc, gzip = sink_gzip_name(o->output);
 	const char *to = o->output ? o->output : "standard output";
 
+	if (o->view->dir)
+		return report_dir(o, p);
 	if (announce_size(o, p, gzip) != 0)
 		return 1;
 	if (output_open(&w, o->output, gzip, o->max_size, err, sizeof err) != 0) {
