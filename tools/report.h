@@ -55,6 +55,7 @@ struct options {
 	int compensate;	 /* --compensate: times less the recording's cost */
 	int full_names;	 /* --names full */
 	int lines;	 /* --lines */
+	int quiet;	 /* -q: no progress line */
 	int per_thread;	 /* --tree --per-thread */
 	regex_t target;	 /* --callers or --callees REGEX */
 	int has_target;

@@ -5,6 +5,7 @@
 #include "h5guard.h"
 #include "names.h"
 #include "profile.h"
+#include "progress.h"
 #include "report.h"
 #include "sink.h"
 
@@ -64,6 +65,7 @@ static const char usage_tail[] =
 	"      --max-size SIZE      exports: write nothing, and exit 1, when the output would\n"
 	"                           pass SIZE bytes (64K, 100M, 2G); an export estimated over\n"
 	"                           1 GiB is announced on stderr either way\n"
+	"  -q, --quiet              no progress line on a terminal during exports\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
 	"\n"
@@ -109,6 +111,7 @@ struct view {
 	const char *name; /* its option; "" for the default, which has none */
 	const char *arg;  /* the value its option takes (REGEX, DIR), or NULL */
 	int dir;	  /* it writes a directory, its option's value, not to -o */
+	int passes;	  /* times it reads the calls: its progress line counts them; 0: none */
 	const char *help; /* its line in --help */
 	view_fn *run;
 	view_size_fn *size; /* its output's size, estimated before it runs; NULL: small */
@@ -171,23 +174,27 @@ static const struct view views[] = {
 	 .profiles = 2,
 	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_GATE | VO_CALLS | VO_COMPENSATE | VO_LINES},
 	{.name = "--chrome",
+	 .passes = 1,
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
 	 .run = view_chrome,
 	 .size = size_chrome,
 	 .profiles = 1,
 	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 	{.name = "--speedscope",
+	 .passes = 1,
 	 .help = "speedscope JSON, one evented profile per thread lane",
 	 .run = view_speedscope,
 	 .size = size_speedscope,
 	 .profiles = 1,
 	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 	{.name = "--html",
+	 .passes = 2,
 	 .help = "one self-contained HTML page: regions, flame graph, timeline, ranks",
 	 .run = view_html,
 	 .profiles = 1,
 	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 	{.name = "--otf2",
+	 .passes = 1,
 	 .arg = "DIR",
 	 .help = "an OTF2 trace archive in DIR, a new directory (Vampir, Score-P tools)",
 	 .run = view_otf2,
@@ -196,6 +203,7 @@ static const struct view views[] = {
 	 .profiles = 1,
 	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 	{.name = "--folded",
+	 .passes = 1,
 	 .help = "folded stacks weighted by self time (flamegraph.pl)",
 	 .run = view_folded,
 	 .profiles = 1,
@@ -398,6 +406,7 @@ static const struct option common[] = {
 	{"lines", no_argument, 0, OPT_LINES},
 	{"per-thread", no_argument, 0, OPT_PER_THREAD},
 	{"max-size", required_argument, 0, OPT_MAX_SIZE},
+	{"quiet", no_argument, 0, 'q'},
 	{"output", required_argument, 0, 'o'},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, 'V'},
@@ -494,7 +503,7 @@ static void parse(int argc, char **argv, struct options *o)
 	o->view = &views[0];
 	o->process = o->rank = o->thread = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qhV", longs, NULL)) != -1) {
 		if (c >= OPT_VIEW) {
 			set_view(o, &views[c - OPT_VIEW]);
 			if (views[c - OPT_VIEW].dir) {
@@ -546,6 +555,7 @@ static void parse(int argc, char **argv, struct options *o)
 					  optarg);
 			break;
 		case 'o': o->output = optarg; break;
+		case 'q': o->quiet = 1; break;
 		case 'h': help(); exit(0);
 		case 'V': printf("scope-report %s\n", SCOPE_VERSION); exit(0);
 		case ':': die_usage("option %s needs a value", argv[optind - 1]);
@@ -876,6 +886,22 @@ static int announce_size(const struct options *o, struct rd_profile *const *p, i
 	return 0;
 }
 
+/* Starts the progress line of an export: the calls of the processes chosen,
+ * read as many times as the view reads them. */
+static void export_progress(struct progress *pg, const struct options *o, struct rd_profile **p,
+			    const char *to)
+{
+	uint64_t calls = 0;
+	unsigned passes = (unsigned)o->view->passes;
+
+	if (o->view->run == view_html && from_calls(o))
+		passes++; /* its table sums the calls first */
+	for (size_t i = 0; i < p[0]->npairs; i++)
+		if (want_process(o, p[0], p[0]->pairs[i].process))
+			calls += p[0]->pairs[i].count;
+	progress_start(pg, "scope-report", to, calls * passes, o->quiet || !passes);
+}
+
 /* ---- Views that write a directory -------------------------------------- */
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -923,6 +949,7 @@ static int report_dir(const struct options *o, struct rd_profile **p)
 {
 	char err[RD_ERR_MAX + 320], max[32], got[32];
 	struct options in = *o;
+	struct progress pg;
 	struct stat st;
 	int rc;
 
@@ -939,7 +966,9 @@ static int report_dir(const struct options *o, struct rd_profile **p)
 	}
 	h5guard_reading(o->files[0]);
 	err[0] = 0;
+	export_progress(&pg, o, p, o->dir);
 	rc = o->view->run(&in, p, NULL, err, sizeof err);
+	progress_end(&pg);
 	h5guard_reading(NULL);
 	tree_bytes = 0;
 	if (rc == 0 && o->max_size && nftw(in.dir, add_size, 16, FTW_PHYS) == 0 &&
@@ -967,6 +996,7 @@ static int report(const struct options *o, struct rd_profile **p)
 {
 	char err[RD_ERR_MAX + 64];
 	struct output w;
+	struct progress pg;
 	int rc, gzip = sink_gzip_name(o->output);
 	const char *to = o->output ? o->output : "standard output";
 
@@ -981,7 +1011,9 @@ static int report(const struct options *o, struct rd_profile **p)
 	*h5guard_tmp() = (char *)w.tmp;
 	h5guard_reading(o->view->profiles == 1 ? o->files[0] : NULL);
 	err[0] = 0;
+	export_progress(&pg, o, p, to);
 	rc = o->view->run(o, p, w.f, err, sizeof err);
+	progress_end(&pg);
 	h5guard_reading(NULL);
 	*h5guard_tmp() = NULL;
 	if (rc >= 0 && w.sink && w.sink->over) {

@@ -38,7 +38,8 @@ static const char usage[] =
 	"                           (default: while it runs, on another core)\n"
 	"      --libcalls KINDS     C library calls recorded as regions: none, wait (default:\n"
 	"                           joins, locks, sleeps, polls), io (read, write, open...), all\n"
-	"  -q, --quiet              print no summary\n"
+	"  -q, --quiet              print no summary, and no progress line while the\n"
+	"                           profile is written (SCOPE_PROGRESS=off)\n"
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
@@ -406,6 +407,8 @@ int main(int argc, char **argv)
 	int status = 0, gathered, rc;
 
 	parse(argc, argv, &o);
+	if (o.quiet) /* for the writers and the merge, in this process and the run's */
+		setenv("SCOPE_PROGRESS", "off", 1);
 	if (find_program(o.argv[0], program, sizeof program) != 0) {
 		fprintf(stderr, "scope-run: %s: no such program (or not executable)\n", o.argv[0]);
 		return 2;

@@ -4,6 +4,7 @@
 #include "columns.h"
 #include "merge.h"
 #include "profile_out.h"
+#include "progress.h"
 #include "publish.h"
 #include "ranks.h"
 #include "run.h"
@@ -436,6 +437,8 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 	struct module *mods = NULL;
 	char output[4096], host[256] = "";
 	struct job job = {0};
+	struct progress pg;
+	char label[64];
 	int rc;
 
 	writer_fail_reset();
@@ -454,10 +457,16 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 	describe_run(&run, o, &a, &clock, host);
 	phase("setup");
 	rc = 1;
+	/* every record is visited twice, then written as some 6 columns; a
+	 * part of a run is named by its process, the part's path being hidden */
+	snprintf(label, sizeof label, "the profile of pid %d", (int)a.hdr->pid);
+	progress_start(&pg, "scope-writer", a.hdr->parts[0] && !o->output ? label : output,
+		       a.nchunks * a.recs_per_chunk * 8, 0);
 	if (!run.command_line)
 		say_kept("out of memory", NULL, o);
 	else
 		rc = write_run(&run, o, &a, &st, output, &job);
+	progress_end(&pg);
 	if (rc == 0 && wrote)
 		snprintf(wrote, cap, "%s", output);
 	free((char *)run.command_line);
