@@ -11,10 +11,12 @@ Cases:
            own calls (as --thread K counts them) and the event count its
            definition gives, events nest and never go back in time;
            --min-duration keeps the calls the table counts with it.
-  mpi      an MPI job of 4 ranks (Open MPI): a location group per rank,
-           MPI calls as regions of the MPI paradigm, and the bytes each
-           rank's MPI calls sent and received (the profile's /pairs) as
-           properties of its first location (skipped without mpirun).
+  mpi      mpi-calls, 4 ranks (Open MPI): a location group per rank,
+           MPI calls as regions of the MPI paradigm, each MPI call's Enter
+           with the bytes it sent and received (/events/bytes_*) as
+           attributes, also with --thread 0, and each rank's totals
+           (/pairs) as properties of its first location (skipped without
+           mpirun).
   refuse   a DIR that exists, -o with --otf2, and a --max-size too small
            (estimated, and measured) each exit non-zero with one line,
            leaving nothing behind.
@@ -73,6 +75,22 @@ class Otf2(ToolTest):
             m = EVENT.match(line.strip())
             if m:
                 out[int(m.group(2))].append((m.group(1), int(m.group(3)), m.group(4)))
+        return out
+
+    def mpi_bytes(self, anchor):
+        """The bytes attributes of each ENTER: (location, region) -> [(sent, received)] in order."""
+        r = self.run([self.printer, anchor], quiet=True)
+        r.expect_rc(0)
+        out, last = collections.defaultdict(list), None
+        for line in r.stdout.splitlines():
+            m = EVENT.match(line.strip())
+            if m:
+                last = (int(m.group(2)), m.group(4)) if m.group(1) == "ENTER" else None
+                continue
+            a = re.search(r'\("bytes_sent" <\d+>; UINT64; (\d+)\), \("bytes_received" <\d+>; UINT64; (\d+)\)', line)
+            if a:
+                expect(last, f"bytes attributes not on an ENTER: {line.strip()}")
+                out[last].append((int(a.group(1)), int(a.group(2))))
         return out
 
     def definitions(self, anchor):
@@ -155,9 +173,9 @@ def case_calls(t):
 
 def case_mpi(t):
     mpirun = shutil.which("mpirun")
-    prog = os.path.join(t.progs, "mpi-ring")
+    prog = os.path.join(t.progs, "mpi-calls")  # every MPI call, with sizes that differ call to call
     if not mpirun or not os.access(prog, os.X_OK):
-        raise Skipped("no Open MPI mpirun, or mpi-ring was not built")
+        raise Skipped("no Open MPI mpirun, or mpi-calls was not built")
     h5 = t.path("job.h5")
     r = t.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "4", t.scope_run, "-q", "-o", h5, "--",
                prog], env=t.env(preload_asan=True), quiet=True, timeout=120)
@@ -194,6 +212,31 @@ def case_mpi(t):
     print("bytes:", sorted(want.items()))
     expect(want, "the job's MPI calls moved no bytes")
     expect_eq(props, want, "bytes per rank and MPI region, as location properties")
+
+    # Each call's own bytes, from /events, in the order of its pair's rows.
+    with h5py.File(h5, "r") as f:
+        first, count = f["pairs/first"][()], f["pairs/count"][()]
+        sent, received = f["events/bytes_sent"][()], f["events/bytes_received"][()]
+        thread = f["events/thread"][()]
+    for only in (None, 0):
+        anchor = t.otf2(h5, f"job-{only}", *(["--thread", str(only)] if only is not None else []))
+        got = t.mpi_bytes(anchor)
+        locs = location_defs(t.definitions(anchor))
+        group_loc = {}
+        for loc, (_, _, group) in sorted(locs.items()):
+            group_loc.setdefault(group, loc)  # with --thread 0, each group's one location
+        want = collections.defaultdict(list)
+        for i in range(len(pairs["process"])):
+            p, region = int(pairs["process"][i]), int(pairs["region"][i])
+            if kinds[region] != "mpi":
+                continue
+            for row in range(int(first[i]), int(first[i]) + int(count[i])):
+                if only is None or int(thread[row]) == only:
+                    lane_loc = group_loc[p] + (int(thread[row]) if only is None else 0)
+                    want[(lane_loc, names[region])].append((int(sent[row]), int(received[row])))
+        expect(sum(len(v) for v in want.values()) > 0, "no MPI calls")
+        expect_eq(dict(got), dict(want), f"bytes of each MPI call (--thread {only})")
+        print(f"--thread {only}: {sum(len(v) for v in got.values())} MPI calls with their bytes")
     expect_eq(sorted(int(x) for x in ranks), [0, 1, 2, 3], "ranks in the profile")
 
 

@@ -12,6 +12,8 @@
 
 #include <otf2/otf2.h>
 
+#include "schema.h"
+
 /* Bytes OTF2 keeps in memory per location before it writes them out; the
  * archive's memory is this times the lanes written. */
 #define OTF2_CHUNK     (256u << 10)
@@ -35,8 +37,24 @@ static OTF2_ErrorCode keep_error(void *data, const char *file, uint64_t line, co
 	return code;
 }
 
+/* Rows of a pair's bytes read at once. */
+#define BYTES_SLICE 4096
+
+/* The bytes of an MPI pair's calls, a slice of rows at a time. */
+struct pair_bytes {
+	uint64_t off, n; /* the rows held: [off, off + n) of the pair's calls */
+	uint64_t sent[BYTES_SLICE], received[BYTES_SLICE];
+};
+
+/* The attributes of an MPI call's Enter event. */
+enum { ATTR_BYTES_SENT, ATTR_BYTES_RECEIVED };
+
 struct otf2 {
 	struct call_filter f;
+	struct rd_profile *p;
+	struct pair_bytes **bytes; /* per pair: NULL until an MPI call of it is written */
+	unsigned char *mpi;	   /* per region: its calls carry bytes */
+	OTF2_AttributeList *attrs;
 	OTF2_Archive *a;
 	OTF2_EvtWriter **w; /* per location */
 	uint64_t *last;	    /* per location: its last timestamp */
@@ -82,16 +100,47 @@ static uint64_t stamp(struct otf2 *o, size_t l, size_t process, uint64_t rel)
 	return t;
 }
 
+/* An MPI call's bytes as its event's attributes; 0, or -1 when they cannot be read. */
+static int call_bytes(struct otf2 *o, const struct wk_frame *f)
+{
+	const struct rd_pair *pr = &o->p->pairs[f->pair];
+	struct pair_bytes *b = o->bytes[f->pair];
+
+	if (!b && !(b = o->bytes[f->pair] = calloc(1, sizeof *b)))
+		return -1;
+	if (f->index < b->off || f->index >= b->off + b->n) {
+		b->off = f->index;
+		b->n = pr->count - f->index < BYTES_SLICE ? pr->count - f->index : BYTES_SLICE;
+		if (rd_event_rows(o->p, SC_EV_BYTES_SENT, pr->first + b->off, b->n, 8, b->sent) !=
+			    0 ||
+		    rd_event_rows(o->p, SC_EV_BYTES_RECEIVED, pr->first + b->off, b->n, 8,
+				  b->received) != 0)
+			return -1;
+	}
+	if (OTF2_AttributeList_AddUint64(o->attrs, ATTR_BYTES_SENT, b->sent[f->index - b->off]) !=
+		    OTF2_SUCCESS ||
+	    OTF2_AttributeList_AddUint64(o->attrs, ATTR_BYTES_RECEIVED,
+					 b->received[f->index - b->off]) != OTF2_SUCCESS)
+		return -1;
+	return 0;
+}
+
 static int otf2_enter(void *ctx, struct wk_lane *wl)
 {
 	struct otf2 *o = ctx;
 	struct wk_frame *f = &wl->stack[wl->n - 1];
 	size_t l = o->base[wl->process] + wl->lane - o->from;
+	int with = o->mpi[f->region];
 
 	f->tag = (uint64_t)filter_call(&o->f, wl->process, f);
 	if (!f->tag)
 		return 0;
-	if (OTF2_EvtWriter_Enter(o->w[l], NULL, stamp(o, l, wl->process, f->start),
+	if (with && call_bytes(o, f) != 0) {
+		o->failed = 1;
+		return -1;
+	}
+	if (OTF2_EvtWriter_Enter(o->w[l], with ? o->attrs : NULL,
+				 stamp(o, l, wl->process, f->start),
 				 (OTF2_RegionRef)f->region) != OTF2_SUCCESS) {
 		o->failed = 1;
 		return -1;
@@ -134,6 +183,15 @@ static int lanes_of(const struct options *opt, const struct rd_profile *p, size_
 static int open_locations(struct otf2 *o, const struct options *opt, const struct rd_profile *p)
 {
 	size_t from, to;
+	int bytes = rd_event_width(p, SC_EV_BYTES_SENT) > 0 &&
+		    rd_event_width(p, SC_EV_BYTES_RECEIVED) > 0;
+
+	o->mpi = calloc(p->nregions + 1, 1);
+	o->bytes = calloc(p->npairs + 1, sizeof *o->bytes);
+	if (!o->mpi || !o->bytes || !(o->attrs = OTF2_AttributeList_New()))
+		return -1;
+	for (size_t r = 0; bytes && r < p->nregions; r++)
+		o->mpi[r] = strcmp(p->regions[r].kind, "mpi") == 0;
 
 	if (!(o->base = malloc((p->nprocesses + 1) * sizeof *o->base)))
 		return -1;
@@ -311,6 +369,13 @@ static int definitions(struct otf2 *o, const struct options *opt, const struct r
 		    o->g, 1000000000, o->origin, o->end - o->origin + 1, o->origin) != OTF2_SUCCESS)
 		o->failed = 1;
 	string(o, "");
+	if (OTF2_GlobalDefWriter_WriteAttribute(o->g, ATTR_BYTES_SENT, string(o, "bytes_sent"),
+						string(o, "bytes the MPI call sent"),
+						OTF2_TYPE_UINT64) != OTF2_SUCCESS ||
+	    OTF2_GlobalDefWriter_WriteAttribute(
+		    o->g, ATTR_BYTES_RECEIVED, string(o, "bytes_received"),
+		    string(o, "bytes the MPI call received"), OTF2_TYPE_UINT64) != OTF2_SUCCESS)
+		o->failed = 1;
 	regions(o, opt, p);
 	system_tree(o, p, nodes);
 	for (size_t i = 0; i < p->nprocesses && !o->failed; i++)
@@ -358,7 +423,7 @@ int view_otf2(const struct options *o, struct rd_profile *const *in, FILE *out, 
 	      size_t cap)
 {
 	struct rd_profile *p = in[0];
-	struct otf2 w = {.origin = p->origin, .end = p->origin};
+	struct otf2 w = {.p = p, .origin = p->origin, .end = p->origin};
 	int rc;
 
 	(void)out;
@@ -381,6 +446,12 @@ int view_otf2(const struct options *o, struct rd_profile *const *in, FILE *out, 
 	free(w.last);
 	free(w.events);
 	free(w.base);
+	for (size_t i = 0; w.bytes && i < p->npairs; i++)
+		free(w.bytes[i]);
+	free(w.bytes);
+	free(w.mpi);
+	if (w.attrs)
+		OTF2_AttributeList_Delete(w.attrs);
 	filter_free(&w.f);
 	return rc;
 }
