@@ -370,6 +370,21 @@ static SCOPE_NOINST int monotonic_setting(void)
 	return 0;
 }
 
+/* SCOPE_PROGRESS, which the writer reads at exit: checked now, as the
+ * storage settings are, so that a mistake is said at start. */
+static SCOPE_NOINST void progress_setting(void)
+{
+	const char *v = scope_getenv("SCOPE_PROGRESS");
+	char *end;
+	double s;
+
+	if (!v || !*v || strcmp(v, "off") == 0)
+		return;
+	s = strtod(v, &end);
+	if (*end || !(s >= 0))
+		scope_log("SCOPE_PROGRESS='%s' is not off or a number of seconds; using 1", v);
+}
+
 int scope_config_read(struct scope_config *cfg)
 {
 	const char *tmp = scope_getenv("SCOPE_TMPDIR");
@@ -399,5 +414,6 @@ int scope_config_read(struct scope_config *cfg)
 	cfg->keep_arena = flag("SCOPE_KEEP_ARENA");
 	cfg->debug = flag("SCOPE_DEBUG");
 	cfg->libcalls = libcalls_setting();
+	progress_setting();
 	return 0;
 }

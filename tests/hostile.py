@@ -323,6 +323,17 @@ def case_bad_clock(t):
     setting_case(t, "SCOPE_CLOCK", "rdtsc")
 
 
+def case_bad_progress(t):
+    r = setting_case(t, "SCOPE_PROGRESS", "fast")
+    one_line(r, "SCOPE_PROGRESS='fast'", "off or a number of seconds")
+    setting_case(t, "SCOPE_PROGRESS", "-2")
+    for good in ("off", "0", "2.5"):
+        env = t.env({"SCOPE_OUTPUT": t.path("ok.h5"), "SCOPE_PROGRESS": good}, preload=t.preload)
+        r = t.run([t.prog, "plain", N], env=env)
+        r.expect_rc(0)
+        expect("SCOPE_PROGRESS" not in r.stderr, f"SCOPE_PROGRESS={good}: {r.stderr!r}")
+
+
 def case_unknown_setting(t):
     """A misspelt variable: one line naming it and the variable it is nearest to, with that
     one's values, and the run as without it; a name near none gets a line too."""
