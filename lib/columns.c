@@ -371,6 +371,156 @@ int attr_root(hid_t file)
 		       : -1;
 }
 
+/* ---- Descriptions ------------------------------------------------------ */
+
+/* Sets loc's string attribute name to text without its Markdown markup
+ * (the backquotes and asterisks of docs/SCHEMA.md), replacing it. */
+static int attr_plain(hid_t loc, const char *name, const char *text)
+{
+	char *plain = malloc(strlen(text) + 1), *o = plain;
+	int rc;
+
+	if (!plain)
+		return -1;
+	for (const char *s = text; *s; s++)
+		if (*s != '`' && *s != '*')
+			*o++ = *s;
+	*o = '\0';
+	rc = H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0 ? -1 : attr_str(loc, name, plain);
+	free(plain);
+	return rc;
+}
+
+/* Whether every component of path (absolute, or relative to loc) exists. */
+static int path_exists(hid_t loc, const char *path)
+{
+	char buf[256];
+	size_t n = strlen(path);
+
+	if (n >= sizeof buf)
+		return 0;
+	memcpy(buf, path, n + 1);
+	for (char *slash = buf + 1; (slash = strchr(slash, '/')); slash++) {
+		*slash = '\0';
+		if (H5Lexists(loc, buf, H5P_DEFAULT) <= 0)
+			return 0;
+		*slash = '/';
+	}
+	return strcmp(buf, "/") == 0 || H5Lexists(loc, buf, H5P_DEFAULT) > 0;
+}
+
+/* The table's path with <N> replaced by n: "/process<N>/modules" -> "/process3/modules". */
+static void with_n(char *out, size_t cap, const char *path, size_t n)
+{
+	const char *at = strstr(path, "<N>");
+	if (at)
+		snprintf(out, cap, "%.*s%zu%s", (int)(at - path), path, n, at + 3);
+	else
+		snprintf(out, cap, "%s", path);
+}
+
+/* Describes the dataset group/name when the file has it. */
+static int describe_column(hid_t file, const char *group, const struct sc_field *f,
+			   const char *table_group)
+{
+	char path[256];
+	hid_t d;
+	int rc = 0;
+
+	if (snprintf(path, sizeof path, "%s/%s", group, f->name) >= (int)sizeof path ||
+	    !path_exists(file, path))
+		return 0;
+	if ((d = H5Dopen2(file, path, H5P_DEFAULT)) < 0)
+		return -1;
+	if (attr_plain(d, SC_DESCRIPTION, f->what) != 0 ||
+	    (f->unit[0] && attr_plain(d, SC_UNIT, f->unit) != 0))
+		rc = -1;
+	for (size_t e = 0; rc == 0 && e < sc_nenum_docs; e++) {
+		const struct sc_enum_doc *x = &sc_enum_docs[e];
+		if (strcmp(x->group, table_group) == 0 && strcmp(x->column, f->name) == 0)
+			rc = attr_plain(d, x->attribute, x->text);
+	}
+	return H5Dclose(d) < 0 ? -1 : rc;
+}
+
+/* Describes the group of the table at path (with <N> as n) and its columns,
+ * when the file has it. */
+static int describe_group(hid_t file, const struct sc_group_doc *doc, size_t n)
+{
+	char path[256];
+	hid_t g;
+	int rc;
+
+	with_n(path, sizeof path, doc->path, n);
+	if (!path_exists(file, path))
+		return 0;
+	if ((g = H5Oopen(file, path, H5P_DEFAULT)) < 0)
+		return -1;
+	rc = attr_plain(g, SC_DESCRIPTION, doc->what);
+	if (H5Oclose(g) < 0 || rc != 0)
+		return -1;
+	for (size_t i = 0; i < sc_ngroups; i++) {
+		const struct sc_group *t = &sc_groups[i];
+		if (t->attributes || strcmp(t->path, doc->path) != 0)
+			continue;
+		for (size_t k = 0; k < t->n; k++)
+			if (describe_column(file, path, &t->fields[k], t->path) != 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* The rows of /processes, as the length of its first column; 0 without it. */
+static size_t process_rows(hid_t file)
+{
+	char path[64];
+	hsize_t dims = 0;
+	hid_t d, space;
+
+	snprintf(path, sizeof path, "/%s/%s", SC_PROCESSES, sc_processes[0].name);
+	if (!path_exists(file, path) || (d = H5Dopen2(file, path, H5P_DEFAULT)) < 0)
+		return 0;
+	if ((space = H5Dget_space(d)) >= 0) {
+		if (H5Sget_simple_extent_ndims(space) != 1 ||
+		    H5Sget_simple_extent_dims(space, &dims, NULL) < 0)
+			dims = 0;
+		H5Sclose(space);
+	}
+	H5Dclose(d);
+	return (size_t)dims;
+}
+
+/* Whether the object at path has a description already. */
+static int described(hid_t file, const char *path)
+{
+	hid_t o = H5Oopen(file, path, H5P_DEFAULT);
+	int yes = o >= 0 && H5Aexists(o, SC_DESCRIPTION) > 0;
+	if (o >= 0)
+		H5Oclose(o);
+	return yes;
+}
+
+int describe_profile(hid_t file)
+{
+	size_t nproc = process_rows(file);
+	char path[64];
+
+	for (size_t i = 0; i < sc_ngroup_docs; i++)
+		if (!strstr(sc_group_docs[i].path, "<N>") &&
+		    describe_group(file, &sc_group_docs[i], 0) != 0)
+			return -1;
+	for (size_t n = 0; n < nproc; n++) {
+		snprintf(path, sizeof path, "/" SC_PROCESS_N, n);
+		if (!path_exists(file, path) || described(file, path))
+			continue;
+		for (size_t i = 0; i < sc_ngroup_docs; i++)
+			if (strstr(sc_group_docs[i].path, "<N>") &&
+			    describe_group(file, &sc_group_docs[i], n) != 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* Stores an unsigned column in the narrowest width its values fit,
  * narrowing in place: element i moves to a lower or equal address only
  * after every element before it has been read. */

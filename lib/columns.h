@@ -65,4 +65,14 @@ int attr_f64(hid_t loc, const char *name, double value);
  * and the time unit. Returns 0 or -1. */
 int attr_root(hid_t file);
 
+/*
+ * Writes lib/schema.h's descriptions into file: a "description" attribute
+ * on every group and dataset the table knows, a "unit" attribute on each
+ * dataset whose values have one, and the attributes that explain a
+ * column's values (SC_ENUM_DOCS), replacing those there. A /process<N>
+ * group that has its description already (copied from a profile written
+ * so) is left as it is. Returns 0 or -1.
+ */
+int describe_profile(hid_t file);
+
 #endif

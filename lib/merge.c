@@ -743,7 +743,7 @@ static int write_merged(const char *path, void *ctx)
 		}
 	if (j->m->events == j->m->nevents && events_end(&c, j->m, 1) == 0 &&
 	    finish_metadata(file, j) == 0 && write_processes(&c, file, j->m) == 0 &&
-	    write_tables(&c, file, j->m) == 0)
+	    write_tables(&c, file, j->m) == 0 && describe_profile(file) == 0)
 		rc = 0;
 out:
 	events_end(&c, j->m, 0);

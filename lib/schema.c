@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The tables of lib/schema.h: every field of schema 3 with its type, need, unit and meaning. */
+/* The tables of lib/schema.h: every group and field of schema 3, typed and described. */
 #include "schema.h"
 
 #define SC_ROW(id, name, type, need, unit, what) {name, type, need, unit, what},
@@ -33,6 +33,14 @@ const struct sc_group sc_groups[] = {
 	GROUP("/process<N>/crash", 0, sc_crash),
 };
 const size_t sc_ngroups = sizeof sc_groups / sizeof *sc_groups;
+
+#define SC_GROUP_DOC(path, what)		    {path, what},
+#define SC_ENUM_DOC(group, column, attribute, text) {group, column, attribute, text},
+
+const struct sc_group_doc sc_group_docs[] = {SC_GROUP_DOCS(SC_GROUP_DOC)};
+const size_t sc_ngroup_docs = sizeof sc_group_docs / sizeof *sc_group_docs;
+const struct sc_enum_doc sc_enum_docs[] = {SC_ENUM_DOCS(SC_ENUM_DOC)};
+const size_t sc_nenum_docs = sizeof sc_enum_docs / sizeof *sc_enum_docs;
 
 const char *sc_type_name(enum sc_type t)
 {

@@ -53,12 +53,16 @@ struct sc_field {
  * (sc_events[]) in the same order; the writer, the merge, the symbolizer
  * and the reader name fields through them, and code that must list a
  * group's fields by hand asserts the group's count at compile time.
- * docs/SCHEMA.md documents the same fields: the schema test compares them.
+ * docs/SCHEMA.md documents the same fields, and a field's description is
+ * its meaning there, word for word: the schema test compares them. The
+ * writer and the merge write the descriptions (without their markup) and
+ * units into the file (describe_profile, lib/columns.h).
  */
 #define SC_ROOT_FIELDS(X)                                                                          \
-	X(SCHEMA, "schema", SC_INT64, SC_REQUIRED, "", "the schema version, 3")                    \
-	X(PRODUCER, "producer", SC_STRING, SC_REQUIRED, "", "the writing program and its version") \
-	X(TIME_UNIT, "time_unit", SC_STRING, SC_REQUIRED, "", "the unit of every time, ns")
+	X(SCHEMA, "schema", SC_INT64, SC_REQUIRED, "", "the schema version, `3`")                  \
+	X(PRODUCER, "producer", SC_STRING, SC_REQUIRED, "",                                        \
+	  "the writing program and its version, such as `scope 0.1.0`")                            \
+	X(TIME_UNIT, "time_unit", SC_STRING, SC_REQUIRED, "", "the unit of every time, `ns`")
 
 #define SC_METADATA_FIELDS(X)                                                                      \
 	X(COMMAND_LINE, "command_line", SC_STRING, SC_REQUIRED, "", "the profiled command line")   \
@@ -67,117 +71,215 @@ struct sc_field {
 	  "start of the run, ISO 8601, UTC")                                                       \
 	X(HOST, "host", SC_STRING, SC_REQUIRED, "", "host name")                                   \
 	X(CPU_MODEL, "cpu_model", SC_STRING, SC_REQUIRED, "", "CPU model name")                    \
-	X(LOGICAL_CORES, "logical_cores", SC_INT64, SC_REQUIRED, "", "logical CPUs")               \
+	X(LOGICAL_CORES, "logical_cores", SC_INT64, SC_REQUIRED, "",                               \
+	  "logical CPUs (hardware threads)")                                                       \
 	X(PHYSICAL_CORES, "physical_cores", SC_INT64, SC_REQUIRED, "", "physical cores")           \
-	X(CPU_MHZ, "cpu_mhz", SC_FLOAT64, SC_REQUIRED, "MHz", "CPU frequency")                     \
-	X(MEMORY_BYTES, "memory_bytes", SC_INT64, SC_REQUIRED, "bytes", "installed memory")        \
+	X(CPU_MHZ, "cpu_mhz", SC_FLOAT64, SC_REQUIRED, "MHz", "CPU frequency, MHz")                \
+	X(MEMORY_BYTES, "memory_bytes", SC_INT64, SC_REQUIRED, "bytes", "installed memory, bytes") \
 	X(KERNEL, "kernel", SC_STRING, SC_REQUIRED, "", "operating-system kernel")                 \
 	X(PLATFORM, "platform", SC_STRING, SC_REQUIRED, "", "platform description")                \
 	X(LIBC_VERSION, "libc_version", SC_STRING, SC_REQUIRED, "", "C library version")           \
 	X(ENV, SC_ENV_ "<VAR>", SC_STRING, SC_OPTIONAL, "",                                        \
-	  "a thread-count variable's value, one per variable set")                                 \
-	X(CLOCK_SOURCE, "clock_source", SC_STRING, SC_REQUIRED, "", "tsc or monotonic")            \
+	  "value of a thread-count variable such as `OMP_NUM_THREADS` (`env_OMP_NUM_THREADS`); "   \
+	  "one attribute per such variable that was set, none for those that were not")            \
+	X(CLOCK_SOURCE, "clock_source", SC_STRING, SC_REQUIRED, "",                                \
+	  "`tsc` or `monotonic`: the clock the calls were timed with")                             \
 	X(CLOCK_FREQUENCY_HZ, "clock_frequency_hz", SC_FLOAT64, SC_REQUIRED, "Hz",                 \
-	  "ticks per second of that clock")                                                        \
-	X(EXIT_STATUS, "exit_status", SC_INT64, SC_REQUIRED, "", "exit status, -1 if killed")      \
-	X(EXIT_SIGNAL, "exit_signal", SC_INT64, SC_REQUIRED, "", "the signal that killed it, 0")   \
-	X(WALL_SECONDS, "wall_seconds", SC_FLOAT64, SC_REQUIRED, "s", "wall-clock time")           \
-	X(CPU_SECONDS, "cpu_seconds", SC_FLOAT64, SC_REQUIRED, "s", "CPU time, user + system")     \
-	X(PEAK_RSS_BYTES, "peak_rss_bytes", SC_INT64, SC_REQUIRED, "bytes", "peak resident set")   \
-	X(COMPRESSION, "compression", SC_STRING, SC_REQUIRED, "", "the storage policy used")       \
-	X(LOST_RECORDS, "lost_records", SC_INT64, SC_REQUIRED, "", "calls dropped, all processes") \
+	  "ticks per second (Hz) of that clock (stored times are already converted to ns)")        \
+	X(EXIT_STATUS, "exit_status", SC_INT64, SC_REQUIRED, "",                                   \
+	  "exit status of the program, `-1` if it was killed by a signal")                         \
+	X(EXIT_SIGNAL, "exit_signal", SC_INT64, SC_REQUIRED, "",                                   \
+	  "number of the signal that killed it, `0` if none")                                      \
+	X(WALL_SECONDS, "wall_seconds", SC_FLOAT64, SC_REQUIRED, "s",                              \
+	  "wall-clock time of the run, s")                                                         \
+	X(CPU_SECONDS, "cpu_seconds", SC_FLOAT64, SC_REQUIRED, "s",                                \
+	  "CPU time of the run (user + system), s")                                                \
+	X(PEAK_RSS_BYTES, "peak_rss_bytes", SC_INT64, SC_REQUIRED, "bytes",                        \
+	  "peak resident set size, bytes")                                                         \
+	X(COMPRESSION, "compression", SC_STRING, SC_REQUIRED, "",                                  \
+	  "the storage policy used (see *Storage*)")                                               \
+	X(LOST_RECORDS, "lost_records", SC_INT64, SC_REQUIRED, "",                                 \
+	  "calls dropped during recording, all processes together")                                \
 	X(LOST_ARENA_FULL, "lost_arena_full", SC_INT64, SC_REQUIRED, "",                           \
-	  "of those, for want of a recording chunk")                                               \
+	  "of those, dropped because no recording chunk could be had (arena full, disk full)")     \
 	X(LOST_NO_LANE, "lost_no_lane", SC_INT64, SC_REQUIRED, "",                                 \
-	  "of those, for want of a lane slot")                                                     \
+	  "of those, dropped because the process had more threads than lane slots")                \
 	X(LOST_SHARED_TLS, "lost_shared_tls", SC_INT64, SC_REQUIRED, "",                           \
-	  "of those, for want of recording state for a task sharing TLS")                          \
+	  "of those, dropped because a task shared another's thread-local storage "                \
+	  "(`clone(CLONE_VM)` without `CLONE_SETTLS`) and no recording state was left for it")     \
 	X(OVERHEAD_NS_PER_CALL, "overhead_ns_per_call", SC_FLOAT64, SC_REQUIRED, "ns",             \
-	  "what recording one call cost")                                                          \
-	X(COMPLETE, "complete", SC_INT64, SC_REQUIRED, "", "1 when the run stopped normally")      \
-	X(PROCESSES, "processes", SC_INT64, SC_OPTIONAL, "", "processes in a merged file")         \
-	X(MPI_RANKS, "mpi_ranks", SC_INT64, SC_OPTIONAL, "", "ranks of the MPI job")               \
+	  "what recording one call (its enter and exit hooks) cost, ns, measured at start-up; "    \
+	  "reports may subtract it")                                                               \
+	X(COMPLETE, "complete", SC_INT64, SC_REQUIRED, "",                                         \
+	  "`1` when the run stopped normally, `0` when it was recovered from a killed process")    \
+	X(PROCESSES, "processes", SC_INT64, SC_OPTIONAL, "",                                       \
+	  "(merged profiles) number of processes in the file")                                     \
+	X(MPI_RANKS, "mpi_ranks", SC_INT64, SC_OPTIONAL, "",                                       \
+	  "(MPI jobs) number of ranks of the job, from the launcher's environment")                \
 	X(MISSING_RANKS, "missing_ranks", SC_STRING, SC_OPTIONAL, "",                              \
-	  "the job's ranks without a profile, \"2,5\"")
+	  "(merged MPI jobs) the job's ranks that left no profile, as `2,5`; `\"\"` when none")
 
 #define SC_PROCESS_FIELDS(X)                                                                       \
-	X(PID, "pid", SC_INT64, SC_REQUIRED, "", "process id")                                     \
-	X(PPID, "ppid", SC_INT64, SC_OPTIONAL, "", "its parent's process id")                      \
-	X(PARENT, "parent", SC_INT64, SC_REQUIRED, "", "row of the process it came from, or -1")   \
-	X(RANK, "rank", SC_INT64, SC_REQUIRED, "", "MPI rank, or -1")                              \
+	X(PID, "pid", SC_INT64, SC_REQUIRED, "", "operating-system process id")                    \
+	X(PPID, "ppid", SC_INT64, SC_OPTIONAL, "", "operating-system id of its parent process")    \
+	X(PARENT, "parent", SC_INT64, SC_REQUIRED, "",                                             \
+	  "row of the process it came from: the one that forked it, or, for a program started by " \
+	  "`exec`, the image that exec'd it; `-1` for the run's first process")                    \
+	X(RANK, "rank", SC_INT64, SC_REQUIRED, "", "MPI rank, `-1` if none")                       \
 	X(EXECUTABLE, "executable", SC_STRING, SC_REQUIRED, "", "path of the executable")          \
-	X(ARGUMENTS, "arguments", SC_STRING, SC_REQUIRED, "", "its argv, joined by spaces")        \
-	X(START, "start", SC_UINT64, SC_REQUIRED, "unix ns", "start of the process")               \
-	X(END, "end", SC_UINT64, SC_REQUIRED, "unix ns", "end of the process")                     \
-	X(EXIT_STATUS, "exit_status", SC_INT64, SC_REQUIRED, "", "exit status, or -1")             \
-	X(EXIT_SIGNAL, "exit_signal", SC_INT64, SC_OPTIONAL, "", "the signal that killed it, 0")   \
-	X(LOST, "lost", SC_UINT64, SC_REQUIRED, "", "calls dropped in it")                         \
-	X(EXEC, "exec", SC_UINT8, SC_OPTIONAL, "", "1 when this image ended by exec")              \
-	X(COMPLETE, "complete", SC_UINT8, SC_OPTIONAL, "", "1 when it stopped normally")           \
-	X(HOST, "host", SC_STRING, SC_OPTIONAL, "", "the host it ran on")
+	X(ARGUMENTS, "arguments", SC_STRING, SC_REQUIRED, "",                                      \
+	  "its argv, joined with single spaces")                                                   \
+	X(START, "start", SC_UINT64, SC_REQUIRED, "unix ns", "start of the process, unix ns")      \
+	X(END, "end", SC_UINT64, SC_REQUIRED, "unix ns", "end of the process, unix ns")            \
+	X(EXIT_STATUS, "exit_status", SC_INT64, SC_REQUIRED, "",                                   \
+	  "exit status of the process, `-1` when a signal killed it or it went on by `exec`")      \
+	X(EXIT_SIGNAL, "exit_signal", SC_INT64, SC_OPTIONAL, "",                                   \
+	  "signal that killed it, `0` if none")                                                    \
+	X(LOST, "lost", SC_UINT64, SC_REQUIRED, "", "calls dropped in this process")               \
+	X(EXEC, "exec", SC_UINT8, SC_OPTIONAL, "",                                                 \
+	  "`1` when this program image ended by `exec` (the next image is another row with the "   \
+	  "same `pid`)")                                                                           \
+	X(COMPLETE, "complete", SC_UINT8, SC_OPTIONAL, "",                                         \
+	  "`1` when the process stopped normally; `0` when its calls were recovered after it was " \
+	  "killed (`kill -9`): calls recorded in the last moments may be missing")                 \
+	X(HOST, "host", SC_STRING, SC_OPTIONAL, "",                                                \
+	  "name of the host the process ran on (its clock gave `start` and `end`)")
 
 #define SC_REGION_FIELDS(X)                                                                        \
-	X(NAME, "name", SC_STRING, SC_REQUIRED, "", "function name, or module+0xOFFSET")           \
-	X(MODULE, "module", SC_STRING, SC_REQUIRED, "", "path of the object holding the code")     \
-	X(OFFSET, "offset", SC_UINT64, SC_REQUIRED, "", "address less the module's load bias")     \
-	X(FILE, "file", SC_STRING, SC_REQUIRED, "", "source file, or \"\"")                        \
-	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "source line, or 0")                           \
-	X(KIND, "kind", SC_STRING, SC_REQUIRED, "", "function, mpi, wait or io")
+	X(NAME, "name", SC_STRING, SC_REQUIRED, "",                                                \
+	  "function name, demangled; `module+0xOFFSET` when names were not resolved "              \
+	  "(`SCOPE_SYMBOLIZE=0`)")                                                                 \
+	X(MODULE, "module", SC_STRING, SC_REQUIRED, "",                                            \
+	  "path of the executable or shared object holding the code")                              \
+	X(OFFSET, "offset", SC_UINT64, SC_REQUIRED, "",                                            \
+	  "address of the function minus the module's load bias, i.e. the address as the "         \
+	  "module's ELF file and its debug info see it")                                           \
+	X(FILE, "file", SC_STRING, SC_REQUIRED, "", "source file, `\"\"` if unknown")              \
+	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "source line, `0` if unknown")                 \
+	X(KIND, "kind", SC_STRING, SC_REQUIRED, "",                                                \
+	  "`function`; `mpi` for an MPI call (see *MPI calls*); `wait` or `io` for a C library "   \
+	  "call (see *C library calls*)")
 
 #define SC_PAIR_FIELDS(X)                                                                          \
-	X(PROCESS, "process", SC_UINT32, SC_REQUIRED, "", "row in /processes")                     \
-	X(REGION, "region", SC_UINT32, SC_REQUIRED, "", "row in /regions")                         \
-	X(FIRST, "first", SC_UINT64, SC_REQUIRED, "", "first row of its calls in /events")         \
+	X(PROCESS, "process", SC_UINT32, SC_REQUIRED, "", "row in `/processes`")                   \
+	X(REGION, "region", SC_UINT32, SC_REQUIRED, "", "row in `/regions`")                       \
+	X(FIRST, "first", SC_UINT64, SC_REQUIRED, "",                                              \
+	  "first row of this pair's calls in `/events`")                                           \
 	X(COUNT, "count", SC_UINT64, SC_REQUIRED, "", "number of calls")                           \
 	X(TOTAL_NS, "total_ns", SC_UINT64, SC_REQUIRED, "ns",                                      \
-	  "sum of the durations of its outermost calls (none of its calls open around them)")      \
+	  "sum of the durations of the outermost calls: those made while no call of the same "     \
+	  "region was open on their thread lane, ns")                                              \
 	X(TOTAL_ALL_NS, "total_all_ns", SC_UINT64, SC_OPTIONAL, "ns",                              \
-	  "sum of every call's duration, recursive ones included")                                 \
+	  "sum of every call's duration, the calls made inside a call of the same region "         \
+	  "(recursion) included, ns; absent in files of older writers, whose `total_ns` is this "  \
+	  "sum")                                                                                   \
 	X(SELF_NS, "self_ns", SC_UINT64, SC_REQUIRED, "ns",                                        \
-	  "each call's time less its recorded callees'")                                           \
-	X(MIN_NS, "min_ns", SC_UINT64, SC_REQUIRED, "ns", "shortest call")                         \
-	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest call")                          \
-	X(BYTES_SENT, "bytes_sent", SC_UINT64, SC_OPTIONAL, "", "sum of its calls' bytes_sent")    \
+	  "the calls' durations (`total_all_ns`) less the time spent in recorded calls made from " \
+	  "these calls, ns")                                                                       \
+	X(MIN_NS, "min_ns", SC_UINT64, SC_REQUIRED, "ns", "shortest call, ns")                     \
+	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest call, ns")                      \
+	X(BYTES_SENT, "bytes_sent", SC_UINT64, SC_OPTIONAL, "",                                    \
+	  "sum of the calls' `bytes_sent` in `/events`; only in files with MPI calls or I/O "      \
+	  "calls (see *MPI calls*, *C library calls*)")                                            \
 	X(BYTES_RECEIVED, "bytes_received", SC_UINT64, SC_OPTIONAL, "",                            \
-	  "sum of its calls' bytes_received")
+	  "sum of the calls' `bytes_received` in `/events`; likewise")
 
 /* One row per call; a new per-call column is one line here (see
  * SC_EVENT_COUNT for the lists that must follow it). */
 #define SC_EVENT_FIELDS(X)                                                                         \
 	X(START_DELTA, "start_delta", SC_NARROW, SC_REQUIRED, "ns",                                \
-	  "start, then the gap to the pair's previous start")                                      \
-	X(DURATION, "duration", SC_NARROW, SC_REQUIRED, "ns", "duration of the call")              \
-	X(THREAD, "thread", SC_NARROW, SC_REQUIRED, "", "thread lane")                             \
-	X(TASK, "task", SC_NARROW, SC_REQUIRED, "", "task lane, 0 = none")                         \
-	X(DEPTH, "depth", SC_NARROW, SC_REQUIRED, "", "call depth on its thread")                  \
-	X(FLAGS, "flags", SC_UINT8, SC_REQUIRED, "", "bit 0: never returned")                      \
+	  "first row of a pair: start of the call, relative ns (since `/processes/start` of the "  \
+	  "pair's process); every later row: ns since the previous call's start in the same pair") \
+	X(DURATION, "duration", SC_NARROW, SC_REQUIRED, "ns", "duration of the call, ns")          \
+	X(THREAD, "thread", SC_NARROW, SC_REQUIRED, "",                                            \
+	  "thread lane: row of `/process<N>/lanes/threads` for the pair's process")                \
+	X(TASK, "task", SC_NARROW, SC_REQUIRED, "", "task lane, `0` = none")                       \
+	X(DEPTH, "depth", SC_NARROW, SC_REQUIRED, "",                                              \
+	  "call depth on its thread, `0` = outermost recorded call (any depth: 32 bits once it "   \
+	  "passes 65,535)")                                                                        \
+	X(FLAGS, "flags", SC_UINT8, SC_REQUIRED, "",                                               \
+	  "bit flags: bit 0 is set when the call never returned")                                  \
 	X(BYTES_SENT, "bytes_sent", SC_NARROW, SC_OPTIONAL, "bytes",                               \
-	  "bytes an MPI call sent or an I/O call wrote")                                           \
+	  "bytes this call sent from this rank's buffers (an I/O call: bytes it wrote); `0` "      \
+	  "for every call that is neither")                                                        \
 	X(BYTES_RECEIVED, "bytes_received", SC_NARROW, SC_OPTIONAL, "bytes",                       \
-	  "bytes an MPI call received or an I/O call read")
+	  "bytes this call received into this rank's buffers (an I/O call: bytes it read); "       \
+	  "likewise")
 
 #define SC_THREAD_FIELDS(X)                                                                        \
 	X(TID, "tid", SC_UINT32, SC_REQUIRED, "", "operating-system thread id")                    \
 	X(NAME, "name", SC_STRING, SC_REQUIRED, "", "thread name")                                 \
-	X(PARENT, "parent", SC_INT32, SC_REQUIRED, "", "lane of its creator, or -1")               \
-	X(START, "start", SC_UINT64, SC_REQUIRED, "relative ns", "start of the thread")            \
-	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the thread")                  \
-	X(CPU_NS, "cpu_ns", SC_UINT64, SC_OPTIONAL, "ns", "CPU time the thread used, 0 = unknown")
+	X(PARENT, "parent", SC_INT32, SC_REQUIRED, "",                                             \
+	  "lane of the thread that created it, `-1` if unknown")                                   \
+	X(START, "start", SC_UINT64, SC_REQUIRED, "relative ns",                                   \
+	  "start of the thread, relative ns")                                                      \
+	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns", "end of the thread, relative ns")     \
+	X(CPU_NS, "cpu_ns", SC_UINT64, SC_OPTIONAL, "ns",                                          \
+	  "CPU time the thread used, user and system, from its own clock, ns; `0` when not known " \
+	  "(a process killed before it could stop, a writer older than this column)")
 
 #define SC_MODULE_FIELDS(X)                                                                        \
 	X(PATH, "path", SC_STRING, SC_REQUIRED, "", "path of the object")                          \
-	X(BIAS, "bias", SC_UINT64, SC_REQUIRED, "", "load bias")                                   \
-	X(LOW, "low", SC_UINT64, SC_OPTIONAL, "", "start of its run-time addresses")               \
-	X(HIGH, "high", SC_UINT64, SC_OPTIONAL, "", "end of its run-time addresses")               \
-	X(BUILD_ID, "build_id", SC_STRING, SC_REQUIRED, "", "GNU build-id in hex, or \"\"")
+	X(BIAS, "bias", SC_UINT64, SC_REQUIRED, "",                                                \
+	  "load bias (run-time address minus ELF address)")                                        \
+	X(LOW, "low", SC_UINT64, SC_OPTIONAL, "",                                                  \
+	  "start of the run-time address range its loadable segments cover")                       \
+	X(HIGH, "high", SC_UINT64, SC_OPTIONAL, "",                                                \
+	  "end of the run-time address range its loadable segments cover (exclusive)")             \
+	X(BUILD_ID, "build_id", SC_STRING, SC_REQUIRED, "", "GNU build-id in hex, `\"\"` if none")
 
 #define SC_CRASH_ATTRS(X)                                                                          \
 	X(SIGNAL, "signal", SC_INT64, SC_REQUIRED, "", "the signal number")                        \
 	X(LANE, "lane", SC_INT64, SC_REQUIRED, "", "the thread lane it hit")
 
 #define SC_CRASH_FIELDS(X)                                                                         \
-	X(ADDRESS, "address", SC_UINT64, SC_REQUIRED, "", "code addresses, innermost first")       \
-	X(NAME, "name", SC_STRING, SC_REQUIRED, "", "the functions they fall in")
+	X(ADDRESS, "address", SC_UINT64, SC_REQUIRED, "",                                          \
+	  "code addresses of the frames (return addresses for all but the first)")                 \
+	X(NAME, "name", SC_STRING, SC_REQUIRED, "",                                                \
+	  "the functions they fall in, demangled, or `module+0xOFFSET`")
+
+/*
+ * The groups, as X(path, description): the paragraph that opens the
+ * group's section of docs/SCHEMA.md. The writer and the merge write each
+ * description as the group's "description" attribute, and each field's
+ * description (and unit) as its dataset's "description" (and "unit").
+ */
+#define SC_GROUP_DOCS(X)                                                                           \
+	X("/", "A scope profile, HDF5 schema 3: the calls of a run's processes and what is known " \
+	       "of the run; every group and dataset says what it holds in its `description` "      \
+	       "attribute, and a dataset whose values have a unit names it in its `unit` "         \
+	       "attribute.")                                                                       \
+	X("/metadata", "A group with attributes only, describing the run as a whole.")             \
+	X("/processes", "Columns, one row per profiled process.")                                  \
+	X("/regions", "Columns, one row per region; the row index is the region id.")              \
+	X("/pairs", "Columns, one row per (process, region) that has at least one call.")          \
+	X("/events",                                                                               \
+	  "Columns, one row per call. The calls of a pair are contiguous: **pair *p*'s "           \
+	  "calls are the rows `[first[p], first[p] + count[p])`**, ordered by start "              \
+	  "time. Ranges of different pairs do not overlap.")                                       \
+	X("/process<N>", "Auxiliary tables of one process; `N` is the process's row in "           \
+			 "`/processes` (`/process0` for the first).")                              \
+	X("/process<N>/lanes", "The process's lanes: the threads it ran, in `threads`.")           \
+	X("/process<N>/lanes/threads", "Columns, one row per thread of the process; the row "      \
+				       "index is the thread lane that `/events/thread` refers "    \
+				       "to.")                                                      \
+	X("/process<N>/modules",                                                                   \
+	  "Columns, one row per executable or shared object mapped into the process.")             \
+	X("/process<N>/crash", "Present when a fatal signal ended the process: the stack of the "  \
+			       "thread it hit, innermost frame first, up to 256 frames.")
+
+/*
+ * Values of a column that mean something of their own, as X(group, column,
+ * attribute, text); each is an attribute of the column's dataset. bit_N:
+ * what bit N means (docs/SCHEMA.md's table of the column's bits); values:
+ * the values a string column takes, comma-separated.
+ */
+#define SC_ENUM_DOCS(X)                                                                            \
+	X("/events", "flags", "bit_0",                                                             \
+	  "the call never returned (the program exited, crashed or was killed inside it, or its "  \
+	  "thread ended inside it); its `duration` runs to the end of its thread, or of the "      \
+	  "process")                                                                               \
+	X("/regions", "kind", "values", "function, mpi, wait, io")
 
 /* clang-format off */
 #define SC_ENUM_(prefix, id) SC_##prefix##_##id,
@@ -227,6 +329,25 @@ struct sc_group {
 
 extern const struct sc_group sc_groups[];
 extern const size_t sc_ngroups;
+
+/* A group's description (SC_GROUP_DOCS). */
+struct sc_group_doc {
+	const char *path, *what;
+};
+
+/* An attribute that explains values of a column (SC_ENUM_DOCS). */
+struct sc_enum_doc {
+	const char *group, *column, *attribute, *text;
+};
+
+extern const struct sc_group_doc sc_group_docs[];
+extern const size_t sc_ngroup_docs;
+extern const struct sc_enum_doc sc_enum_docs[];
+extern const size_t sc_nenum_docs;
+
+/* The names of the attributes that describe a group or dataset. */
+#define SC_DESCRIPTION "description"
+#define SC_UNIT	       "unit"
 
 /* "int64", "unsigned, narrowest", ...: the type as docs/SCHEMA.md spells it. */
 const char *sc_type_name(enum sc_type t);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* scope-schema-dump: prints lib/schema.h's table, one field a line, for the schema test. */
+/* scope-schema-dump: prints lib/schema.h's fields, groups and enumerations, one a line. */
 #include "schema.h"
 
 #include <stdio.h>
@@ -15,5 +15,11 @@ int main(void)
 			       sc_type_name(f->type),
 			       f->need == SC_REQUIRED ? "required" : "optional", f->unit, f->what);
 		}
+	for (size_t g = 0; g < sc_ngroup_docs; g++)
+		printf("group\t%s\t%s\n", sc_group_docs[g].path, sc_group_docs[g].what);
+	for (size_t e = 0; e < sc_nenum_docs; e++)
+		printf("enum\t%s\t%s\t%s\t%s\n", sc_enum_docs[e].group, sc_enum_docs[e].column,
+		       sc_enum_docs[e].attribute, sc_enum_docs[e].text);
+	printf("attributes\t%s\t%s\n", SC_DESCRIPTION, SC_UNIT);
 	return ferror(stdout) ? 1 : 0;
 }

@@ -360,8 +360,10 @@ static int view_graph(const struct options *o, struct rd_profile *p, int callees
 		for (size_t r = 0; r < p->nregions; r++)
 			if (g.own[r].calls)
 				g.targets[g.ntargets++] = r;
-		qsort(g.targets, g.ntargets, sizeof *g.targets, by_target);
-		qsort(g.edges, g.n, sizeof *g.edges, by_edge);
+		if (g.ntargets)
+			qsort(g.targets, g.ntargets, sizeof *g.targets, by_target);
+		if (g.n)
+			qsort(g.edges, g.n, sizeof *g.edges, by_edge);
 		if (o->format == FMT_TEXT) {
 			heading(o, &g, path, out);
 			print_text(o, &g, out);

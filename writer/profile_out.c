@@ -424,7 +424,8 @@ int profile_write(const char *path, const struct run_info *run, struct profile *
 	    write_processes(&c, file, run, p) == 0 && (phase("metadata"), 1) &&
 	    write_regions(&c, file, run, p) == 0 && (phase("regions"), 1) &&
 	    write_pairs(&c, file, p) == 0 && write_events(&c, file, p) == 0 &&
-	    (phase("events"), 1) && write_process_group(&c, file, run, p) == 0)
+	    (phase("events"), 1) && write_process_group(&c, file, run, p) == 0 &&
+	    describe_profile(file) == 0)
 		rc = 0;
 	columns_fini(&c);
 	if (H5Fclose(file) < 0)

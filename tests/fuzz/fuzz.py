@@ -417,6 +417,12 @@ def killed_arena(a, tmp):
         pid = int(f.read().split()[0])
     os.kill(pid, signal.SIGKILL)
     child.wait()
+    # The run's writer, detached, notices the end through a pidfd and then removes its folder.
+    end = time.monotonic() + 60
+    while any(n.startswith("scope-run-") for n in os.listdir(tmp)):
+        if time.monotonic() > end:
+            raise Failure(f"the run's writer left its folder in {tmp}: {os.listdir(tmp)}")
+        time.sleep(0.01)
 
 
 def make_arena_seeds(a, seeds):

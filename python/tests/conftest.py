@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: MIT
+"""Profiles of tests/progs programs made once per session with the scope-run on PATH.
+
+SCOPE_TEST_PROGS names the folder of the built test programs (CTest sets it,
+with the build's bin folder first on PATH); without it these tests are skipped."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+
+def _progs():
+    progs = os.environ.get("SCOPE_TEST_PROGS")
+    if not progs:
+        pytest.skip("SCOPE_TEST_PROGS is not set: no test programs to profile")
+    return progs
+
+
+def _scope_run():
+    path = shutil.which("scope-run")
+    assert path, "scope-run is not on PATH"
+    return path
+
+
+class Made:
+    """A profile made for the tests: its path and the scope-run that made it."""
+
+    def __init__(self, path, bin_dir):
+        self.path = str(path)
+        self.bin = bin_dir
+
+    def tool(self, name, *args):
+        """The output of a scope tool beside scope-run, run on this profile."""
+        out = subprocess.run([os.path.join(self.bin, name), *args, self.path],
+                             capture_output=True, text=True, check=False)
+        assert out.returncode == 0, f"{name} {' '.join(args)}: {out.stderr}"
+        return out.stdout
+
+
+def _profile(tmp_path_factory, name, prog, *args, status=0):
+    progs = _progs()
+    run = _scope_run()
+    out = tmp_path_factory.mktemp(name) / f"{name}.h5"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_") and k != "LD_PRELOAD"}
+    env["SCOPE_TMPDIR"] = str(out.parent)
+    r = subprocess.run([run, "-q", "-o", str(out), "--", os.path.join(progs, prog), *args],
+                       capture_output=True, env=env, cwd=out.parent, check=False)
+    assert r.returncode == status, f"scope-run {prog} {args}: exit {r.returncode}\n{r.stderr.decode()}"
+    return Made(out, os.path.dirname(run))
+
+
+@pytest.fixture(scope="session")
+def threads(tmp_path_factory):
+    """Four pthreads; worker-K calls work() 1000*K times."""
+    return _profile(tmp_path_factory, "threads", "threads-gcc-O2")
+
+
+@pytest.fixture(scope="session")
+def forked(tmp_path_factory):
+    """r_proc fork: a parent and its forked child, each a -> b -> c c three times."""
+    return _profile(tmp_path_factory, "fork", "r_proc-gcc-O2", "fork")
+
+
+@pytest.fixture(scope="session")
+def fib(tmp_path_factory):
+    """fib(20): 21891 calls of fib, 20 deep."""
+    return _profile(tmp_path_factory, "fib", "fib-gcc-O2")
+
+
+@pytest.fixture(scope="session")
+def exited(tmp_path_factory):
+    """behave exit 3: leave() calls exit(), so leave and main never return."""
+    return _profile(tmp_path_factory, "exit", "behave-gcc-O2", "exit", "3", status=3)
+
+
+@pytest.fixture(scope="session", params=["threads", "forked", "fib", "exited"])
+def made(request):
+    return request.getfixturevalue(request.param)
