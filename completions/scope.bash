@@ -58,7 +58,7 @@ _scope()
 	--sort) mapfile -t COMPREPLY < <(compgen -W 'self total calls mean min max std name' -- "$cur") && return ;;
 	--compression) mapfile -t COMPREPLY < <(compgen -W 'auto none gzip gzip:1 gzip:4 gzip:9' -- "$cur") && return ;;
 	-o | --output) mapfile -t COMPREPLY < <(compgen -f -- "$cur") && return ;;
-	--parts | -d | --debug-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur") && return ;;
+	--parts | --otf2 | -d | --debug-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur") && return ;;
 	-*)
 		if _scope_takes_value "$cmd" "$prev"; then
 			COMPREPLY=()
