@@ -12,9 +12,10 @@ Cases:
            kept and must show drawn blocks.
   offline  the page asks for nothing: no src, href, url() or @import in it,
            and drawn with every host name unresolvable, it is complete.
-  bounded  400000 calls, and a program of 1500 functions: the file stays
-           small, the page says what it summed, draws at most its limits,
-           and the summed rows and blocks add up to the profile's figures.
+  bounded  400000 calls, a program of 1500 functions, and one of 301
+           threads: the file stays small, the page says what it summed,
+           draws at most its limits (1000 rows, 256 lanes), and the summed
+           rows and lanes add up to the profile's figures.
   ranks    an MPI job of 4 ranks (Open MPI's mpirun): the Ranks section has
            a row per region with the min, mean and max of its self time over
            the ranks, and a heat map of 4 columns (skipped without mpirun).
@@ -202,6 +203,23 @@ def many_functions(t, n):
     return exe
 
 
+def many_threads(t, n):
+    """A program of N threads running at once, each calling work() 10 times."""
+    src = t.path("threads.c")
+    with open(src, "w") as f:
+        f.write("#include <pthread.h>\n"
+                "__attribute__((noinline)) void work(int i) { __asm__ volatile(\"\" ::\"r\"(i)); }\n"
+                "static pthread_barrier_t bar;\n"
+                "void *run(void *a) { pthread_barrier_wait(&bar); for (int i = 0; i < 10; i++) work(i); return a; }\n"
+                f"int main(void) {{ pthread_t t[{n}]; pthread_barrier_init(&bar, 0, {n});\n"
+                f"  for (int i = 0; i < {n}; i++) pthread_create(&t[i], 0, run, 0);\n"
+                f"  for (int i = 0; i < {n}; i++) pthread_join(t[i], 0);\n"
+                "  return 0; }\n")
+    exe = t.path("threads")
+    t.run(["gcc", "-O1", "-g", "-pthread", "-finstrument-functions", "-o", exe, src], quiet=True).expect_rc(0)
+    return exe
+
+
 def case_bounded(t):
     # Many calls: the bars a lane keeps are bounded, the file too.
     small = t.html(t.profile("calls-gcc-O2", "2000", out="small.h5"), "small.html")
@@ -240,6 +258,26 @@ def case_bounded(t):
               "self time summed over the table's rows")
     expect("the other 501 are summed in the last row" in dom.notes(), "the table does not say what it summed")
     print(f"page of 1501 regions: {os.path.getsize(page)} bytes, {len(dom.flame())} flame blocks")
+
+    # Many lanes: 256 drawn, the rest summed in one row.
+    exe = many_threads(t, 300)
+    h5 = t.path("threads.h5")
+    t.run([t.scope_run, "-q", "-o", h5, "--", exe], env=t.env(preload_asan=True), quiet=True).expect_rc(0)
+    dom = t.drawn(t.html(h5, "threads.html"))
+    lanes = dom.lanes()
+    expect_eq(len(lanes), 257, "timeline rows of 301 lanes")
+    expect_eq(lanes[-1], "45 more lanes, summed", "the last row")
+    expect("The first 256 lanes are drawn; the other 45 are summed in the last row" in dom.notes(),
+           "the timeline does not say what it summed")
+    r = t.run([t.report, "--threads", "--format", "csv", h5], quiet=True)
+    r.expect_rc(0)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    calls = [int(row["calls"]) for row in rows]
+    expect_eq(len(calls), 301, "lanes in the profile")
+    got = [lane["calls"] for lane in dom.data["lanes"]]
+    expect_eq(got, calls[:256] + [sum(calls[256:])], "calls per timeline row (the last: the lanes summed)")
+    expect_eq(sum(sum(lane["bins"]) for lane in dom.data["lanes"]), sum(calls), "calls in the strips")
+    check_regions(dom, t.csv(h5), "301 lanes")
 
 
 def case_ranks(t):
