@@ -13,3 +13,5 @@ foreach(case page offline bounded ranks)
   set_tests_properties(html-${case} PROPERTIES
     SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 300 LABELS "scope;report;html")
 endforeach()
+# An MPI job, as the mpi tests run theirs: alone.
+set_tests_properties(html-ranks PROPERTIES RUN_SERIAL TRUE)

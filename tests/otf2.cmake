@@ -13,3 +13,5 @@ foreach(case calls mpi refuse)
   set_tests_properties(otf2-${case} PROPERTIES
     SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 300 LABELS "scope;report;otf2")
 endforeach()
+# An MPI job, as the mpi tests run theirs: alone.
+set_tests_properties(otf2-mpi PROPERTIES RUN_SERIAL TRUE)
