@@ -9,7 +9,8 @@ Cases:
            total and self of `scope-report --format csv`, the flame graph a
            block per call path with its calls, the timeline a row per lane
            with bars named by their regions; a screenshot (html-page.png) is
-           kept and must show drawn blocks.
+           kept and must show drawn blocks. A profile of totals only gets
+           its table and a note instead of pictures.
   offline  the page asks for nothing: no src, href, url() or @import in it,
            and drawn with every host name unresolvable, it is complete.
   bounded  400000 calls, a program of 1500 functions, and one of 301
@@ -30,10 +31,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
-from harness import Failure, Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
+import h5py
+
+from harness import Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
 from viewer import Browser, colored_share, install_chromium
 
 KIB = 1024
@@ -172,6 +174,16 @@ def case_page(t):
     dom = t.drawn(t.html(h5, "thread1.html", "--thread", "1"))
     check_regions(dom, t.csv(h5, "--thread", "1"), "threads --thread 1")
     expect_eq(len(dom.lanes()), 1, "timeline rows with --thread 1")
+
+    # A profile of totals only (/pairs without /events): the table, and why there are no pictures.
+    aggregate = t.path("aggregate.h5")
+    shutil.copy(h5, aggregate)
+    with h5py.File(aggregate, "r+") as f:
+        del f["events"]
+    dom = t.drawn(t.html(aggregate, "aggregate.html"))
+    check_regions(dom, t.csv(aggregate), "aggregate-only")
+    expect(not dom.flame() and not dom.lanes(), "aggregate-only: a flame graph or timeline drawn")
+    expect('id="no-events"' in dom.text, "aggregate-only: the page does not say why it has no pictures")
 
 
 def case_offline(t):

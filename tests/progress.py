@@ -29,7 +29,7 @@ import select
 import subprocess
 import sys
 
-from harness import Failure, Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
+from harness import Skipped, ToolTest, cases_of, expect, expect_eq, parser, run_case
 
 LINE = re.compile(r"\r(scope-[a-z]+): (.*?):(?: (\d+)%)? \((\d+) s\)\x1b\[K")
 

@@ -692,6 +692,43 @@ static void meta_html(FILE *out, const char *path, const struct rd_profile *p)
 	fputs("</table>\n", out);
 }
 
+/* The headings and notes of the flame graph and the timeline, or why there are none. */
+static void pictures_html(FILE *out, const struct html *h, uint64_t summed, uint64_t thr,
+			  uint64_t drawn, uint64_t calls)
+{
+	char a[48];
+
+	if (!h->p->has_events) {
+		fputs("<p class=\"note\" id=\"no-events\">This profile holds each region's totals "
+		      "but not its calls (/events): no flame graph or timeline.</p>\n",
+		      out);
+		return;
+	}
+	fputs("<h2 id=\"flame-graph\">Flame graph</h2>\n<p class=\"note\">The call tree of every "
+	      "process and lane shown, merged: callers above callees, each as wide as its "
+	      "total time. A click on a block zooms into it, one on a caller above zooms out.",
+	      out);
+	if (summed)
+		fprintf(out,
+			" %llu call paths under %s each are summed into one block per caller "
+			"(&ldquo;smaller call paths&rdquo;).",
+			(unsigned long long)summed, fmt_ns(a, sizeof a, (double)thr));
+	fputs("</p>\n<div id=\"flame\"></div>\n", out);
+	fputs("<h2 id=\"timeline-head\">Timeline</h2>\n<p class=\"note\">", out);
+	fprintf(out,
+		"Each lane of each process: its longest calls as bars (%llu of %llu calls are "
+		"drawn, at most %zu a lane), stacked by call depth, and under them a strip of "
+		"where all its calls started (darker: more). Wheel to zoom, drag to move.",
+		(unsigned long long)drawn, (unsigned long long)calls, h->per_lane);
+	if (h->other_lanes)
+		fprintf(out,
+			" The first %zu lanes are drawn; the other %zu are summed in the last row.",
+			h->nlanes, h->other_lanes);
+	fputs("</p>\n<div class=\"controls\" id=\"timeline-controls\"></div>\n"
+	      "<div class=\"timeline\" id=\"timeline\"></div>\n",
+	      out);
+}
+
 /* The JSON the script draws from, escaped for <script>. */
 static int data_html(FILE *out, struct html *h, const struct call_tree *t, const char *path)
 {
@@ -699,7 +736,6 @@ static int data_html(FILE *out, struct html *h, const struct call_tree *t, const
 	size_t len = 0;
 	FILE *j = open_memstream(&buf, &len);
 	uint64_t summed = 0, thr = 0, drawn = 0, calls = 0;
-	char a[48];
 	int rc = 0;
 
 	if (!j)
@@ -726,29 +762,7 @@ static int data_html(FILE *out, struct html *h, const struct call_tree *t, const
 		free(buf);
 		return -1;
 	}
-	fputs("<h2 id=\"flame-graph\">Flame graph</h2>\n<p class=\"note\">The call tree of every "
-	      "process and lane shown, merged: callers above callees, each as wide as its "
-	      "total time. A click on a block zooms into it, one on a caller above zooms out.",
-	      out);
-	if (summed)
-		fprintf(out,
-			" %llu call paths under %s each are summed into one block per caller "
-			"(&ldquo;smaller call paths&rdquo;).",
-			(unsigned long long)summed, fmt_ns(a, sizeof a, (double)thr));
-	fputs("</p>\n<div id=\"flame\"></div>\n", out);
-	fputs("<h2 id=\"timeline-head\">Timeline</h2>\n<p class=\"note\">", out);
-	fprintf(out,
-		"Each lane of each process: its longest calls as bars (%llu of %llu calls are "
-		"drawn, at most %zu a lane), stacked by call depth, and under them a strip of "
-		"where all its calls started (darker: more). Wheel to zoom, drag to move.",
-		(unsigned long long)drawn, (unsigned long long)calls, h->per_lane);
-	if (h->other_lanes)
-		fprintf(out,
-			" The first %zu lanes are drawn; the other %zu are summed in the last row.",
-			h->nlanes, h->other_lanes);
-	fputs("</p>\n<div class=\"controls\" id=\"timeline-controls\"></div>\n"
-	      "<div class=\"timeline\" id=\"timeline\"></div>\n",
-	      out);
+	pictures_html(out, h, summed, thr, drawn, calls);
 	fputs("<script type=\"application/json\" id=\"scope-data\">", out);
 	copy_json(out, buf, len);
 	fputs("</script>\n", out);
@@ -794,10 +808,11 @@ int view_html(const struct options *o, struct rd_profile *const *in, FILE *out, 
 	h.refs = malloc((p->nregions + 1) * sizeof *h.refs);
 	if (!h.ref || !h.refs || filter_init(&h.f, o, 0, p) != 0 || tl_init(&h) != 0)
 		snprintf(p->err, sizeof p->err, "out of memory");
-	else if (call_tree_merged(o, p, &t) == 0 && tl_walk(&h) == 0) {
+	else if (!p->has_events || (call_tree_merged(o, p, &t) == 0 && tl_walk(&h) == 0)) {
 		memset(h.ref, 0xff, (p->nregions + 1) * sizeof *h.ref);
+		p->err[0] = 0;
 		rc = page(out, &h, &t, path);
-		if (rc != 0)
+		if (rc != 0 && !p->err[0])
 			snprintf(p->err, sizeof p->err, "out of memory");
 	}
 	free(t.nodes);
