@@ -9,7 +9,9 @@ Cases:
            total and self of `scope-report --format csv`, the flame graph a
            block per call path with its calls, the timeline a row per lane
            with bars named by their regions; a screenshot (html-page.png) is
-           kept and must show drawn blocks. A profile of totals only gets
+           kept and must show drawn blocks. Opened on one call's window
+           (#since=&until=), the timeline draws the calls too narrow for
+           the whole run (html-zoom.png). A profile of totals only gets
            its table and a note instead of pictures.
   offline  the page asks for nothing: no src, href, url() or @import in it,
            and drawn with every host name unresolvable, it is complete.
@@ -129,6 +131,28 @@ def check_regions(dom, want, what):
                   f"{what}: calls, total and self of {name}")
 
 
+def check_zoom(t, page, whole):
+    """The page opened on one outer call (#since=&until=): the timeline draws that window, with
+    the leaf calls that were too narrow to draw on the whole run."""
+    names = [r[0] for r in whole.data["regions"]]
+    bars = whole.data["lanes"][0]["bars"]
+    outer = [b for b in bars if names[b[2]] == "outer"][10]
+    since, until = outer[0], outer[0] + outer[1]
+    dom = t.drawn(page + f"#since={since}&until={until}")
+    m = re.search(r'<div class="timeline" id="timeline" data-since="(\d+)" data-until="(\d+)"', dom.text)
+    expect(m and (int(m.group(1)), int(m.group(2))) == (since, until), f"the timeline's window is not {since}..{until}")
+    inside = [b for b in bars if b[0] <= until and b[0] + b[1] >= since]
+    leaves = [b for b in inside if names[b[2]] == "leaf"]
+    drawn = dom.bars()
+    print(f"window {since}..{until} ns: {len(drawn)} bars drawn of {len(inside)} inside, "
+          f"{drawn.count('leaf')} leaf calls (on the whole run: {whole.bars().count('leaf')} of all 1980)")
+    expect(len(drawn) <= len(inside), "bars drawn outside the window")
+    expect(drawn.count("leaf") >= sum(1 for b in leaves if b[1] >= 2),
+           f"{drawn.count('leaf')} leaf calls drawn in the window, not every one of 2 ns or more")
+    expect(drawn.count("outer") == 1, "the window's outer call is not drawn once")
+    t.browser().screenshot("file://" + page + f"#since={since}&until={until}", t.path("html-zoom.png"))
+
+
 def case_page(t):
     h5 = t.profile("calls-gcc-O2", "2000")
     page = t.html(h5, "calls.html")
@@ -153,6 +177,7 @@ def case_page(t):
     expect_eq(kept, {n: int(r["calls"]) for n, r in want.items()}, "calls per region in the timeline's bars")
     bars = set(dom.bars())
     expect({"main", "run", "outer"} <= bars <= set(want), f"regions drawn as bars: {sorted(bars)}")
+    check_zoom(t, page, dom)
     png = t.path("html-page.png")
     t.browser().screenshot("file://" + page, png)
     share = colored_share(png)

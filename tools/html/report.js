@@ -130,6 +130,18 @@
     if (!box || !D.lanes.length) return;
     const ROW = 11, ROWS = 12, STRIP = 8;
     let t0 = 0, t1 = Math.max(D.span, 1);
+    // #since=NS&until=NS (ns since the job's start): a window to open on, kept as it moves, to share.
+    const asked = /since=(\d+)&until=(\d+)/.exec(location.hash);
+    if (asked && +asked[2] > +asked[1] && +asked[1] < t1) {
+      t0 = +asked[1];
+      t1 = Math.min(+asked[2], t1);
+    }
+    function remember() {
+      const whole = t0 === 0 && t1 === Math.max(D.span, 1);
+      try {
+        history.replaceState(null, "", whole ? location.pathname : "#since=" + Math.round(t0) + "&until=" + Math.round(t1));
+      } catch (e) { /* a page opened from a file may not rewrite its address: the view is the same */ }
+    }
     const axis = el("div", { class: "axis" }, box);
     const lanes = D.lanes.map(l => {
       const row = el("div", { class: "lane" }, box);
@@ -140,6 +152,8 @@
     });
     function draw() {
       const W = Math.max((lanes[0].plot.clientWidth || 0), 400);
+      box.dataset.since = Math.round(t0);
+      box.dataset.until = Math.round(t1);
       const scale = W / (t1 - t0);
       axis.textContent = "";
       el("div", { class: "pad" }, axis);
@@ -187,12 +201,13 @@
       if (z > D.span) { a = Math.max(0, a - (z - D.span)); z = D.span; }
       t0 = a; t1 = Math.max(z, a + 100);
       draw();
+      remember();
     }
     const controls = document.getElementById("timeline-controls");
     const button = (text, fn) => el("button", { type: "button" }, controls, text).addEventListener("click", fn);
     button("zoom in", () => zoom(2, 0.5));
     button("zoom out", () => zoom(0.5, 0.5));
-    button("whole run", () => { t0 = 0; t1 = Math.max(D.span, 1); draw(); });
+    button("whole run", () => { t0 = 0; t1 = Math.max(D.span, 1); draw(); remember(); });
     box.addEventListener("wheel", ev => {
       const plot = ev.target.closest(".lane-plot");
       if (!plot) return;
@@ -212,7 +227,7 @@
       t1 = t0 + (drag.t1 - drag.t0);
       draw();
     });
-    window.addEventListener("mouseup", () => { drag = null; });
+    window.addEventListener("mouseup", () => { if (drag) remember(); drag = null; });
     draw();
     window.addEventListener("resize", draw);
   }
