@@ -131,6 +131,14 @@ def check_regions(dom, want, what):
                   f"{what}: calls, total and self of {name}")
 
 
+def shot(t, page, name):
+    """A screenshot of the whole page, tall enough for its timeline; its path."""
+    png = t.path(name)
+    t.browser().run("file://" + page, f"--screenshot={png}", "--window-size=1280,1400")
+    expect(os.path.isfile(png) and os.path.getsize(png) > 0, f"chromium wrote no screenshot {png}")
+    return png
+
+
 def check_zoom(t, page, whole):
     """The page opened on one outer call (#since=&until=): the timeline draws that window, with
     the leaf calls that were too narrow to draw on the whole run."""
@@ -150,7 +158,7 @@ def check_zoom(t, page, whole):
     expect(drawn.count("leaf") >= sum(1 for b in leaves if b[1] >= 2),
            f"{drawn.count('leaf')} leaf calls drawn in the window, not every one of 2 ns or more")
     expect(drawn.count("outer") == 1, "the window's outer call is not drawn once")
-    t.browser().screenshot("file://" + page + f"#since={since}&until={until}", t.path("html-zoom.png"))
+    shot(t, page + f"#since={since}&until={until}", "html-zoom.png")
 
 
 def case_page(t):
@@ -178,8 +186,7 @@ def case_page(t):
     bars = set(dom.bars())
     expect({"main", "run", "outer"} <= bars <= set(want), f"regions drawn as bars: {sorted(bars)}")
     check_zoom(t, page, dom)
-    png = t.path("html-page.png")
-    t.browser().screenshot("file://" + page, png)
+    png = shot(t, page, "html-page.png")
     share = colored_share(png)
     print(f"screenshot {png}: {100 * share:.1f}% coloured")
     expect(share > 0.02, f"the screenshot {png} shows no drawn blocks")
