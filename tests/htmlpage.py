@@ -157,7 +157,9 @@ def check_zoom(t, page, whole):
     expect(len(drawn) <= len(inside), "bars drawn outside the window")
     expect(drawn.count("leaf") >= sum(1 for b in leaves if b[1] >= 2),
            f"{drawn.count('leaf')} leaf calls drawn in the window, not every one of 2 ns or more")
-    expect(drawn.count("outer") == 1, "the window's outer call is not drawn once")
+    # a neighbour that ends or starts at the window's edge is drawn too, a pixel wide
+    outers = sum(1 for b in inside if names[b[2]] == "outer")
+    expect(1 <= drawn.count("outer") <= outers, f"{drawn.count('outer')} outer calls drawn, of {outers} in the window")
     shot(t, page + f"#since={since}&until={until}", "html-zoom.png")
 
 
