@@ -3,7 +3,7 @@
 # profiles, read back with Debian's otf2-print) as otf2-CASE.
 # Included from tests/CMakeLists.txt, whose variables it uses.
 
-foreach(case calls mpi refuse)
+foreach(case calls mpi memory refuse)
   add_test(NAME otf2-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/otf2.py ${case}
       --bin ${PROJECT_BINARY_DIR}/bin

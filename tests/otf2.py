@@ -17,6 +17,9 @@ Cases:
            attributes, also with --thread 0, and each rank's totals
            (/pairs) as properties of its first location (skipped without
            mpirun).
+  memory   4000002 calls: scope-report's peak RSS stays under 64 MiB (OTF2's
+           own pool would hold the whole archive, 90 MiB here), and the
+           locations' event counts add up to two per call.
   refuse   a DIR that exists, -o with --otf2, and a --max-size too small
            (estimated, and measured) each exit non-zero with one line,
            leaving nothing behind.
@@ -238,6 +241,22 @@ def case_mpi(t):
         expect_eq(dict(got), dict(want), f"bytes of each MPI call (--thread {only})")
         print(f"--thread {only}: {sum(len(v) for v in got.values())} MPI calls with their bytes")
     expect_eq(sorted(int(x) for x in ranks), [0, 1, 2, 3], "ranks in the profile")
+
+
+def case_memory(t):
+    h5 = t.profile("calls-gcc-O2", "4000000")
+    t.sample_rss = True
+    out = t.path("big")
+    r = t.run([t.report, "--otf2", out, h5], quiet=True)
+    t.sample_rss = False
+    if r.rc != 0 and "built without OTF2" in r.stderr:
+        raise Skipped("scope-report was built without OTF2 (Debian: libotf2-trace-dev)")
+    r.expect_rc(0)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+    print(f"--otf2 of 4000002 calls: {size} bytes in {r.seconds:.2f} s, peak RSS {r.maxrss // 1024} MiB (sampled)")
+    expect(r.maxrss < 64 * 1024, f"peak RSS {r.maxrss} KiB, not under 64 MiB")
+    locs = location_defs(t.definitions(os.path.join(out, "traces.otf2")))
+    expect_eq(sum(n for _, n, _ in locs.values()), 2 * 4000002, "events of the locations")
 
 
 def leftovers(t):

@@ -14,9 +14,12 @@
 
 #include "schema.h"
 
-/* Bytes OTF2 keeps in memory per location before it writes them out; the
- * archive's memory is this times the lanes written. */
+/* OTF2 keeps a location's events in chunks of OTF2_CHUNK bytes, and writes
+ * them out when it can have no more: OTF2_CHUNKS of them, where its own pool
+ * would take 128 MiB per location. The archive's memory is about OTF2_CHUNK
+ * * OTF2_CHUNKS times the lanes written. */
 #define OTF2_CHUNK     (256u << 10)
+#define OTF2_CHUNKS    4
 #define OTF2_DEF_CHUNK (4u << 20)
 
 /* The bytes one call takes in the archive, measured (400002 calls: 23.4): an enter and a leave,
@@ -83,6 +86,47 @@ static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRe
 
 static const OTF2_FlushCallbacks flush = {.otf2_pre_flush = pre_flush,
 					  .otf2_post_flush = post_flush};
+
+/* The chunks of one of OTF2's buffers. */
+struct chunks {
+	size_t n;
+	void *chunk[OTF2_CHUNKS];
+};
+
+/* A new chunk, or NULL when the buffer has its OTF2_CHUNKS: OTF2 then
+ * writes the buffer out, frees its chunks and asks again. */
+static void *chunk_new(void *user, OTF2_FileType type, OTF2_LocationRef loc, void **per,
+		       uint64_t size)
+{
+	struct chunks *c = *per;
+	void *p;
+
+	(void)user, (void)type, (void)loc;
+	if (!c && !(c = *per = calloc(1, sizeof *c)))
+		return NULL;
+	if (c->n == OTF2_CHUNKS || !(p = malloc(size)))
+		return NULL;
+	return c->chunk[c->n++] = p;
+}
+
+static void chunks_free(void *user, OTF2_FileType type, OTF2_LocationRef loc, void **per,
+			bool final)
+{
+	struct chunks *c = *per;
+
+	(void)user, (void)type, (void)loc;
+	for (size_t i = 0; c && i < c->n; i++)
+		free(c->chunk[i]);
+	if (c)
+		c->n = 0;
+	if (final) {
+		free(c);
+		*per = NULL;
+	}
+}
+
+static const OTF2_MemoryCallbacks memory = {.otf2_allocate = chunk_new,
+					    .otf2_free_all = chunks_free};
 
 /* ---- Events ------------------------------------------------------------- */
 
@@ -406,6 +450,7 @@ static int archive(struct otf2 *o, const struct options *opt, struct rd_profile 
 		return -1;
 	snprintf(creator, sizeof creator, "scope-report %s", SCOPE_VERSION);
 	if (OTF2_Archive_SetFlushCallbacks(o->a, &flush, o) != OTF2_SUCCESS ||
+	    OTF2_Archive_SetMemoryCallbacks(o->a, &memory, o) != OTF2_SUCCESS ||
 	    OTF2_Archive_SetSerialCollectiveCallbacks(o->a) != OTF2_SUCCESS ||
 	    OTF2_Archive_SetCreator(o->a, creator) != OTF2_SUCCESS ||
 	    OTF2_Archive_SetDescription(o->a, opt->files[0]) != OTF2_SUCCESS ||
