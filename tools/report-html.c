@@ -292,7 +292,8 @@ static void tl_json(struct html *h, FILE *j, uint64_t *drawn, uint64_t *calls)
 		fputs(i ? ",\n{\"label\":" : "\n{\"label\":", j);
 		lane_label(j, h->p, l, h->other_lanes);
 		fprintf(j, ",\"calls\":%llu,\"bars\":[", (unsigned long long)l->calls);
-		qsort(l->heap, l->n, sizeof *l->heap, by_start);
+		if (l->n) /* the row of the lanes not drawn has no bars */
+			qsort(l->heap, l->n, sizeof *l->heap, by_start);
 		for (size_t b = 0; b < l->n; b++)
 			fprintf(j, "%s[%llu,%llu,%u,%u]", b ? "," : "",
 				(unsigned long long)l->heap[b].start,
