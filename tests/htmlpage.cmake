@@ -3,7 +3,7 @@
 # drawn by headless Chromium and read back from the DOM) as html-CASE.
 # Included from tests/CMakeLists.txt, whose variables it uses.
 
-foreach(case page offline bounded ranks)
+foreach(case page offline bounded ranks manyranks)
   add_test(NAME html-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/htmlpage.py ${case}
       --bin ${PROJECT_BINARY_DIR}/bin

@@ -22,6 +22,10 @@ Cases:
   ranks    an MPI job of 4 ranks (Open MPI's mpirun): the Ranks section has
            a row per region with the min, mean and max of its self time over
            the ranks, and a heat map of 4 columns (skipped without mpirun).
+  manyranks  a job of 1030 ranks (one profile copied per rank, each
+           rank's self times scaled by (rank % 7) + 1, merged): the heat
+           map has 515 columns, each the mean of two ranks, and the
+           timeline 256 lanes and one that sums the other 774.
 
 Exit status: 0 pass, 1 fail, 77 skip (no Chromium, or no MPI for ranks).
 """
@@ -350,6 +354,48 @@ def case_ranks(t):
     expect_eq(len(re.findall(r'<text[^>]*class="heat-label"', dom.text)), len(rows), "labelled heat-map rows")
     expect_eq(len(dom.lanes()), sum(1 for _ in re.finditer(r"rank \d\) / lane", " ".join(dom.lanes()))),
               "every lane labelled with its rank")
+
+
+def case_manyranks(t):
+    ranks = 1030
+    base = t.path("base.h5")
+    t.run([t.scope_run, "-q", "-o", base, "--", t.prog("calls-gcc-O2"), "20"],
+          env=t.env(preload_asan=True), quiet=True).expect_rc(0)
+    parts = t.path("parts")
+    os.makedirs(parts)
+    for k in range(ranks):
+        path = os.path.join(parts, f"r{k}.h5")
+        shutil.copy(base, path)
+        with h5py.File(path, "r+") as f:
+            for name, value in (("processes/rank", k), ("processes/pid", 100000 + k)):
+                f[name][...] = value
+            f["pairs/self_ns"][...] = f["pairs/self_ns"][()] * (k % 7 + 1)
+    job = t.path("job.h5")
+    t.run([os.path.join(t.bin, "scope-merge"), "-q", "--keep", "--parts", parts, "-o", job], quiet=True).expect_rc(0)
+    page = t.html(job, "job.html")
+    print(f"page of {ranks} ranks: {os.path.getsize(page)} bytes")
+    dom = t.drawn(page)
+    heat = dom.data["imbalance"]
+    expect_eq(heat["group"], 2, "ranks a heat-map column sums")
+    expect_eq(heat["ranks"], list(range(0, ranks, 2)), "the heat map's columns: their first ranks")
+    names = [r[0] for r in dom.data["regions"]]
+    with h5py.File(job, "r") as f:
+        region_names = [str(x) for x in f["regions/name"].asstr()[()]]
+        pairs = {k: f["pairs"][k][()] for k in ("process", "region", "self_ns")}
+        rank_of = f["processes/rank"][()]
+    self_of = {}
+    for p, r, v in zip(pairs["process"], pairs["region"], pairs["self_ns"]):
+        key = (region_names[int(r)], int(rank_of[int(p)]))
+        self_of[key] = self_of.get(key, 0) + int(v)
+    expect(heat["rows"], "no rows in the heat map")
+    for row in heat["rows"]:
+        name = names[row["region"]]
+        want = [round((self_of.get((name, c), 0) + self_of.get((name, c + 1), 0)) / 2) for c in range(0, ranks, 2)]
+        expect_eq(row["values"], want, f"heat map of {name}: the mean of each two ranks' self time")
+    expect_eq(len(re.findall(r'<text[^>]*class="heat-label"', dom.text)), len(heat["rows"]), "labelled heat-map rows")
+    expect("Each column sums 2 neighbouring ranks" in dom.notes(), "the page does not say the columns are summed")
+    lanes = dom.lanes()
+    expect_eq((len(lanes), lanes[-1]), (257, "774 more lanes, summed"), "timeline rows of 1030 lanes")
 
 
 CASES = cases_of(globals())
