@@ -448,9 +448,8 @@ static struct row *region_rows(const struct options *o, struct rd_profile *p, si
 	return rows;
 }
 
-static void region_row(FILE *out, const struct options *o, const struct rd_profile *p,
-		       const struct row *r, double wall, const char *name, const char *kind,
-		       const char *where, int other)
+static void region_row(FILE *out, const struct row *r, double wall, const char *name,
+		       const char *kind, const char *where, int other)
 {
 	char pct[32];
 	double share = wall > 0 ? 100.0 * (double)r->self / wall : 0;
@@ -474,7 +473,6 @@ static void region_row(FILE *out, const struct options *o, const struct rd_profi
 	fputs("</td><td class=\"name\">", out);
 	html_text(out, where);
 	fputs("</td></tr>\n", out);
-	(void)o, (void)p;
 }
 
 static int regions_html(FILE *out, const struct options *o, struct rd_profile *p)
@@ -511,12 +509,12 @@ static int regions_html(FILE *out, const struct options *o, struct rd_profile *p
 			rest.max = r->max > rest.max ? r->max : rest.max;
 			continue;
 		}
-		region_row(out, o, p, r, wall, region_name(o, 0, r->region),
-			   p->regions[r->region].kind, o->shown[0].where[r->region], 0);
+		region_row(out, r, wall, region_name(o, 0, r->region), p->regions[r->region].kind,
+			   o->shown[0].where[r->region], 0);
 	}
 	if (n > HTML_ROWS) {
 		snprintf(label, sizeof label, "%zu other regions", n - HTML_ROWS);
-		region_row(out, o, p, &rest, wall, label, "", "", 1);
+		region_row(out, &rest, wall, label, "", "", 1);
 	}
 	fputs("</tbody></table></div>\n", out);
 	free(rows);
