@@ -13,8 +13,9 @@ Cases:
            (#since=&until=), the timeline draws the calls too narrow for
            the whole run (html-zoom.png). A profile of totals only gets
            its table and a note instead of pictures.
-  offline  the page asks for nothing: no src, href, url() or @import in it,
-           and drawn with every host name unresolvable, it is complete.
+  offline  the page asks for nothing: no src, href, url() or @import in it;
+           drawn with every host name unresolvable, it is complete; served
+           over HTTP, its server gets no request but for the page.
   bounded  400000 calls, a program of 1500 functions, and one of 301
            threads: the file stays small, the page says what it summed,
            draws at most its limits (1000 rows, 256 lanes), and the summed
@@ -31,13 +32,16 @@ Exit status: 0 pass, 1 fail, 77 skip (no Chromium, or no MPI for ranks).
 """
 
 import csv
+import functools
 import html
+import http.server
 import io
 import json
 import os
 import re
 import shutil
 import sys
+import threading
 
 import h5py
 
@@ -235,6 +239,24 @@ def case_offline(t):
     dom = t.drawn(page, "--host-resolver-rules=MAP * ~NOTFOUND", "--disable-background-networking")
     check_regions(dom, t.csv(h5), "offline")
     expect(dom.flame() and dom.bars(), "offline: no flame graph or timeline drawn")
+
+    # Served over HTTP, the page asks its server for nothing but itself.
+    asked = []
+
+    class Logged(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            asked.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Logged, directory=t.work))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/calls.html"
+        dom = Dom(t.browser().run(url, "--dump-dom", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"))
+    finally:
+        server.shutdown()
+    expect('data-drawn="1"' in dom.text, "served: the page's script did not finish drawing")
+    print("requests the server got:", asked)
+    expect([x for x in asked if x != "/favicon.ico"] == ["/calls.html"], f"the page asked for more than itself: {asked}")
 
 
 def many_functions(t, n):
