@@ -11,7 +11,9 @@ Cases:
            with bars named by their regions; a screenshot (html-page.png) is
            kept and must show drawn blocks. Opened on one call's window
            (#since=&until=), the timeline draws the calls too narrow for
-           the whole run (html-zoom.png). A profile of totals only gets
+           the whole run (html-zoom.png); opened sorted (#regions=calls.up,
+           region, ...), the table's rows are in that order. A profile of
+           totals only gets
            its table and a note instead of pictures.
   offline  the page asks for nothing: no src, href, url() or @import in it;
            drawn with every host name unresolvable, it is complete; served
@@ -171,6 +173,19 @@ def check_zoom(t, page, whole):
     shot(t, page + f"#since={since}&until={until}", "html-zoom.png")
 
 
+def check_sort(t, page, want):
+    """The region table opened sorted (#regions=HEADING[.up|.down]): its rows in that order."""
+    calls = {name: int(row["calls"]) for name, row in want.items()}
+    for view, key, reverse in (("calls.up", lambda n: calls[n], False), ("calls", lambda n: calls[n], True),
+                               ("region", lambda n: n, False), ("region.down", lambda n: n, True)):
+        dom = t.drawn(page + "#regions=" + view)
+        shown = [cells[7][1] for cells in dom.rows("region-table")]
+        values = [key(n) for n in shown]
+        print(f"#regions={view}: {shown}")
+        expect_eq(sorted(shown), sorted(want), f"#regions={view}: the rows")
+        expect_eq(values, sorted(values, reverse=reverse), f"#regions={view}: the order of the rows")
+
+
 def case_page(t):
     h5 = t.profile("calls-gcc-O2", "2000")
     page = t.html(h5, "calls.html")
@@ -196,6 +211,7 @@ def case_page(t):
     bars = set(dom.bars())
     expect({"main", "run", "outer"} <= bars <= set(want), f"regions drawn as bars: {sorted(bars)}")
     check_zoom(t, page, dom)
+    check_sort(t, page, want)
     png = shot(t, page, "html-page.png")
     share = colored_share(png)
     print(f"screenshot {png}: {100 * share:.1f}% coloured")

@@ -46,11 +46,23 @@
     return "hsl(" + (10 + h % 45) + "," + (65 + (h >> 8) % 25) + "%," + (55 + (h >> 16) % 12) + "%)";
   }
 
+  // ---- The address keeps the view to share: #regions=calls.up&since=NS&until=NS
+  function view() {
+    return new URLSearchParams(location.hash.slice(1));
+  }
+  function keep(changes) {
+    const v = view();
+    for (const k in changes) changes[k] === null ? v.delete(k) : v.set(k, changes[k]);
+    const s = v.toString();
+    try {
+      history.replaceState(null, "", s ? "#" + s : location.pathname + location.search);
+    } catch (e) { /* a page opened from a file may not rewrite its address: the view is the same */ }
+  }
+
   // ---- Sortable tables: a click on a heading sorts by it, a second reverses.
-  function sortTable(t, i, th) {
+  // A table with data-view="regions" keeps its order in the address, as regions=HEADING[.up|.down].
+  function sortTable(t, i, th, up) {
     const numeric = th.dataset.type === "num";
-    const again = th.classList.contains("sorted");
-    const up = again ? !th.classList.contains("up") : !numeric;
     for (const h of t.tHead.rows[0].cells) h.classList.remove("sorted", "up");
     th.classList.add("sorted");
     if (up) th.classList.add("up");
@@ -66,7 +78,18 @@
     rows.concat(all.filter(r => r.classList.contains("other"))).forEach(r => body.appendChild(r));
   }
   document.querySelectorAll("table.sortable").forEach(t => {
-    Array.from(t.tHead.rows[0].cells).forEach((th, i) => th.addEventListener("click", () => sortTable(t, i, th)));
+    const heads = Array.from(t.tHead.rows[0].cells);
+    heads.forEach((th, i) => th.addEventListener("click", () => {
+      const again = th.classList.contains("sorted");
+      const up = again ? !th.classList.contains("up") : th.dataset.type !== "num";
+      sortTable(t, i, th, up);
+      if (t.dataset.view) keep({ [t.dataset.view]: th.textContent + (up ? ".up" : ".down") });
+    }));
+    const asked = t.dataset.view && view().get(t.dataset.view);
+    if (!asked) return;
+    const [name, dir] = asked.split(".");
+    const i = heads.findIndex(th => th.textContent === name);
+    if (i >= 0) sortTable(t, i, heads[i], dir ? dir === "up" : heads[i].dataset.type !== "num");
   });
 
   // ---- Flame graph (icicle): the merged call tree, callers above callees.
@@ -130,17 +153,15 @@
     if (!box || !D.lanes.length) return;
     const ROW = 11, ROWS = 12, STRIP = 8;
     let t0 = 0, t1 = Math.max(D.span, 1);
-    // #since=NS&until=NS (ns since the job's start): a window to open on, kept as it moves, to share.
-    const asked = /since=(\d+)&until=(\d+)/.exec(location.hash);
-    if (asked && +asked[2] > +asked[1] && +asked[1] < t1) {
-      t0 = +asked[1];
-      t1 = Math.min(+asked[2], t1);
+    // since=NS&until=NS (ns since the job's start): a window to open on, kept as it moves.
+    const since = +view().get("since"), until = +view().get("until");
+    if (until > since && since < t1) {
+      t0 = since;
+      t1 = Math.min(until, t1);
     }
     function remember() {
       const whole = t0 === 0 && t1 === Math.max(D.span, 1);
-      try {
-        history.replaceState(null, "", whole ? location.pathname : "#since=" + Math.round(t0) + "&until=" + Math.round(t1));
-      } catch (e) { /* a page opened from a file may not rewrite its address: the view is the same */ }
+      keep(whole ? { since: null, until: null } : { since: Math.round(t0), until: Math.round(t1) });
     }
     const axis = el("div", { class: "axis" }, box);
     const lanes = D.lanes.map(l => {
