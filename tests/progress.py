@@ -16,7 +16,8 @@ work shorter than a second.
 Cases:
   report   scope-report --chrome, --otf2 and --html of 400002 calls
   merge    scope-merge of two profiles of 400002 calls
-  writer   the writer at a program's exit, under plain LD_PRELOAD and scope-run
+  writer   the writer at a program's exit, under plain LD_PRELOAD and
+           scope-run, and scope-writer run by hand on a kept arena (-q)
 
 Exit status: 0 pass, 1 fail, 77 skip (no pseudo-terminal here).
 """
@@ -163,9 +164,19 @@ def case_writer(t):
     expect("leaf,990000," in r.stdout, "the profile has not the program's 990000 leaf calls")
     # A pipe: nothing.
     os.unlink(out)
-    r = t.run([prog, "1000000"], env=env)
+    r = t.run([prog, "1000000"], env=dict(env, SCOPE_KEEP_ARENA="1"))
     r.expect_rc(0)
     expect_eq(r.stderr, "", "standard error, a pipe")
+    # scope-writer by hand on the kept arena: the line, and none with -q.
+    arenas = [os.path.join(d, f) for d, _, fs in os.walk(t.tmp) for f in fs if f.endswith(".arena")]
+    expect(len(arenas) == 1, f"kept arenas: {arenas}")
+    writer = os.path.join(t.bin, "scope-writer")
+    again = t.path("again.h5")
+    rc, _, text = t.tty([writer, "--keep", "-o", again, arenas[0]], t.env_progress())
+    expect_eq(rc, 0, "scope-writer's exit status")
+    expect_eq(check_shown(text, "scope-writer", again), "", "scope-writer: other text on the terminal")
+    rc, _, text = t.tty([writer, "-q", "-o", t.path("quiet-again.h5"), arenas[0]], t.env_progress())
+    expect(rc == 0 and text == "", f"scope-writer -q: the terminal got {text!r}")
     # scope-run: the writer names the process; with -q nothing shows.
     rc, _, text = t.tty([t.scope_run, "-o", t.path("run.h5"), "--", prog, "1000000"],
                         t.env_progress(preload_asan=True))
