@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# Bash completion of scope-run, scope-report, scope-merge, scope-symbolize and scope-writer.
+# Bash completion of scope-run, scope-bench, scope-report, scope-merge, scope-symbolize and scope-writer.
 #
 # The options come from the command's own --help, so they are the ones of
 # the installed version. Installed once per command under
@@ -32,8 +32,8 @@ _scope()
 	fi
 	local cmd=${words[0]} name=${words[0]##*/} i
 
-	# scope-run: from the program on, the words are the program's
-	if [[ $name == scope-run ]]; then
+	# scope-run, scope-bench: from the program on, the words are the program's
+	if [[ $name == scope-run || $name == scope-bench ]]; then
 		for ((i = 1; i < cword; i++)); do
 			local w=${words[i]} before=${words[i - 1]}
 			if [[ $w == -- ]]; then
@@ -57,7 +57,16 @@ _scope()
 	--format) mapfile -t COMPREPLY < <(compgen -W 'text csv json' -- "$cur") && return ;;
 	--sort) mapfile -t COMPREPLY < <(compgen -W 'self total calls mean min max std name' -- "$cur") && return ;;
 	--compression) mapfile -t COMPREPLY < <(compgen -W 'auto none gzip gzip:1 gzip:4 gzip:9' -- "$cur") && return ;;
-	-o | --output) mapfile -t COMPREPLY < <(compgen -f -- "$cur") && return ;;
+	-o | --output)
+		if [[ $name == scope-bench ]]; then
+			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		else
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		fi
+		return
+		;;
+	--stage | --bench) mapfile -t COMPREPLY < <(compgen -d -- "$cur") && return ;;
+	--exe) mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u) && return ;;
 	--parts | --otf2 | -d | --debug-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur") && return ;;
 	-*)
 		if _scope_takes_value "$cmd" "$prev"; then
@@ -73,9 +82,9 @@ _scope()
 	fi
 	case $name in
 	scope-writer) mapfile -t COMPREPLY < <(compgen -f -X '!*.arena' -- "$cur"; compgen -d -- "$cur") ;;
-	scope-run) mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u) ;;
+	scope-run | scope-bench) mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u) ;;
 	*) mapfile -t COMPREPLY < <(compgen -f -X '!*.h5' -- "$cur"; compgen -d -- "$cur") ;;
 	esac
 }
 
-complete -F _scope scope-run scope-report scope-merge scope-symbolize scope-writer
+complete -F _scope scope-run scope-bench scope-report scope-merge scope-symbolize scope-writer

@@ -14,6 +14,9 @@ const struct sc_field sc_threads[SC_NTHR] = {SC_THREAD_FIELDS(SC_ROW)};
 const struct sc_field sc_modules[SC_NMOD] = {SC_MODULE_FIELDS(SC_ROW)};
 const struct sc_field sc_crash_attrs[SC_NCRASHA] = {SC_CRASH_ATTRS(SC_ROW)};
 const struct sc_field sc_crash[SC_NCRASH] = {SC_CRASH_FIELDS(SC_ROW)};
+const struct sc_field sc_heap_attrs[SC_NHEAPA] = {SC_HEAP_ATTRS(SC_ROW)};
+const struct sc_field sc_heap[SC_NHEAP] = {SC_HEAP_FIELDS(SC_ROW)};
+const struct sc_field sc_heap_sites[SC_NSITE] = {SC_HEAP_SITE_FIELDS(SC_ROW)};
 
 #define GROUP(path, attributes, table)                                                             \
 	{                                                                                          \
@@ -31,6 +34,9 @@ const struct sc_group sc_groups[] = {
 	GROUP("/process<N>/modules", 0, sc_modules),
 	GROUP("/process<N>/crash", 1, sc_crash_attrs),
 	GROUP("/process<N>/crash", 0, sc_crash),
+	GROUP("/process<N>/heap", 1, sc_heap_attrs),
+	GROUP("/process<N>/heap", 0, sc_heap),
+	GROUP("/process<N>/heap_sites", 0, sc_heap_sites),
 };
 const size_t sc_ngroups = sizeof sc_groups / sizeof *sc_groups;
 

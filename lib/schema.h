@@ -10,17 +10,19 @@
 #define SC_TIME_UNIT	 "ns"
 
 /* Groups (one path component each) and the name of /process<N>. */
-#define SC_METADATA  "metadata"
-#define SC_PROCESSES "processes"
-#define SC_REGIONS   "regions"
-#define SC_PAIRS     "pairs"
-#define SC_EVENTS    "events"
-#define SC_PROCESS_N "process%zu" /* /process<N>, N a row of /processes */
-#define SC_LANES     "lanes"
-#define SC_THREADS   "threads" /* in lanes */
-#define SC_MODULES   "modules"
-#define SC_CRASH     "crash"
-#define SC_ENV_	     "env_" /* /metadata env_<VAR> */
+#define SC_METADATA   "metadata"
+#define SC_PROCESSES  "processes"
+#define SC_REGIONS    "regions"
+#define SC_PAIRS      "pairs"
+#define SC_EVENTS     "events"
+#define SC_PROCESS_N  "process%zu" /* /process<N>, N a row of /processes */
+#define SC_LANES      "lanes"
+#define SC_THREADS    "threads" /* in lanes */
+#define SC_MODULES    "modules"
+#define SC_CRASH      "crash"
+#define SC_HEAP	      "heap"	   /* in /process<N>, with SCOPE_HEAP=1 */
+#define SC_HEAP_SITES "heap_sites" /* in /process<N>, with SCOPE_HEAP=1 */
+#define SC_ENV_	      "env_"	   /* /metadata env_<VAR> */
 
 enum sc_type {
 	SC_INT32,
@@ -266,7 +268,12 @@ struct sc_field {
 	X("/process<N>/modules",                                                                   \
 	  "Columns, one row per executable or shared object mapped into the process.")             \
 	X("/process<N>/crash", "Present when a fatal signal ended the process: the stack of the "  \
-			       "thread it hit, innermost frame first, up to 256 frames.")
+			       "thread it hit, innermost frame first, up to 256 frames.")          \
+	X("/process<N>/heap", "Present when the process ran with its heap tracked "                \
+			      "(`SCOPE_HEAP=1`): one row per region that allocated, with what "    \
+			      "its blocks came to.")                                               \
+	X("/process<N>/heap_sites", "With `heap`: the call sites (up to four per region) that "    \
+				    "allocated most of each region's bytes.")
 
 /*
  * Values of a column that mean something of their own, as X(group, column,
@@ -281,6 +288,38 @@ struct sc_field {
 	  "process")                                                                               \
 	X("/regions", "kind", "values", "function, mpi, wait, io")
 
+#define SC_HEAP_ATTRS(X)                                                                           \
+	X(PEAK_LIVE, "peak_live_bytes", SC_INT64, SC_REQUIRED, "bytes",                            \
+	  "the most heap bytes live at once in the process, bytes")                                \
+	X(LIVE_AT_EXIT, "live_bytes_at_exit", SC_INT64, SC_REQUIRED, "bytes",                      \
+	  "heap bytes not freed when recording stopped (at exit: leaks), bytes")                   \
+	X(UNTRACKED, "untracked", SC_INT64, SC_REQUIRED, "",                                       \
+	  "allocator calls not counted (made inside another's tracking on its thread)")
+
+#define SC_HEAP_FIELDS(X)                                                                          \
+	X(REGION, "region", SC_STRING, SC_REQUIRED, "",                                            \
+	  "the region, as `/regions` names it; `\"\"` outside any recorded call")                  \
+	X(ALLOCATIONS, "allocations", SC_UINT64, SC_REQUIRED, "", "blocks allocated")              \
+	X(FREES, "frees", SC_UINT64, SC_REQUIRED, "", "of them, freed")                            \
+	X(BYTES, "bytes_allocated", SC_UINT64, SC_REQUIRED, "bytes",                               \
+	  "bytes allocated in all, bytes")                                                         \
+	X(PEAK, "peak_live_bytes", SC_UINT64, SC_REQUIRED, "bytes",                                \
+	  "the most of its bytes live at once, bytes")                                             \
+	X(LEAKED, "live_bytes_at_exit", SC_UINT64, SC_REQUIRED, "bytes",                           \
+	  "its bytes not freed when recording stopped, bytes")
+
+#define SC_HEAP_SITE_FIELDS(X)                                                                     \
+	X(REGION, "region", SC_STRING, SC_REQUIRED, "", "the region, as in `heap`")                \
+	X(BYTES, "bytes", SC_UINT64, SC_REQUIRED, "bytes",                                         \
+	  "bytes the call site allocated in the region, bytes")                                    \
+	X(ALLOCATIONS, "allocations", SC_UINT64, SC_REQUIRED, "", "blocks it allocated there")     \
+	X(ADDRESS, "address", SC_UINT64, SC_REQUIRED, "",                                          \
+	  "the return address of the allocating call")                                             \
+	X(FUNCTION, "function", SC_STRING, SC_REQUIRED, "",                                        \
+	  "the function that made the call, demangled, or `module+0xOFFSET`")                      \
+	X(FILE, "file", SC_STRING, SC_REQUIRED, "", "its source file, or `\"\"`")                  \
+	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "the line of the call, 0 = unknown")
+
 /* clang-format off */
 #define SC_ENUM_(prefix, id) SC_##prefix##_##id,
 #define SC_ENUM_ROOT(id, ...)	  SC_ENUM_(ROOT, id)
@@ -293,6 +332,9 @@ struct sc_field {
 #define SC_ENUM_MOD(id, ...)	  SC_ENUM_(MOD, id)
 #define SC_ENUM_CRASHA(id, ...)	  SC_ENUM_(CRASHA, id)
 #define SC_ENUM_CRASH(id, ...)	  SC_ENUM_(CRASH, id)
+#define SC_ENUM_HEAPA(id, ...)	  SC_ENUM_(HEAPA, id)
+#define SC_ENUM_HEAP(id, ...)	  SC_ENUM_(HEAP, id)
+#define SC_ENUM_SITE(id, ...)	  SC_ENUM_(SITE, id)
 enum sc_root { SC_ROOT_FIELDS(SC_ENUM_ROOT) SC_NROOT };
 enum sc_meta { SC_METADATA_FIELDS(SC_ENUM_META) SC_NMETA };
 enum sc_proc { SC_PROCESS_FIELDS(SC_ENUM_PROC) SC_NPROC };
@@ -303,11 +345,15 @@ enum sc_thr { SC_THREAD_FIELDS(SC_ENUM_THR) SC_NTHR };
 enum sc_mod { SC_MODULE_FIELDS(SC_ENUM_MOD) SC_NMOD };
 enum sc_crasha { SC_CRASH_ATTRS(SC_ENUM_CRASHA) SC_NCRASHA };
 enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
+enum sc_heapa { SC_HEAP_ATTRS(SC_ENUM_HEAPA) SC_NHEAPA };
+enum sc_heap { SC_HEAP_FIELDS(SC_ENUM_HEAP) SC_NHEAP };
+enum sc_site { SC_HEAP_SITE_FIELDS(SC_ENUM_SITE) SC_NSITE };
 /* clang-format on */
 
 extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_processes[SC_NPROC],
 	sc_regions[SC_NREG], sc_pairs[SC_NPAIR], sc_events[SC_NEV], sc_threads[SC_NTHR],
-	sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH];
+	sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH],
+	sc_heap_attrs[SC_NHEAPA], sc_heap[SC_NHEAP], sc_heap_sites[SC_NSITE];
 
 /* The name of a field: SC_EV(START_DELTA) is "start_delta". */
 #define SC_ROOT(id) (sc_root[SC_ROOT_##id].name)

@@ -24,6 +24,7 @@
 	X("SCOPE_LIBCALLS", "none, wait, io or all")                                               \
 	X("SCOPE_DEBUG", "0 or 1")                                                                 \
 	X("SCOPE_OFF", "0 or 1")                                                                   \
+	X("SCOPE_HEAP", "0 or 1")                                                                  \
 	X("SCOPE_PROGRESS", "off, or the seconds of work before progress shows")                   \
 	X("SCOPE_WRITE", "alongside or exit")                                                      \
 	X("SCOPE_PRELOAD_LIB", "the path of libscope_preload.so")                                  \

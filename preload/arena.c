@@ -15,6 +15,8 @@
 #define PAGE	    4096u
 #define MODULES_CAP (1u << 20)
 #define CMDLINE_CAP (256u << 10)
+/* Regions heap tracking has room for; more are charged to the last. */
+#define HEAP_REGIONS 8192u
 /* The file is backed by disk in steps this large, so the chunk slow path
  * makes a system call only once every few hundred chunks. */
 #define BACKING_STEP (16u << 20)
@@ -60,7 +62,10 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->crash_off = round_up(
 		h->lanes_off + (uint64_t)cfg->lane_capacity * sizeof(struct scope_lane), PAGE);
 	h->crash_cap = SCOPE_CRASH_STACK_BYTES;
-	h->chunks_off = h->crash_off + h->crash_cap;
+	h->heap_off = h->crash_off + h->crash_cap;
+	h->heap_cap = cfg->heap ? HEAP_REGIONS : 0;
+	h->chunks_off =
+		round_up(h->heap_off + h->heap_cap * sizeof(struct scope_heap_region), PAGE);
 	h->chunk_capacity = (cfg->arena_max_bytes - h->chunks_off) / cfg->chunk_bytes;
 }
 

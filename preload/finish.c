@@ -220,6 +220,7 @@ void scope_finish(int kind, int code)
 	    __atomic_exchange_n(&p->stopped, 1, __ATOMIC_RELAXED))
 		return;
 	scope_busy_begin(&scope_tls);
+	scope_heap_stop(p);
 	scope_thread_stop_self();
 	record_stop(p, kind, code);
 	/* An image that execs another is a part: the process's last image

@@ -108,6 +108,7 @@ int scope_start_recording(void)
 	 * names of the code it ran. */
 	scope_modules_capture(p);
 	scope_run_start(p);
+	scope_heap_start(p);
 	return 0;
 }
 
@@ -149,6 +150,7 @@ void scope_init(void)
 	scope_jump_resolve();
 	scope_modules_resolve();
 	scope_libcalls_resolve();
+	scope_heap_resolve();
 	if (stays_out() || scope_config_read(&p->cfg) != 0) {
 		scope_busy_end(&scope_tls);
 		return;

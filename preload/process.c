@@ -85,6 +85,7 @@ void scope_process_forked(void)
 		return;
 	p->parent_pid = p->hdr->pid;
 	p->cfg.role = SCOPE_ROLE_PART;
+	scope_heap_forked();
 	drop_arena(p);
 	record_as_new_process();
 }

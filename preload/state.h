@@ -87,6 +87,7 @@ struct scope_config {
 	int debug;
 	int chunk_size_bad; /* SCOPE_CHUNK_SIZE is unusable: not given to the writer */
 	int libcalls;	    /* SCOPE_LIBCALLS: the SCOPE_LIBCALL_* kinds recorded */
+	int heap;	    /* SCOPE_HEAP: heap blocks are tracked per region */
 };
 
 /* The process-wide state. */
@@ -223,6 +224,14 @@ void scope_signals_init(void) SCOPE_HIDDEN;
  * begin returns what end takes (NULL when the thread has its own). */
 void *scope_signals_thread_begin(void) SCOPE_HIDDEN;
 void scope_signals_thread_end(void *stack) SCOPE_HIDDEN;
+
+/* heap.c: the allocator's originals, looked up at start-up; tracking from
+ * scope_heap_start (the arena made) to scope_heap_stop (recording stops);
+ * a forked child forgets its parent's blocks. */
+void scope_heap_resolve(void) SCOPE_HIDDEN;
+void scope_heap_start(struct scope_process *p) SCOPE_HIDDEN;
+void scope_heap_stop(struct scope_process *p) SCOPE_HIDDEN;
+void scope_heap_forked(void) SCOPE_HIDDEN;
 
 /* pthread.c */
 int scope_pthread_init(void) SCOPE_HIDDEN;

@@ -350,6 +350,35 @@ int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int 
 	return out->name && out->file ? 0 : -1;
 }
 
+int scope_sym_call_line(struct scope_symbolizer *s, uint64_t addr, int resolve,
+			struct scope_sym *out)
+{
+	Dwfl_Module *m;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu;
+	Dwarf_Line *l;
+	const char *file;
+	char *copy;
+	int line = 0;
+	Dwfl *d;
+
+	if (!resolve || out->module < 0 || !(d = dwfl_of(s, out->module)) ||
+	    !(m = dwfl_addrmodule(d, addr)))
+		return 0;
+	if (!s->units[out->module] && !(s->units[out->module] = scope_units_new(m)))
+		return -1;
+	if (!(cu = scope_units_cu(s->units[out->module], addr, &bias)) ||
+	    !(l = dwarf_getsrc_die(cu, addr - bias)) || !(file = dwarf_linesrc(l, NULL, NULL)))
+		return 0;
+	dwarf_lineno(l, &line);
+	if (!(copy = strdup(file)))
+		return -1;
+	free(out->file);
+	out->file = copy;
+	out->line = line > 0 ? (uint32_t)line : 0;
+	return 0;
+}
+
 void scope_sym_free(struct scope_sym *sym)
 {
 	free(sym->name);

@@ -35,6 +35,12 @@ struct scope_symbolizer *scope_sym_open(const struct scope_sym_module *mods, siz
 int scope_sym_lookup(struct scope_symbolizer *s, uint64_t addr, int module, int resolve,
 		     struct scope_sym *out);
 
+/* After a lookup of addr into out: out's file and line become those of the
+ * code at addr itself (a call's), from the line table, where it has them.
+ * Returns 0, or -1 without memory. */
+int scope_sym_call_line(struct scope_symbolizer *s, uint64_t addr, int resolve,
+			struct scope_sym *out);
+
 /* Looks for separate debug info under each of dirs too (absolute paths),
  * besides libdwfl's default places: by build-id, DIR/.build-id/xx/rest.debug;
  * by .gnu_debuglink name, DIR/NAME and DIR/<the binary's folder>/NAME. The

@@ -29,7 +29,7 @@ import zipfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Failure, Skipped, Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
 
-COMMANDS = ("scope-run", "scope-report", "scope-merge", "scope-symbolize", "scope-writer")
+COMMANDS = ("scope-run", "scope-bench", "scope-report", "scope-merge", "scope-symbolize", "scope-writer")
 PYTHON = "/usr/bin/python3"  # Debian's: the one whose folders the package is installed to
 
 # Reads the profile argv[1] with the installed package; prints its file and the calls of fib.
@@ -196,6 +196,10 @@ def case_completion(t):
         expect_eq(completions(t, script, mode, "scope-run", "-o", "x.h5", "--q"), ["--quiet"],
                   f"scope-run -o x.h5 --q ({mode})")
         expect_eq(completions(t, script, mode, "scope-merge", "--pa"), ["--parts"], f"scope-merge --pa ({mode})")
+        expect_eq(completions(t, script, mode, "scope-bench", "--var"), ["--variant"], f"scope-bench --var ({mode})")
+        expect_eq(completions(t, script, mode, "scope-bench", "--repeat", "3", "--no-w"), ["--no-warm-up"],
+                  f"scope-bench --repeat 3 --no-w ({mode})")
+        expect_eq(completions(t, script, mode, "scope-report", "--hea"), ["--heap"], f"scope-report --hea ({mode})")
         expect_eq(completions(t, script, mode, "scope-writer", "--reco"), ["--recover"], f"scope-writer --reco ({mode})")
         expect_eq(completions(t, script, mode, "scope-symbolize", "--debug-"), ["--debug-dir"],
                   f"scope-symbolize --debug- ({mode})")

@@ -10,10 +10,16 @@ if(python_missing)
   add_test(NAME python COMMAND sh -c
     "echo 'SKIP python: ${SCOPE_TEST_PYTHON} lacks pytest, h5py, numpy, pandas or matplotlib (run scripts/deps)'; exit 77")
 else()
+  # In the sanitizer build the programs need the ASan runtime ahead of the library.
+  set(python_asan)
+  if(SCOPE_SANITIZE)
+    set(python_asan SCOPE_TEST_ASAN=${libasan} ASAN_OPTIONS=detect_leaks=0)
+  endif()
   add_test(NAME python
     COMMAND ${CMAKE_COMMAND} -E env
       "PATH=${PROJECT_BINARY_DIR}/bin:$ENV{PATH}"
       SCOPE_TEST_PROGS=${prog_bin}
+      ${python_asan}
       PYTHONPATH=${PROJECT_SOURCE_DIR}/python
       PYTHONDONTWRITEBYTECODE=1
       MPLBACKEND=Agg

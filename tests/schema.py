@@ -332,7 +332,8 @@ def case_profile(a):
     t = Test(a)
     d = Dump(a.dump)
     t.need_prog()
-    t.scope("-q", "-o", "out.h5", "--", t.prog).expect_rc(0)
+    # with the heap tracked: its groups are checked too
+    t.scope("-q", "-o", "out.h5", "--", t.prog, env={"SCOPE_HEAP": "1"}).expect_rc(0)
     problems = profile_problems(t.path("out.h5"), d)
     expect(not problems, "the profile and the table disagree:\n  " + "\n  ".join(problems))
 
@@ -353,13 +354,15 @@ def case_merged(a):
     t = Test(a)
     d = Dump(a.dump)
     t.need_prog()
-    # scope-run merges the parts of a forking run through lib/merge.c
-    t.scope("-q", "-o", "fork.h5", "--", t.prog, "fork").expect_rc(0)
+    # scope-run merges the parts of a forking run through lib/merge.c; the
+    # heap tracked, so that its groups are carried too
+    heap = {"SCOPE_HEAP": "1"}
+    t.scope("-q", "-o", "fork.h5", "--", t.prog, "fork", env=heap).expect_rc(0)
     problems = profile_problems(t.path("fork.h5"), d, MERGE_NARROWS)
     with h5py.File(t.path("fork.h5"), "r") as f:
         expect_eq(len(f["processes/pid"]), 2, "processes of the forking run")
     for name in ("old.h5", "new.h5"):
-        t.scope("-q", "-o", name, "--", t.prog, "leaf", "3").expect_rc(0)
+        t.scope("-q", "-o", name, "--", t.prog, "leaf", "3", env=heap).expect_rc(0)
     strip_descriptions(t.path("old.h5"))
     with h5py.File(t.path("old.h5"), "r") as f:
         expect("description" not in f["events/duration"].attrs, "descriptions removed from old.h5")

@@ -22,6 +22,8 @@
 
 extern char **environ;
 
+const char *gather_tool = "scope-run";
+
 int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir)
 {
 	char dir[PATH_MAX], base[PATH_MAX];
@@ -39,18 +41,17 @@ int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir)
 		snprintf(d->parts, sizeof d->parts, "%s/scope-parts-XXXXXX",
 			 tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(d->parts)) {
-			fprintf(stderr,
-				"scope-run: cannot make a folder for the profile's parts: %s\n",
-				strerror(errno));
+			fprintf(stderr, "%s: cannot make a folder for the profile's parts: %s\n",
+				gather_tool, strerror(errno));
 			return -1;
 		}
 	}
 	snprintf(d->arenas, sizeof d->arenas, "%s/scope-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(d->arenas)) {
 		fprintf(stderr,
-			"scope-run: cannot make a folder in %s for recording: %s (set "
+			"%s: cannot make a folder in %s for recording: %s (set "
 			"SCOPE_TMPDIR)\n",
-			tmp && *tmp ? tmp : "/tmp", strerror(errno));
+			gather_tool, tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		rmdir(d->parts);
 		return -1;
 	}
@@ -134,9 +135,8 @@ static void recover(struct run_dirs *d, pid_t child, int status)
 			continue;
 		if (need == ARENA_WRITE) {
 			char *plain[] = {writer, arena, NULL};
-			fprintf(stderr,
-				"scope-run: the run's writer did not write %s; writing it now\n",
-				e->d_name);
+			fprintf(stderr, "%s: the run's writer did not write %s; writing it now\n",
+				gather_tool, e->d_name);
 			run_tool(writer, plain);
 			continue;
 		}
@@ -147,9 +147,8 @@ static void recover(struct run_dirs *d, pid_t child, int status)
 			snprintf(sig, sizeof sig, "%d", WTERMSIG(status));
 			memcpy(argv, with_signal, sizeof with_signal);
 		}
-		fprintf(stderr,
-			"scope-run: a process did not finish; writing what it recorded (%s)\n",
-			e->d_name);
+		fprintf(stderr, "%s: a process did not finish; writing what it recorded (%s)\n",
+			gather_tool, e->d_name);
 		run_tool(writer, argv);
 	}
 	closedir(dir);
@@ -223,12 +222,13 @@ static void say_missing(const struct run_dirs *d, const struct missing *m, int p
 	if (m->n > shown)
 		snprintf(pids + len, sizeof pids - len, " and %d more", m->n - shown);
 	fprintf(stderr,
-		"scope-run: %s was not written: %d of the run's %d processes left no profile "
+		"%s: %s was not written: %d of the run's %d processes left no profile "
 		"(pid %s; %s kept in %s); the other profiles are kept in %s (to finish: "
 		"scope-writer --recover -o %s/PID.h5 ARENA for each arena, then scope-merge "
 		"--parts %s -o FILE)\n",
-		output, m->n, m->n + parts, pids, m->n == 1 ? "its arena is" : "their arenas are",
-		d->arenas, d->parts, d->parts, d->parts);
+		gather_tool, output, m->n, m->n + parts, pids,
+		m->n == 1 ? "its arena is" : "their arenas are", d->arenas, d->parts, d->parts,
+		d->parts);
 }
 
 int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
@@ -264,8 +264,8 @@ int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
 		return GATHER_PUBLISHED;
 	}
 	fprintf(stderr,
-		"scope-run: the profiles of the run's processes are kept in %s "
+		"%s: the profiles of the run's processes are kept in %s "
 		"(merge them with: scope-merge --parts %s -o FILE)\n",
-		d->parts, d->parts);
+		gather_tool, d->parts, d->parts);
 	return GATHER_KEPT;
 }

@@ -9,6 +9,9 @@
 
 #include "run_writer.h"
 
+/* The program whose name prefixes the lines below print: scope-run's by default. */
+extern const char *gather_tool;
+
 struct run_dirs {
 	char parts[PATH_MAX];  /* each process writes its profile here */
 	char arenas[PATH_MAX]; /* and records here, SCOPE_TMPDIR */

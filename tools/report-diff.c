@@ -7,35 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A region's figures in one profile, summed over the processes chosen. */
-struct fig {
-	const char *name;  /* full: regions are matched by it */
-	const char *shown; /* the name shown (--names) */
-	const char *file;
-	uint64_t line;
-	uint64_t calls, total, self;
-};
-
-/* A region in both (or one) of the profiles. */
-struct drow {
-	const char *name, *shown, *file;
-	uint64_t line;
-	struct fig f[2]; /* base, new */
-	int in[2];
-	double pct_total, pct_self; /* NaN without a base */
-	int slower;
-};
-
 static int by_name(const void *x, const void *y)
 {
-	return strcmp(((const struct fig *)x)->name, ((const struct fig *)y)->name);
+	return strcmp(((const struct diff_fig *)x)->name, ((const struct diff_fig *)y)->name);
 }
 
 /* The regions of p (files[which]) with calls, one per name (same names summed), sorted
  * by name; NULL with the reason in p->err. */
-static struct fig *figures(const struct options *o, size_t which, struct rd_profile *p, size_t *n)
+static struct diff_fig *figures(const struct options *o, size_t which, struct rd_profile *p,
+				size_t *n)
 {
-	struct fig *f = calloc(p->nregions + 1, sizeof *f);
+	struct diff_fig *f = calloc(p->nregions + 1, sizeof *f);
 	unsigned char *wanted = region_mask(o, which, p);
 	struct pair_sum *sum = from_calls(o) ? sum_calls(o, which, p) : NULL;
 	size_t k = 0;
@@ -88,13 +70,14 @@ static double pct(uint64_t base, uint64_t now)
 }
 
 /* Merges the two sorted lists by name. */
-static struct drow *join(const struct fig *a, size_t na, const struct fig *b, size_t nb, size_t *n)
+static struct diff_row *join(const struct diff_fig *a, size_t na, const struct diff_fig *b,
+			     size_t nb, size_t *n)
 {
-	struct drow *rows = calloc(na + nb + 1, sizeof *rows);
+	struct diff_row *rows = calloc(na + nb + 1, sizeof *rows);
 	size_t i = 0, j = 0, k = 0;
 
 	while (rows && (i < na || j < nb)) {
-		struct drow *r = &rows[k++];
+		struct diff_row *r = &rows[k++];
 		int c = i == na ? 1 : j == nb ? -1 : strcmp(a[i].name, b[j].name);
 		if (c <= 0)
 			r->f[0] = a[i++], r->in[0] = 1;
@@ -115,7 +98,7 @@ static struct drow *join(const struct fig *a, size_t na, const struct fig *b, si
 
 /* The allowed growth for a region, in percent; < 0 when it is not gated. A REGEX= matches
  * the region's full name or the name it is shown by. */
-static double limit_of(const struct options *o, const struct drow *r)
+static double limit_of(const struct options *o, const struct diff_row *r)
 {
 	double plain = -1;
 	for (size_t i = 0; i < o->ngates; i++) {
@@ -133,12 +116,12 @@ static int grew(double change, uint64_t base, uint64_t now, double limit, uint64
 	return !isnan(change) && change > limit && (base >= min_time || now >= min_time);
 }
 
-static size_t gate(const struct options *o, struct drow *rows, size_t n)
+static size_t gate(const struct options *o, struct diff_row *rows, size_t n)
 {
 	size_t slower = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		struct drow *r = &rows[i];
+		struct diff_row *r = &rows[i];
 		double limit = limit_of(o, r);
 		if (limit < 0 || !r->in[0] || !r->in[1])
 			continue;
@@ -161,7 +144,7 @@ static uint64_t change(uint64_t a, uint64_t b)
 /* Largest absolute change first: of self (default), total or calls; or by name. */
 static int by_change(const void *x, const void *y)
 {
-	const struct drow *a = x, *b = y;
+	const struct diff_row *a = x, *b = y;
 	uint64_t va, vb, ta = change(a->f[0].total, a->f[1].total),
 			 tb = change(b->f[0].total, b->f[1].total);
 
@@ -227,7 +210,7 @@ static const struct column diff_cols[DC_N] = {
 };
 
 /* "file:line" of a row, "" when not known, into buf. */
-static const char *where_of(char *buf, size_t cap, const struct drow *r)
+static const char *where_of(char *buf, size_t cap, const struct diff_row *r)
 {
 	if (!*r->file && !r->line)
 		return "";
@@ -240,7 +223,7 @@ static int64_t delta(uint64_t a, uint64_t b)
 	return (int64_t)(b - a); /* two's complement: exact below 2^63 */
 }
 
-static void print_rows(const struct options *o, const struct drow *rows, size_t n, FILE *out)
+static void print_rows(const struct options *o, const struct diff_row *rows, size_t n, FILE *out)
 {
 	struct column cols[DC_N];
 	struct table t = {out, o->format, cols, DC_N, 0};
@@ -256,7 +239,7 @@ static void print_rows(const struct options *o, const struct drow *rows, size_t 
 	}
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < shown; i++) {
-		const struct drow *r = &rows[i];
+		const struct diff_row *r = &rows[i];
 		const char *status = !r->in[0]	 ? "new"
 				     : !r->in[1] ? "gone"
 				     : r->slower ? "SLOWER"
@@ -294,10 +277,10 @@ static const char *percent(char *buf, size_t cap, double v)
 }
 
 /* One line on stderr per region that failed the gate. */
-static void report_slower(const struct options *o, const struct drow *rows, size_t n)
+static void report_slower(const struct options *o, const struct diff_row *rows, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const struct drow *r = &rows[i];
+		const struct diff_row *r = &rows[i];
 		if (!r->slower)
 			continue;
 		char total[32], self[32];
@@ -310,24 +293,35 @@ static void report_slower(const struct options *o, const struct drow *rows, size
 	}
 }
 
+struct diff_row *diff_compute(const struct options *o, struct rd_profile *const *in, size_t *n,
+			      size_t *slower, char *err, size_t cap)
+{
+	struct rd_profile *base = in[0], *now = in[1];
+	size_t na = 0, nb = 0;
+	struct diff_fig *a = figures(o, 0, base, &na), *b = a ? figures(o, 1, now, &nb) : NULL;
+	struct diff_row *rows = a && b ? join(a, na, b, nb, n) : NULL;
+
+	if (!rows) {
+		snprintf(err, cap, "%s: %s", o->files[a ? 1 : 0],
+			 a && b ? "out of memory" : (a ? now : base)->err);
+	} else {
+		*slower = gate(o, rows, *n);
+		sort_by = o->sort;
+		qsort(rows, *n, sizeof *rows, by_change);
+	}
+	free(a);
+	free(b);
+	return rows;
+}
+
 int view_diff(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 	      size_t cap)
 {
-	struct rd_profile *base = in[0], *now = in[1];
-	size_t na = 0, nb = 0, n = 0, slower;
-	struct fig *a = figures(o, 0, base, &na), *b = a ? figures(o, 1, now, &nb) : NULL;
-	struct drow *rows = a && b ? join(a, na, b, nb, &n) : NULL;
+	size_t n = 0, slower = 0;
+	struct diff_row *rows = diff_compute(o, in, &n, &slower, err, cap);
 
-	if (!rows) {
-		free(a);
-		free(b);
-		snprintf(err, cap, "%s: %s", o->files[a ? 1 : 0],
-			 a && b ? "out of memory" : (a ? now : base)->err);
+	if (!rows)
 		return -1;
-	}
-	slower = gate(o, rows, n);
-	sort_by = o->sort;
-	qsort(rows, n, sizeof *rows, by_change);
 	if (o->format == FMT_TEXT) {
 		fprintf(out, "base %s, new %s: %zu regions", o->files[0], o->files[1], n);
 		if (o->ngates)
@@ -348,7 +342,5 @@ int view_diff(const struct options *o, struct rd_profile *const *in, FILE *out, 
 		json_doc_end(out);
 	report_slower(o, rows, n);
 	free(rows);
-	free(a);
-	free(b);
 	return slower ? 1 : 0;
 }

@@ -212,6 +212,52 @@ void json_doc_end(FILE *out);
 /* A finite double as JSON (0 for NaN and infinities). */
 void json_double(FILE *out, double v);
 
+/* ---- Opening profiles (report-open.c) ----------------------------------- */
+
+/* Opens o's files into p and fills o->shown for each, as every view needs
+ * them. Returns 0; 1 when one cannot be read (the reason printed, prefixed
+ * with prog); 2 when the selection names nothing in one. */
+int report_open(struct options *o, struct rd_profile **p, const char *prog);
+/* Closes what report_open opened (p[k] NULL: not opened). */
+void report_close(struct options *o, struct rd_profile **p);
+
+/* ---- Comparing two profiles (report-diff.c) ------------------------------ */
+
+/* A region's figures in one profile, summed over the processes chosen. */
+struct diff_fig {
+	const char *name;  /* full: regions are matched by it */
+	const char *shown; /* the name shown (--names) */
+	const char *file;
+	uint64_t line;
+	uint64_t calls, total, self;
+};
+
+/* A region in both (or one) of the profiles. Its strings are the profiles'. */
+struct diff_row {
+	const char *name, *shown, *file;
+	uint64_t line;
+	struct diff_fig f[2]; /* base, new */
+	int in[2];
+	double pct_total, pct_self; /* NaN without a base */
+	int slower;		    /* grew more than --max-regression allows */
+};
+
+/*
+ * What --diff shows of in[0] (base) and in[1] (new): one row per region of
+ * either, marked by the gate (o->gates), the largest change (o->sort) first.
+ * Returns the rows (free them) and their number in *n, the rows the gate
+ * marked in *slower; NULL with "FILE: reason" in err.
+ */
+struct diff_row *diff_compute(const struct options *o, struct rd_profile *const *in, size_t *n,
+			      size_t *slower, char *err, size_t cap);
+
+/* ---- Benchmarks (report-bench.c) ----------------------------------------- */
+
+/* Whether arg is an option of --bench (--bench, --html, --project, --margin). */
+int report_bench_option(const char *arg);
+/* scope-report --bench DIR ...: returns the exit status. */
+int report_bench(int argc, char **argv);
+
 /* ---- Maps (report-map.c) ------------------------------------------------ */
 
 /* ---- Views ------------------------------------------------------------- */
@@ -231,6 +277,7 @@ typedef uint64_t view_size_fn(const struct options *o, struct rd_profile *const 
 			      uint64_t *calls);
 
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
+view_fn view_heap;				 /* report-heap.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
 view_fn view_html;				 /* report-html.c */
 view_fn view_otf2;				 /* report-otf2.c: writes into o->dir */

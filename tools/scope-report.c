@@ -23,6 +23,7 @@
 static const char usage_head[] =
 	"usage: scope-report [options] PROFILE.h5\n"
 	"       scope-report --diff [options] BASE.h5 NEW.h5\n"
+	"       scope-report --bench DIR [--html | --project N [--margin PCT]] [-o FILE]\n"
 	"Show where the time of a scope profile went: a table of its regions by default,\n"
 	"or one of the views below; or export its calls for a trace or flame-graph viewer.\n"
 	"\n"
@@ -71,6 +72,9 @@ static const char usage_tail[] =
 	"\n"
 	"TIME is ns, or a number with a unit: 1500ns, 2.5us, 10ms, 1s; --since and --until\n"
 	"count from the start of the job: its earliest process start, hosts aligned.\n"
+	"--bench DIR prints the summary of scope-bench's results in DIR again (exit 1 when a\n"
+	"run failed, 3 when its --max-regression gate failed); --html draws it as a page;\n"
+	"--project N prints its #SBATCH block for N units of work (--margin, default 25).\n"
 	"Exit status: 0; 1 when a file cannot be read or written, or a region got slower\n"
 	"than --max-regression allows; 2 for a usage error.\n";
 
@@ -168,6 +172,11 @@ static const struct view views[] = {
 	 .run = view_processes,
 	 .profiles = 1,
 	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_CALLS | VO_COMPENSATE | VO_LINES},
+	{.name = "--heap",
+	 .help = "each region's heap blocks: allocated, peak, leaked (SCOPE_HEAP=1)",
+	 .run = view_heap,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_TOP},
 	{.name = "--diff",
 	 .help = "BASE.h5 NEW.h5: change of calls, total and self per region",
 	 .run = view_diff,
@@ -723,126 +732,7 @@ static void refuse_overwrite(const struct options *o)
 				  o->output, o->files[i]);
 }
 
-/* ---- What is shown of a profile ---------------------------------------- */
-
-/* "file:line" of each region of p, "" when not known; NULL when out of memory. */
-static char **locations(const struct rd_profile *p)
-{
-	char **where = calloc(p->nregions + 1, sizeof *where);
-
-	for (size_t r = 0; where && r < p->nregions; r++) {
-		const struct rd_region *g = &p->regions[r];
-		int rc = *g->file || g->line ? asprintf(&where[r], "%s:%llu", g->file,
-							(unsigned long long)g->line)
-					     : ((where[r] = strdup("")) ? 0 : -1);
-		if (rc < 0) {
-			where[r] = NULL;
-			names_free(where, r);
-			return NULL;
-		}
-	}
-	return where;
-}
-
-static int by_string(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/*
- * The names of the regions of p[k] as shown. --diff matches regions by full
- * name: their short names are made from the full names of both profiles
- * together, each once, so that a region is shown by the same name in both.
- */
-static char **shown_names(const struct options *o, struct rd_profile **p, size_t k)
-{
-	size_t n = 0, m = 0;
-	const char **all;
-	char **shown, **names;
-
-	for (size_t i = 0; i < o->nfiles; i++)
-		n += p[i]->nregions;
-	all = malloc((n + 1) * sizeof *all);
-	if (!all)
-		return NULL;
-	for (size_t i = 0, j = 0; i < o->nfiles; i++)
-		for (size_t r = 0; r < p[i]->nregions; r++)
-			all[j++] = p[i]->regions[r].name;
-	if (o->nfiles == 1) {
-		names = names_shown(all, n, !o->full_names);
-		free(all);
-		return names;
-	}
-	qsort(all, n, sizeof *all, by_string);
-	for (size_t i = 0; i < n; i++)
-		if (!m || strcmp(all[m - 1], all[i]) != 0)
-			all[m++] = all[i];
-	shown = names_shown(all, m, !o->full_names);
-	names = shown ? calloc(p[k]->nregions + 1, sizeof *names) : NULL;
-	for (size_t r = 0; names && r < p[k]->nregions; r++) {
-		const char *key = p[k]->regions[r].name;
-		const char **at = bsearch(&key, all, m, sizeof *all, by_string);
-		if (!(names[r] = strdup(shown[at - all]))) {
-			names_free(names, r);
-			names = NULL;
-		}
-	}
-	names_free(shown, m);
-	free(all);
-	return names;
-}
-
-/* Fills o->shown[k] for p[k]. Returns 0, or 1 with the reason printed. */
-static int show(struct options *o, struct rd_profile **p, size_t k)
-{
-	struct shown *s = &o->shown[k];
-	char err[512];
-
-	s->names = shown_names(o, p, k);
-	s->where = locations(p[k]);
-	s->cost = calloc(p[k]->nprocesses + 1, sizeof *s->cost);
-	if (!s->names || !s->where || !s->cost) {
-		fprintf(stderr, "scope-report: %s: out of memory\n", o->files[k]);
-		return 1;
-	}
-	if (profile_overhead(o->files[k], p[k]->nprocesses, s->cost, err, sizeof err) != 0) {
-		fprintf(stderr, "scope-report: %s: %s\n", o->files[k], err);
-		return 1;
-	}
-	return 0;
-}
-
-static void unshow(struct options *o, struct rd_profile **p)
-{
-	for (size_t k = 0; k < o->nfiles; k++) {
-		if (!p[k])
-			continue;
-		names_free(o->shown[k].names, p[k]->nregions);
-		names_free(o->shown[k].where, p[k]->nregions);
-		free(o->shown[k].cost);
-	}
-}
-
 /* ---- Main --------------------------------------------------------------- */
-
-/* Opens o's profiles into p. Returns 0; 1 when one cannot be read; 2 when the
- * selection names nothing in one. */
-static int open_profiles(const struct options *o, struct rd_profile **p)
-{
-	char err[RD_ERR_MAX + 64];
-
-	for (size_t i = 0; i < o->nfiles; i++) {
-		h5guard_reading(o->files[i]);
-		p[i] = rd_open(o->files[i], err, sizeof err);
-		if (!p[i]) {
-			fprintf(stderr, "scope-report: %s: %s\n", o->files[i], err);
-			return 1;
-		}
-		if (check_selection(o, p[i], o->files[i]) != 0)
-			return 2;
-	}
-	return 0;
-}
 
 #define BIG_EXPORT (UINT64_C(1) << 30) /* exports estimated past this are announced */
 
@@ -1048,17 +938,16 @@ int main(int argc, char **argv)
 	struct options o;
 	int rc;
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (report_bench_option(argv[i]))
+			return report_bench(argc, argv);
 	parse(argc, argv, &o);
 	refuse_overwrite(&o);
 	h5guard_install("scope-report");
-	rc = open_profiles(&o, p);
-	for (size_t k = 0; rc == 0 && k < o.nfiles; k++)
-		rc = show(&o, p, k);
+	rc = report_open(&o, p, "scope-report");
 	if (rc == 0)
 		rc = report(&o, p);
-	unshow(&o, p);
-	for (size_t i = 0; i < o.nfiles; i++)
-		rd_close(p[i]);
+	report_close(&o, p);
 	options_free(&o);
 	return rc;
 }

@@ -4,11 +4,11 @@
 #include "format.h"
 #include "gather.h"
 #include "job.h"
+#include "launch.h"
 #include "merge.h"
 #include "profile.h"
 #include "storage.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -152,65 +152,6 @@ static void parse(int argc, char **argv, struct options *o)
 	o->argv = argv + optind;
 }
 
-/* PROGRAM as execvp would find it. */
-static int find_program(const char *name, char *out, size_t cap)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL;
-
-	if (strchr(name, '/')) {
-		snprintf(out, cap, "%s", name);
-		return access(out, X_OK);
-	}
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		struct stat st;
-		snprintf(out, cap, "%s/%s", *dir ? dir : ".", name);
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) {
-			free(copy);
-			return 0;
-		}
-	}
-	free(copy);
-	return -1;
-}
-
-/* A program the dynamic loader never runs (static), or runs in secure mode
- * (setuid/setgid for someone else), never loads a preloaded library. */
-static const char *cannot_preload(const char *path)
-{
-	Elf64_Ehdr eh;
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	const char *why = NULL;
-
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
-	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
-		why = "is setuid or setgid: the loader ignores LD_PRELOAD for it";
-	else if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-		 memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64) {
-		int dynamic = 0;
-		for (int i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-			if (pread(fd, &ph, sizeof ph,
-				  (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) !=
-			    (ssize_t)sizeof ph)
-				break;
-			dynamic |= ph.p_type == PT_INTERP;
-		}
-		if (!dynamic)
-			why = "is statically linked: it never loads a preloaded library (link it "
-			      "dynamically)";
-	}
-	close(fd);
-	return why;
-}
-
 /* The profile must not take the place of the program it profiles, nor of
  * a folder. Returns 0, or -1 after one line saying why not. */
 static int check_output(const char *output, const char *program)
@@ -233,28 +174,6 @@ static int check_output(const char *output, const char *program)
 	return 0;
 }
 
-/* Where this scope-run lives: BINDIR; the library is in BINDIR/../lib. */
-static void self_dir(char *out, size_t cap)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0) {
-		snprintf(out, cap, ".");
-		return;
-	}
-	exe[n] = '\0';
-	snprintf(out, cap, "%s", dirname(exe));
-}
-
-static void absolute(char *out, size_t cap, const char *path)
-{
-	char cwd[PATH_MAX];
-	if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
-		snprintf(out, cap, "%s", path);
-	else
-		snprintf(out, cap, "%s/%s", cwd, path);
-}
-
 static void default_output(char *out, size_t cap, const char *program, pid_t pid, time_t when)
 {
 	char prog[PATH_MAX], stamp[32], host[128] = "host";
@@ -269,31 +188,11 @@ static void default_output(char *out, size_t cap, const char *program, pid_t pid
 }
 
 /* In the child: the environment the library reads, then exec. */
-static void exec_child(const struct options *o, const char *program, const char *lib,
-		       const char *writer, const char *output, const struct run_dirs *d,
-		       const struct run_writer *w)
+static void exec_child(const struct options *o, const char *program, const struct launch_paths *lp,
+		       const char *output, const struct run_dirs *d, const struct run_writer *w)
 {
-	const char *pre = getenv("LD_PRELOAD");
-	char *value;
-
-	/* Libraries the user preloads (a sanitizer runtime, say) stay first. */
-	if (pre && *pre) {
-		if (asprintf(&value, "%s %s", pre, lib) < 0)
-			_exit(127);
-	} else {
-		value = (char *)lib;
-	}
-	setenv("LD_PRELOAD", value, 1);
-	setenv("SCOPE_OUTPUT", output, 1);
-	setenv("SCOPE_PARTS", d->parts, 1);
-	setenv("SCOPE_TMPDIR", d->arenas, 1);
-	unsetenv("SCOPE_ROOT");
-	if (!getenv("SCOPE_WRITER"))
-		setenv("SCOPE_WRITER", writer, 1);
-	if (w->pid)
-		setenv("SCOPE_RUN_WRITER", w->socket, 1);
-	else
-		unsetenv("SCOPE_RUN_WRITER");
+	if (launch_env(lp, output, d, w) != 0)
+		_exit(127);
 	if (o->compression)
 		setenv("SCOPE_COMPRESSION", o->compression, 1);
 	if (o->chunk)
@@ -391,9 +290,10 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	struct options o;
-	char program[PATH_MAX], dir[PATH_MAX], lib[PATH_MAX + 64], writer[PATH_MAX + 64];
+	char program[PATH_MAX];
 	char output[PATH_MAX + 256], name[PATH_MAX];
-	const char *why, *env_lib = getenv("SCOPE_PRELOAD_LIB");
+	const char *why;
+	struct launch_paths lp;
 	struct rusage ru = {0}, all;
 	struct run_dirs dirs;
 	struct run_writer w;
@@ -409,33 +309,25 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	if (o.quiet) /* for the writers and the merge, in this process and the run's */
 		setenv("SCOPE_PROGRESS", "off", 1);
-	if (find_program(o.argv[0], program, sizeof program) != 0) {
+	if (launch_find_program(o.argv[0], program, sizeof program) != 0) {
 		fprintf(stderr, "scope-run: %s: no such program (or not executable)\n", o.argv[0]);
 		return 2;
 	}
-	if ((why = cannot_preload(program)) != NULL) {
+	if ((why = launch_cannot_preload(program)) != NULL) {
 		fprintf(stderr, "scope-run: %s %s; it cannot be profiled by preloading\n", program,
 			why);
 		return 2;
 	}
-	self_dir(dir, sizeof dir);
-	snprintf(lib, sizeof lib, "%s", env_lib && *env_lib ? env_lib : "");
-	if (!lib[0])
-		snprintf(lib, sizeof lib, "%s/../lib/libscope_preload.so", dir);
-	snprintf(writer, sizeof writer, "%s/scope-writer", dir);
-	if (access(lib, R_OK) != 0) {
-		fprintf(stderr, "scope-run: cannot find %s (set SCOPE_PRELOAD_LIB to its path)\n",
-			lib);
+	if (launch_locate(&lp, "scope-run") != 0)
 		return 2;
-	}
 
 	if (o.output)
-		absolute(output, sizeof output, o.output);
+		launch_absolute(output, sizeof output, o.output);
 	else if (getenv("SCOPE_OUTPUT") && *getenv("SCOPE_OUTPUT"))
-		absolute(output, sizeof output, getenv("SCOPE_OUTPUT"));
+		launch_absolute(output, sizeof output, getenv("SCOPE_OUTPUT"));
 	else {
 		default_output(name, sizeof name, o.argv[0], getpid(), when);
-		absolute(output, sizeof output, name);
+		launch_absolute(output, sizeof output, name);
 	}
 	if (check_output(output, program) != 0)
 		return 2;
@@ -448,9 +340,9 @@ int main(int argc, char **argv)
 		snprintf(job_output, sizeof job_output, "%s", output);
 		snprintf(output, sizeof output, "%s", job.rank_file);
 	}
-	if (run_dirs_make(&dirs, output, dir) != 0)
+	if (run_dirs_make(&dirs, output, lp.bindir) != 0)
 		return 2;
-	run_writer_start(&w, dirs.arenas, dir, o.at_exit);
+	run_writer_start(&w, dirs.arenas, lp.bindir, o.at_exit);
 
 	/* Ctrl-C reaches the program through the terminal; scope-run stays to
 	 * report what it did. */
@@ -466,7 +358,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		exec_child(&o, program, lib, writer, output, &dirs, &w);
+		exec_child(&o, program, &lp, output, &dirs, &w);
 	}
 	child_pid = pid;
 	{

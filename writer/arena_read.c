@@ -37,6 +37,12 @@ static int layout_ok(const struct scope_arena_header *h, uint64_t size)
 	       area_ok(h->lanes_off, (uint64_t)h->lane_capacity * sizeof(struct scope_lane),
 		       h->crash_off) &&
 	       area_ok(h->crash_off, h->crash_cap, h->chunks_off) &&
+	       (!h->heap_cap ||
+		(h->heap_cap <= (1u << 24) && h->heap_off >= h->crash_off &&
+		 h->heap_off - h->crash_off >= h->crash_cap &&
+		 area_ok(h->heap_off, h->heap_cap * sizeof(struct scope_heap_region),
+			 h->chunks_off) &&
+		 h->heap_used <= h->heap_cap)) &&
 	       h->chunk_bytes >= 2 * sizeof(struct scope_rec) && h->chunk_bytes <= (1u << 30);
 }
 

@@ -391,6 +391,161 @@ out:
 	return rc;
 }
 
+/* Names for the heap's regions and sites, from one symbolizer. */
+struct heap_names {
+	struct scope_sym *syms;
+	size_t n;
+};
+
+static const char *heap_name(struct scope_symbolizer *s, const struct run_info *run,
+			     struct heap_names *hn, uint64_t addr, const char **file,
+			     uint32_t *line)
+{
+	struct scope_sym *y = &hn->syms[hn->n];
+
+	if (scope_sym_lookup(s, addr, -1, run->symbolize, y) != 0 ||
+	    (file && scope_sym_call_line(s, addr, run->symbolize, y) != 0))
+		return NULL;
+	hn->n++;
+	if (file)
+		*file = y->file;
+	if (line)
+		*line = y->line;
+	return y->name;
+}
+
+/* Columns of the heap group's n regions and the sites group's ns sites. */
+struct heap_cols {
+	const char **region, **site_region, **function, **file;
+	uint64_t *allocs, *frees, *bytes, *peak, *leaked, *site_bytes, *site_allocs, *address;
+	uint32_t *line;
+};
+
+static void heap_cols_free(struct heap_cols *h)
+{
+	free(h->region);
+	free(h->site_region);
+	free(h->function);
+	free(h->file);
+	free(h->allocs);
+	free(h->frees);
+	free(h->bytes);
+	free(h->peak);
+	free(h->leaked);
+	free(h->site_bytes);
+	free(h->site_allocs);
+	free(h->address);
+	free(h->line);
+}
+
+static int heap_cols_alloc(struct heap_cols *h, size_t n, size_t ns)
+{
+	memset(h, 0, sizeof *h);
+	h->region = calloc(n + 1, sizeof *h->region);
+	h->allocs = calloc(n + 1, 8), h->frees = calloc(n + 1, 8), h->bytes = calloc(n + 1, 8);
+	h->peak = calloc(n + 1, 8), h->leaked = calloc(n + 1, 8);
+	h->site_region = calloc(ns + 1, sizeof *h->site_region);
+	h->function = calloc(ns + 1, sizeof *h->function);
+	h->file = calloc(ns + 1, sizeof *h->file);
+	h->site_bytes = calloc(ns + 1, 8), h->address = calloc(ns + 1, 8);
+	h->site_allocs = calloc(ns + 1, 8);
+	h->line = calloc(ns + 1, 4);
+	return h->region && h->allocs && h->frees && h->bytes && h->peak && h->leaked &&
+			       h->site_region && h->function && h->file && h->site_bytes &&
+			       h->site_allocs && h->address && h->line
+		       ? 0
+		       : -1;
+}
+
+/* Fills h from the arena's n regions; names through s into hn. */
+static int heap_fill(struct heap_cols *h, const struct scope_heap_region *g, size_t n,
+		     struct scope_symbolizer *s, const struct run_info *run, struct heap_names *hn,
+		     size_t *ns)
+{
+	*ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		h->region[i] = g[i].fn ? heap_name(s, run, hn, g[i].fn, NULL, NULL) : "";
+		if (!h->region[i])
+			return -1;
+		h->allocs[i] = g[i].allocations;
+		h->frees[i] = g[i].frees;
+		h->bytes[i] = g[i].bytes;
+		h->peak[i] = g[i].peak;
+		h->leaked[i] = g[i].live;
+		for (size_t k = 0; k < SCOPE_HEAP_SITES && g[i].sites[k].bytes; k++) {
+			size_t j = (*ns)++;
+			h->site_region[j] = h->region[i];
+			h->site_bytes[j] = g[i].sites[k].bytes;
+			h->site_allocs[j] = g[i].sites[k].allocations;
+			h->address[j] = g[i].sites[k].address;
+			/* a return address follows the call: name the call */
+			h->function[j] = heap_name(s, run, hn, g[i].sites[k].address - 1,
+						   &h->file[j], &h->line[j]);
+			if (!h->function[j])
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* The heap tracking's figures per region (SCOPE_HEAP=1) and their main call sites. */
+static int write_heap(struct columns *c, hid_t proc, const struct run_info *run)
+{
+	const struct scope_arena_header *hd = run->hdr;
+	const struct scope_heap_region *g =
+		(const void *)(run->arena->base + (hd->heap_cap ? hd->heap_off : 0));
+	size_t n = hd->heap_cap ? (size_t)hd->heap_used : 0, ns = 0;
+	struct heap_names hn = {0};
+	struct heap_cols h;
+	struct scope_sym_module *sm = NULL;
+	struct scope_symbolizer *s = NULL;
+	hid_t hg = -1, sg = -1;
+	int rc = -1;
+
+	if (!hd->heap_cap)
+		return 0;
+	if (n > hd->heap_cap)
+		n = hd->heap_cap;
+	if (heap_cols_alloc(&h, n, n * SCOPE_HEAP_SITES) != 0 ||
+	    !(hn.syms = calloc(n * (SCOPE_HEAP_SITES + 1) + 1, sizeof *hn.syms)) ||
+	    !(sm = sym_modules(run)) || !(s = scope_sym_open(sm, run->nmods)) ||
+	    heap_fill(&h, g, n, s, run, &hn, &ns) != 0)
+		goto out;
+	hg = H5Gcreate2(proc, SC_HEAP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	sg = hg < 0 ? -1 : H5Gcreate2(proc, SC_HEAP_SITES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (sg >= 0 &&
+	    attr_i64(hg, sc_heap_attrs[SC_HEAPA_PEAK_LIVE].name, (int64_t)hd->heap_peak) == 0 &&
+	    attr_i64(hg, sc_heap_attrs[SC_HEAPA_LIVE_AT_EXIT].name, (int64_t)hd->heap_live) == 0 &&
+	    attr_i64(hg, sc_heap_attrs[SC_HEAPA_UNTRACKED].name, (int64_t)hd->heap_untracked) ==
+		    0 &&
+	    col_str(hg, sc_heap[SC_HEAP_REGION].name, h.region, n) == 0 &&
+	    col_uint(c, hg, sc_heap[SC_HEAP_ALLOCATIONS].name, h.allocs, n, 8) == 0 &&
+	    col_uint(c, hg, sc_heap[SC_HEAP_FREES].name, h.frees, n, 8) == 0 &&
+	    col_uint(c, hg, sc_heap[SC_HEAP_BYTES].name, h.bytes, n, 8) == 0 &&
+	    col_uint(c, hg, sc_heap[SC_HEAP_PEAK].name, h.peak, n, 8) == 0 &&
+	    col_uint(c, hg, sc_heap[SC_HEAP_LEAKED].name, h.leaked, n, 8) == 0 &&
+	    col_str(sg, sc_heap_sites[SC_SITE_REGION].name, h.site_region, ns) == 0 &&
+	    col_uint(c, sg, sc_heap_sites[SC_SITE_BYTES].name, h.site_bytes, ns, 8) == 0 &&
+	    col_uint(c, sg, sc_heap_sites[SC_SITE_ALLOCATIONS].name, h.site_allocs, ns, 8) == 0 &&
+	    col_uint(c, sg, sc_heap_sites[SC_SITE_ADDRESS].name, h.address, ns, 8) == 0 &&
+	    col_str(sg, sc_heap_sites[SC_SITE_FUNCTION].name, h.function, ns) == 0 &&
+	    col_str(sg, sc_heap_sites[SC_SITE_FILE].name, h.file, ns) == 0 &&
+	    col_uint(c, sg, sc_heap_sites[SC_SITE_LINE].name, h.line, ns, 4) == 0)
+		rc = 0;
+out:
+	for (size_t i = 0; i < hn.n; i++)
+		scope_sym_free(&hn.syms[i]);
+	free(hn.syms);
+	scope_sym_close(s);
+	free(sm);
+	heap_cols_free(&h);
+	if (sg >= 0 && H5Gclose(sg) < 0)
+		rc = -1;
+	if (hg >= 0 && H5Gclose(hg) < 0)
+		rc = -1;
+	return rc;
+}
+
 static int write_process_group(struct columns *c, hid_t file, const struct run_info *run,
 			       const struct profile *p)
 {
@@ -398,7 +553,7 @@ static int write_process_group(struct columns *c, hid_t file, const struct run_i
 	hid_t g = (snprintf(name, sizeof name, SC_PROCESS_N, (size_t)0),
 		   H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
 	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 &&
-				 write_crash(c, g, run) == 0
+				 write_crash(c, g, run) == 0 && write_heap(c, g, run) == 0
 			 ? 0
 			 : -1;
 	if (g >= 0 && H5Gclose(g) < 0)

@@ -17,6 +17,8 @@
  *   lanes    struct scope_lane[lane_capacity]
  *   crash    crash_cap bytes: the stack of the thread a fatal signal hit,
  *            copied from its stack pointer upward (see crash_sp)
+ *   heap     struct scope_heap_region[heap_cap], heap tracking's figures
+ *            per region (SCOPE_HEAP=1); none (heap_cap 0) otherwise
  *   chunks   chunk_bytes each: struct scope_chunk_head, then records
  *
  * The file is sparse: only what was touched occupies disk or memory.
@@ -135,6 +137,32 @@ enum scope_lost_cause {
 #define SCOPE_CRASH_REGS	40
 #define SCOPE_CRASH_STACK_BYTES (64u << 10)
 
+/* Heap tracking: the call sites that allocated most of a region's bytes. */
+#define SCOPE_HEAP_SITES 4
+
+struct scope_heap_site {
+	uint64_t bytes;	      /* allocated there, in all */
+	uint64_t allocations; /* calls made there */
+	uint64_t address;     /* the return address of the allocating call */
+};
+
+/*
+ * The heap blocks charged to one region: those allocated while it was the
+ * innermost open call of their thread. fn is its function's address, 0 for
+ * blocks allocated outside any recorded call. A block's free is charged to
+ * the region that allocated it, on whatever thread; realloc is a free and
+ * an allocation.
+ */
+struct scope_heap_region {
+	uint64_t fn;
+	uint64_t allocations, frees;
+	uint64_t bytes; /* allocated, in all */
+	uint64_t live;	/* allocated and not freed yet; at the process's stop: leaked */
+	uint64_t peak;	/* the most live at once */
+	struct scope_heap_site sites[SCOPE_HEAP_SITES]; /* most bytes first; bytes 0: none */
+};
+_Static_assert(sizeof(struct scope_heap_region) == 144, "heap regions are 144 bytes");
+
 struct scope_arena_header {
 	char magic[8];
 	uint32_t version;
@@ -209,6 +237,13 @@ struct scope_arena_header {
 	char output[SCOPE_PATH_BYTES];
 	char parts[SCOPE_PATH_BYTES]; /* folder for parts, "" = beside the output */
 	char compression[64];
+
+	/* Heap tracking, 0 when off. heap_used: regions filled (grown with
+	 * atomics); the rest set when recording stops. */
+	uint64_t heap_off, heap_cap, heap_used;
+	uint64_t heap_live, heap_peak; /* bytes live at the stop, and at most, in the process */
+	uint64_t heap_untracked;       /* calls not counted: made inside another's tracking on
+					  its thread (a signal handler), or with the table full */
 };
 #define SCOPE_ARENA_HEADER_BYTES (5u * 4096u)
 _Static_assert(sizeof(struct scope_arena_header) <= SCOPE_ARENA_HEADER_BYTES,

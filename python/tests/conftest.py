@@ -2,7 +2,8 @@
 """Profiles of tests/progs programs made once per session with the scope-run on PATH.
 
 SCOPE_TEST_PROGS names the folder of the built test programs (CTest sets it,
-with the build's bin folder first on PATH); without it these tests are skipped."""
+with the build's bin folder first on PATH); without it these tests are skipped.
+SCOPE_TEST_ASAN, in a sanitized build, names the ASan runtime to preload."""
 
 import os
 import shutil
@@ -45,6 +46,8 @@ def _profile(tmp_path_factory, name, prog, *args, status=0):
     out = tmp_path_factory.mktemp(name) / f"{name}.h5"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_") and k != "LD_PRELOAD"}
     env["SCOPE_TMPDIR"] = str(out.parent)
+    if os.environ.get("SCOPE_TEST_ASAN"):  # a sanitized build: its runtime must load first
+        env["LD_PRELOAD"] = os.environ["SCOPE_TEST_ASAN"]
     r = subprocess.run([run, "-q", "-o", str(out), "--", os.path.join(progs, prog), *args],
                        capture_output=True, env=env, cwd=out.parent, check=False)
     assert r.returncode == status, f"scope-run {prog} {args}: exit {r.returncode}\n{r.stderr.decode()}"
