@@ -753,6 +753,22 @@ out:
 	return rc;
 }
 
+/* The calls of the profiles at paths, as their /pairs and /events say (0 for one that cannot be
+ * opened: the merge says why). */
+static uint64_t calls_in(char **paths, size_t n)
+{
+	char err[RD_ERR_MAX];
+	uint64_t calls = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rd_profile *p = rd_open(paths[i], err, sizeof err);
+		if (p)
+			calls += p->nevents;
+		rd_close(p);
+	}
+	return calls;
+}
+
 /* The event columns the output has: each input's are read once more to be copied. */
 static int columns_of(const struct merged *m)
 {
@@ -779,12 +795,14 @@ int merge_profiles(const struct merge_request *r)
 	struct progress pg;
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	progress_start(&pg, "scope-merge", o.output, 0, o.quiet);
 	if (parts_gather(o.output, o.parts, o.inputs, o.ninputs, &paths, &n, &owned) != 0 ||
 	    n == 0) {
 		fprintf(stderr, "scope-merge: no profiles to merge for %s\n", o.output);
 		return 1;
 	}
+	/* the line's total from the start: each input's calls, some 6 columns */
+	progress_start(&pg, "scope-merge", o.output,
+		       progress_wanted(o.quiet) ? calls_in(paths, n) * (1 + 2 * 6) : 0, o.quiet);
 	if (!(in = calloc(n, sizeof *in))) {
 		fputs("scope-merge: out of memory\n", stderr);
 		goto out;

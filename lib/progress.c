@@ -74,6 +74,11 @@ static void *run(void *arg)
 	return NULL;
 }
 
+int progress_wanted(int quiet)
+{
+	return !quiet && progress_after() >= 0 && isatty(STDERR_FILENO);
+}
+
 void progress_start(struct progress *pg, const char *prog, const char *what, uint64_t total,
 		    int quiet)
 {
@@ -82,7 +87,7 @@ void progress_start(struct progress *pg, const char *prog, const char *what, uin
 	pg->base = atomic_load(&progress_work);
 	atomic_store(&pg->total, total);
 	pg->after = progress_after();
-	if (quiet || pg->after < 0 || !isatty(STDERR_FILENO))
+	if (!progress_wanted(quiet))
 		return;
 	pthread_mutex_init(&pg->mu, NULL);
 	pthread_cond_init(&pg->cv, NULL);

@@ -39,6 +39,8 @@ struct progress {
  */
 void progress_start(struct progress *pg, const char *prog, const char *what, uint64_t total,
 		    int quiet);
+/* Whether progress_start would show the line: to count a total only then. */
+int progress_wanted(int quiet);
 void progress_total(struct progress *pg, uint64_t total);
 /* Stops, and clears the line if one was shown. */
 void progress_end(struct progress *pg);

@@ -37,6 +37,7 @@ static const struct field process_fields[SC_NPROC] = {SC_PROCESS_FIELDS(FIELD)};
 static const struct field region_fields[SC_NREG] = {SC_REGION_FIELDS(FIELD)};
 static const struct field pair_fields[SC_NPAIR] = {SC_PAIR_FIELDS(FIELD)};
 static const struct field thread_fields[SC_NTHR] = {SC_THREAD_FIELDS(FIELD)};
+static const struct field task_fields[SC_NTASK] = {SC_TASK_FIELDS(FIELD)};
 static const struct field module_fields[SC_NMOD] = {SC_MODULE_FIELDS(FIELD)};
 #define META_NAME(id, name, ...) [SC_META_##id] = name,
 static const char *const meta_names[SC_NMETA] = {SC_METADATA_FIELDS(META_NAME)};
@@ -180,6 +181,7 @@ static const struct column_spec process_columns[] = {
 	OPT(PROC, EXEC, struct rd_process, exec, 0),
 	OPT(PROC, COMPLETE, struct rd_process, complete, 0),
 	OPT(PROC, HOST, struct rd_process, host, 0),
+	OPT(PROC, COUNTERS, struct rd_process, counters, 0),
 };
 static const struct column_spec region_columns[] = {
 	COL(REG, NAME, struct rd_region, name),	    COL(REG, MODULE, struct rd_region, module),
@@ -198,11 +200,25 @@ static const struct column_spec pair_columns[] = {
 	COL(PAIR, MAX_NS, struct rd_pair, max_ns),
 	OPT(PAIR, BYTES_SENT, struct rd_pair, bytes_sent, 0),
 	OPT(PAIR, BYTES_RECEIVED, struct rd_pair, bytes_received, 0),
+	OPT(PAIR, COUNTER0_TOTAL, struct rd_pair, counter_total[0], 0),
+	OPT(PAIR, COUNTER0_SELF, struct rd_pair, counter_self[0], 0),
+	OPT(PAIR, COUNTER1_TOTAL, struct rd_pair, counter_total[1], 0),
+	OPT(PAIR, COUNTER1_SELF, struct rd_pair, counter_self[1], 0),
+	OPT(PAIR, COUNTER2_TOTAL, struct rd_pair, counter_total[2], 0),
+	OPT(PAIR, COUNTER2_SELF, struct rd_pair, counter_self[2], 0),
+	OPT(PAIR, COUNTER3_TOTAL, struct rd_pair, counter_total[3], 0),
+	OPT(PAIR, COUNTER3_SELF, struct rd_pair, counter_self[3], 0),
 };
 static const struct column_spec lane_columns[] = {
 	COL(THR, TID, struct rd_lane, tid),	  COL(THR, NAME, struct rd_lane, name),
 	COL(THR, PARENT, struct rd_lane, parent), COL(THR, START, struct rd_lane, start),
 	COL(THR, END, struct rd_lane, end),	  OPT(THR, CPU_NS, struct rd_lane, cpu_ns, 0),
+};
+static const struct column_spec task_columns[] = {
+	COL(TASK, ID, struct rd_task, id),	     COL(TASK, NAME, struct rd_task, name),
+	COL(TASK, PARENT, struct rd_task, parent),   COL(TASK, START, struct rd_task, start),
+	COL(TASK, END, struct rd_task, end),	     COL(TASK, THREADS, struct rd_task, threads),
+	COL(TASK, BUSY_NS, struct rd_task, busy_ns),
 };
 static const struct column_spec module_columns[] = {
 	COL(MOD, PATH, struct rd_module, path),		COL(MOD, BIAS, struct rd_module, bias),
@@ -215,6 +231,7 @@ _Static_assert(NCOLS(process_columns) == SC_NPROC, "a /processes column without 
 _Static_assert(NCOLS(region_columns) == SC_NREG, "a /regions column without a field");
 _Static_assert(NCOLS(pair_columns) == SC_NPAIR, "a /pairs column without a field");
 _Static_assert(NCOLS(lane_columns) == SC_NTHR, "a lanes/threads column without a field");
+_Static_assert(NCOLS(task_columns) == SC_NTASK, "a lanes/tasks column without a field");
 _Static_assert(NCOLS(module_columns) == SC_NMOD, "a modules column without a field");
 
 /* How a field is read: integers of any width and sign as 64-bit numbers
@@ -586,6 +603,26 @@ static int read_meta(struct rd_profile *p)
 
 /* ---- Whole profile ------------------------------------------------------ */
 
+/* Process i's task lanes, when the file has them (older ones do not). */
+static int read_tasks(struct rd_profile *p, size_t i)
+{
+	char path[64];
+	struct table t = {
+		path, task_fields, task_columns, NCOLS(task_columns), sizeof(struct rd_task), NULL,
+		0};
+
+	snprintf(path, sizeof path, "/" SC_PROCESS_N "/" SC_LANES "/" SC_TASKS, i);
+	if (H5Lexists(p->h5->file, path + 1, H5P_DEFAULT) <= 0)
+		return 0;
+	if (read_table(p, &t) != 0) {
+		table_free(&t);
+		return -1;
+	}
+	p->processes[i].tasks = t.rows;
+	p->processes[i].ntasks = t.n;
+	return 0;
+}
+
 static int read_lanes(struct rd_profile *p)
 {
 	for (size_t i = 0; i < p->nprocesses; i++) {
@@ -604,6 +641,8 @@ static int read_lanes(struct rd_profile *p)
 		}
 		p->processes[i].lanes = t.rows;
 		p->processes[i].nlanes = t.n;
+		if (read_tasks(p, i) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -906,9 +945,12 @@ void rd_close(struct rd_profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; p->processes && i < p->nprocesses; i++)
+	for (size_t i = 0; p->processes && i < p->nprocesses; i++) {
 		free_rows(thread_fields, lane_columns, NCOLS(lane_columns), sizeof(struct rd_lane),
 			  p->processes[i].lanes, p->processes[i].nlanes);
+		free_rows(task_fields, task_columns, NCOLS(task_columns), sizeof(struct rd_task),
+			  p->processes[i].tasks, p->processes[i].ntasks);
+	}
 	free_rows(process_fields, process_columns, NCOLS(process_columns),
 		  sizeof(struct rd_process), p->processes, p->nprocesses);
 	free_rows(region_fields, region_columns, NCOLS(region_columns), sizeof(struct rd_region),

@@ -20,16 +20,28 @@ struct rd_lane {
 	char *name;
 };
 
+/* A row of /process<N>/lanes/tasks: task lane k is tasks[k - 1]. */
+struct rd_task {
+	uint64_t id;
+	int64_t parent;	     /* the thread lane that began it, -1 when unknown */
+	uint64_t start, end; /* relative ns */
+	uint64_t busy_ns;
+	char *name, *threads; /* threads: "0,2", the thread lanes that ran it */
+};
+
 /* A row of /processes, with its thread lanes. */
 struct rd_process {
 	int64_t pid, ppid, parent, rank, exit_status, exit_signal;
 	uint64_t start, end, lost; /* unix ns; end >= start */
 	uint64_t exec, complete;
 	char *executable, *arguments;
-	char *host; /* "" when the file has no /processes/host */
+	char *host;	/* "" when the file has no /processes/host */
+	char *counters; /* "perf::TASK-CLOCK,PAPI_TOT_INS": the counters read, "" none */
 	/* ppid is -1, exit_signal, exec and complete 0 in files without them */
 	struct rd_lane *lanes;
 	size_t nlanes;
+	struct rd_task *tasks; /* none in files without lanes/tasks */
+	size_t ntasks;
 };
 
 /* A row of /regions. */
@@ -46,6 +58,9 @@ struct rd_pair {
 	uint64_t total_all_ns; /* every call; total_ns in files without it */
 	uint64_t self_ns, min_ns, max_ns;
 	uint64_t bytes_sent, bytes_received; /* by MPI calls; 0 without has_bytes */
+	/* counter k of its process (rd_process.counters names them): every
+	 * call's change summed, and less the recorded callees'; 0 without */
+	uint64_t counter_total[4], counter_self[4];
 };
 
 /* Attributes of /metadata that the tools show; absent ones are 0 or "". */

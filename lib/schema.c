@@ -11,6 +11,7 @@ const struct sc_field sc_regions[SC_NREG] = {SC_REGION_FIELDS(SC_ROW)};
 const struct sc_field sc_pairs[SC_NPAIR] = {SC_PAIR_FIELDS(SC_ROW)};
 const struct sc_field sc_events[SC_NEV] = {SC_EVENT_FIELDS(SC_ROW)};
 const struct sc_field sc_threads[SC_NTHR] = {SC_THREAD_FIELDS(SC_ROW)};
+const struct sc_field sc_tasks[SC_NTASK] = {SC_TASK_FIELDS(SC_ROW)};
 const struct sc_field sc_modules[SC_NMOD] = {SC_MODULE_FIELDS(SC_ROW)};
 const struct sc_field sc_crash_attrs[SC_NCRASHA] = {SC_CRASH_ATTRS(SC_ROW)};
 const struct sc_field sc_crash[SC_NCRASH] = {SC_CRASH_FIELDS(SC_ROW)};
@@ -31,6 +32,7 @@ const struct sc_group sc_groups[] = {
 	GROUP("/pairs", 0, sc_pairs),
 	GROUP("/events", 0, sc_events),
 	GROUP("/process<N>/lanes/threads", 0, sc_threads),
+	GROUP("/process<N>/lanes/tasks", 0, sc_tasks),
 	GROUP("/process<N>/modules", 0, sc_modules),
 	GROUP("/process<N>/crash", 1, sc_crash_attrs),
 	GROUP("/process<N>/crash", 0, sc_crash),

@@ -18,6 +18,7 @@
 #define SC_PROCESS_N  "process%zu" /* /process<N>, N a row of /processes */
 #define SC_LANES      "lanes"
 #define SC_THREADS    "threads" /* in lanes */
+#define SC_TASKS      "tasks"   /* in lanes */
 #define SC_MODULES    "modules"
 #define SC_CRASH      "crash"
 #define SC_HEAP	      "heap"	   /* in /process<N>, with SCOPE_HEAP=1 */
@@ -145,7 +146,11 @@ struct sc_field {
 	  "`1` when the process stopped normally; `0` when its calls were recovered after it was " \
 	  "killed (`kill -9`): calls recorded in the last moments may be missing")                 \
 	X(HOST, "host", SC_STRING, SC_OPTIONAL, "",                                                \
-	  "name of the host the process ran on (its clock gave `start` and `end`)")
+	  "name of the host the process ran on (its clock gave `start` and `end`)")                \
+	X(COUNTERS, "counters", SC_STRING, SC_OPTIONAL, "",                                        \
+	  "the counters read in it (see *Counters*), in column order, joined by commas "           \
+	  "(`perf::TASK-CLOCK,PAPI_TOT_INS`); `\"\"` when none was; files without counters lack "  \
+	  "the column")
 
 #define SC_REGION_FIELDS(X)                                                                        \
 	X(NAME, "name", SC_STRING, SC_REQUIRED, "",                                                \
@@ -160,7 +165,8 @@ struct sc_field {
 	X(LINE, "line", SC_UINT32, SC_REQUIRED, "", "source line, `0` if unknown")                 \
 	X(KIND, "kind", SC_STRING, SC_REQUIRED, "",                                                \
 	  "`function`; `mpi` for an MPI call (see *MPI calls*); `wait` or `io` for a C library "   \
-	  "call (see *C library calls*)")
+	  "call (see *C library calls*); `user` for a region the program named (see *Named "       \
+	  "regions*); `openmp` for an OpenMP parallel region (see *OpenMP*)")
 
 #define SC_PAIR_FIELDS(X)                                                                          \
 	X(PROCESS, "process", SC_UINT32, SC_REQUIRED, "", "row in `/processes`")                   \
@@ -184,7 +190,17 @@ struct sc_field {
 	  "sum of the calls' `bytes_sent` in `/events`; only in files with MPI calls or I/O "      \
 	  "calls (see *MPI calls*, *C library calls*)")                                            \
 	X(BYTES_RECEIVED, "bytes_received", SC_UINT64, SC_OPTIONAL, "",                            \
-	  "sum of the calls' `bytes_received` in `/events`; likewise")
+	  "sum of the calls' `bytes_received` in `/events`; likewise")                             \
+	SC_COUNTER_PAIR(X, 0) SC_COUNTER_PAIR(X, 1) SC_COUNTER_PAIR(X, 2) SC_COUNTER_PAIR(X, 3)
+
+/* Counter k's sums per pair (see *Counters*): every call's change, and its
+ * self part, the change less its direct callees'. */
+#define SC_COUNTER_PAIR(X, k)                                                                      \
+	X(COUNTER##k##_TOTAL, "counter" #k "_total", SC_UINT64, SC_OPTIONAL, "",                   \
+	  "sum of its calls' `counter" #k "`")                                                     \
+	X(COUNTER##k##_SELF, "counter" #k "_self", SC_UINT64, SC_OPTIONAL, "",                     \
+	  "sum of its calls' `counter" #k "`, each less that of the calls it made directly, at "   \
+	  "least `0`")
 
 /* One row per call; a new per-call column is one line here (see
  * SC_EVENT_COUNT for the lists that must follow it). */
@@ -195,7 +211,9 @@ struct sc_field {
 	X(DURATION, "duration", SC_NARROW, SC_REQUIRED, "ns", "duration of the call, ns")          \
 	X(THREAD, "thread", SC_NARROW, SC_REQUIRED, "",                                            \
 	  "thread lane: row of `/process<N>/lanes/threads` for the pair's process")                \
-	X(TASK, "task", SC_NARROW, SC_REQUIRED, "", "task lane, `0` = none")                       \
+	X(TASK, "task", SC_NARROW, SC_REQUIRED, "",                                                \
+	  "task lane the call's thread ran when the call started: row `task - 1` of "              \
+	  "`/process<N>/lanes/tasks`; `0` = none")                                                 \
 	X(DEPTH, "depth", SC_NARROW, SC_REQUIRED, "",                                              \
 	  "call depth on its thread, `0` = outermost recorded call (any depth: 32 bits once it "   \
 	  "passes 65,535)")                                                                        \
@@ -206,7 +224,14 @@ struct sc_field {
 	  "for every call that is neither")                                                        \
 	X(BYTES_RECEIVED, "bytes_received", SC_NARROW, SC_OPTIONAL, "bytes",                       \
 	  "bytes this call received into this rank's buffers (an I/O call: bytes it read); "       \
-	  "likewise")
+	  "likewise")                                                                              \
+	SC_COUNTER_EVENT(X, 0) SC_COUNTER_EVENT(X, 1) SC_COUNTER_EVENT(X, 2) SC_COUNTER_EVENT(X, 3)
+
+/* Counter k's change over each call (see *Counters*). */
+#define SC_COUNTER_EVENT(X, k)                                                                     \
+	X(COUNTER##k, "counter" #k, SC_NARROW, SC_OPTIONAL, "",                                    \
+	  "the change of the process's counter " #k " (`/processes/counters` names them) over "    \
+	  "the call, `0` for a call not counted")
 
 #define SC_THREAD_FIELDS(X)                                                                        \
 	X(TID, "tid", SC_UINT32, SC_REQUIRED, "", "operating-system thread id")                    \
@@ -219,6 +244,25 @@ struct sc_field {
 	X(CPU_NS, "cpu_ns", SC_UINT64, SC_OPTIONAL, "ns",                                          \
 	  "CPU time the thread used, user and system, from its own clock, ns; `0` when not known " \
 	  "(a process killed before it could stop, a writer older than this column)")
+
+/* Task lane k (the /events/task value k, k >= 1) is row k - 1. */
+#define SC_TASK_FIELDS(X)                                                                          \
+	X(ID, "id", SC_UINT64, SC_REQUIRED, "",                                                    \
+	  "the task's id: the program's, or the OpenMP runtime's task number")                     \
+	X(NAME, "name", SC_STRING, SC_REQUIRED, "",                                                \
+	  "the task's name (cut to 119 bytes), `\"\"` when it has none")                           \
+	X(PARENT, "parent", SC_INT32, SC_REQUIRED, "",                                             \
+	  "thread lane that began the task, `-1` if unknown")                                      \
+	X(START, "start", SC_UINT64, SC_REQUIRED, "relative ns",                                   \
+	  "when the task began, relative ns")                                                      \
+	X(END, "end", SC_UINT64, SC_REQUIRED, "relative ns",                                       \
+	  "when it ended, relative ns; the process's end for a task that never did")               \
+	X(THREADS, "threads", SC_STRING, SC_REQUIRED, "",                                          \
+	  "the thread lanes that ran it, comma-separated, ascending (`\"0,2\"`); `\"\"` when "     \
+	  "none "                                                                                  \
+	  "ran it")                                                                                \
+	X(BUSY_NS, "busy_ns", SC_UINT64, SC_REQUIRED, "ns",                                        \
+	  "time threads spent running the task, summed over them, ns")
 
 #define SC_MODULE_FIELDS(X)                                                                        \
 	X(PATH, "path", SC_STRING, SC_REQUIRED, "", "path of the object")                          \
@@ -261,10 +305,17 @@ struct sc_field {
 	  "time. Ranges of different pairs do not overlap.")                                       \
 	X("/process<N>", "Auxiliary tables of one process; `N` is the process's row in "           \
 			 "`/processes` (`/process0` for the first).")                              \
-	X("/process<N>/lanes", "The process's lanes: the threads it ran, in `threads`.")           \
+	X("/process<N>/lanes", "The process's lanes: the threads it ran, in `threads`, and its "   \
+			       "task lanes, in `tasks`.")                                          \
 	X("/process<N>/lanes/threads", "Columns, one row per thread of the process; the row "      \
 				       "index is the thread lane that `/events/thread` refers "    \
 				       "to.")                                                      \
+	X("/process<N>/lanes/tasks",                                                               \
+	  "Columns, one row per task lane of the process: a logical task that may run on one "     \
+	  "thread after another (a task of the program's, begun with `scope_task_begin`, or an "   \
+	  "OpenMP task). Task lane `k` (the `/events/task` value `k`, `k >= 1`) is row `k - 1`. "  \
+	  "The table has no rows when the process had no task; files of older writers do not "     \
+	  "have it.")                                                                              \
 	X("/process<N>/modules",                                                                   \
 	  "Columns, one row per executable or shared object mapped into the process.")             \
 	X("/process<N>/crash", "Present when a fatal signal ended the process: the stack of the "  \
@@ -286,7 +337,7 @@ struct sc_field {
 	  "the call never returned (the program exited, crashed or was killed inside it, or its "  \
 	  "thread ended inside it); its `duration` runs to the end of its thread, or of the "      \
 	  "process")                                                                               \
-	X("/regions", "kind", "values", "function, mpi, wait, io")
+	X("/regions", "kind", "values", "function, mpi, wait, io, user, openmp")
 
 #define SC_HEAP_ATTRS(X)                                                                           \
 	X(PEAK_LIVE, "peak_live_bytes", SC_INT64, SC_REQUIRED, "bytes",                            \
@@ -329,6 +380,7 @@ struct sc_field {
 #define SC_ENUM_PAIR(id, ...)	  SC_ENUM_(PAIR, id)
 #define SC_ENUM_EV(id, ...)	  SC_ENUM_(EV, id)
 #define SC_ENUM_THR(id, ...)	  SC_ENUM_(THR, id)
+#define SC_ENUM_TASK(id, ...)	  SC_ENUM_(TASK, id)
 #define SC_ENUM_MOD(id, ...)	  SC_ENUM_(MOD, id)
 #define SC_ENUM_CRASHA(id, ...)	  SC_ENUM_(CRASHA, id)
 #define SC_ENUM_CRASH(id, ...)	  SC_ENUM_(CRASH, id)
@@ -342,6 +394,7 @@ enum sc_reg { SC_REGION_FIELDS(SC_ENUM_REG) SC_NREG };
 enum sc_pair { SC_PAIR_FIELDS(SC_ENUM_PAIR) SC_NPAIR };
 enum sc_ev { SC_EVENT_FIELDS(SC_ENUM_EV) SC_NEV };
 enum sc_thr { SC_THREAD_FIELDS(SC_ENUM_THR) SC_NTHR };
+enum sc_task { SC_TASK_FIELDS(SC_ENUM_TASK) SC_NTASK };
 enum sc_mod { SC_MODULE_FIELDS(SC_ENUM_MOD) SC_NMOD };
 enum sc_crasha { SC_CRASH_ATTRS(SC_ENUM_CRASHA) SC_NCRASHA };
 enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
@@ -352,7 +405,7 @@ enum sc_site { SC_HEAP_SITE_FIELDS(SC_ENUM_SITE) SC_NSITE };
 
 extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_processes[SC_NPROC],
 	sc_regions[SC_NREG], sc_pairs[SC_NPAIR], sc_events[SC_NEV], sc_threads[SC_NTHR],
-	sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH],
+	sc_tasks[SC_NTASK], sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH],
 	sc_heap_attrs[SC_NHEAPA], sc_heap[SC_NHEAP], sc_heap_sites[SC_NSITE];
 
 /* The name of a field: SC_EV(START_DELTA) is "start_delta". */
@@ -363,6 +416,7 @@ extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_proces
 #define SC_PAIR(id) (sc_pairs[SC_PAIR_##id].name)
 #define SC_EV(id)   (sc_events[SC_EV_##id].name)
 #define SC_THR(id)  (sc_threads[SC_THR_##id].name)
+#define SC_TASK(id) (sc_tasks[SC_TASK_##id].name)
 #define SC_MOD(id)  (sc_modules[SC_MOD_##id].name)
 
 /* A group of the table, for those who walk all of it (the schema test). */

@@ -25,6 +25,10 @@
 	X("SCOPE_DEBUG", "0 or 1")                                                                 \
 	X("SCOPE_OFF", "0 or 1")                                                                   \
 	X("SCOPE_HEAP", "0 or 1")                                                                  \
+	X("SCOPE_START_PAUSED", "0 or 1")                                                          \
+	X("SCOPE_COUNTERS",                                                                        \
+	  "perf::TASK-CLOCK, perf::PAGE-FAULTS, ... or PAPI events, comma-separated")              \
+	X("SCOPE_COUNTER_REGIONS", "an extended regular expression")                               \
 	X("SCOPE_PROGRESS", "off, or the seconds of work before progress shows")                   \
 	X("SCOPE_WRITE", "alongside or exit")                                                      \
 	X("SCOPE_PRELOAD_LIB", "the path of libscope_preload.so")                                  \

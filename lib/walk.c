@@ -124,6 +124,7 @@ static int push(struct wk_lane *l, const struct rd_event *e, uint64_t pair, uint
 			       .end = e->start + e->duration,
 			       .duration = e->duration,
 			       .depth = e->depth,
+			       .task = e->task,
 			       .flags = e->flags};
 	if (l->n > 1)
 		l->stack[l->n - 2].child_ns += e->duration;
@@ -175,7 +176,8 @@ static int open_sources(struct walk *w, size_t process)
 		int rc;
 		if (w->p->pairs[i].process != process || w->p->pairs[i].count == 0)
 			continue;
-		if (rd_cursor_open(w->p, i, WALK_COLUMNS, slice, &s->c) != 0)
+		if (rd_cursor_open(w->p, i, WALK_COLUMNS | (w->v->tasks ? RD_TASK : 0), slice,
+				   &s->c) != 0)
 			return -1;
 		w->nsrc++;
 		rc = rd_cursor_next(&s->c, &s->ev);

@@ -21,7 +21,8 @@ struct wk_frame {
 	 * lets a callee end after its caller; with overhead_ns, total_ns -
 	 * child_total, at least 0 */
 	int64_t self_ns;
-	uint64_t tag; /* the visitor's own */
+	uint64_t tag;  /* the visitor's own */
+	uint64_t task; /* its task lane, 0 = none (read when wk_visitor.tasks asks) */
 	uint8_t flags;
 };
 
@@ -43,6 +44,7 @@ struct wk_visitor {
 	 * 3 * 20 = 940 total, 680 self.
 	 */
 	double overhead_ns;
+	int tasks; /* nonzero: read each call's task lane into wk_frame.task */
 	/* A call starts: lane->stack[lane->n - 1], its callers below it.
 	 * Return 0 to go on, -1 to stop the walk. */
 	int (*enter)(void *ctx, struct wk_lane *lane);

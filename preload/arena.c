@@ -15,6 +15,10 @@
 #define PAGE	    4096u
 #define MODULES_CAP (1u << 20)
 #define CMDLINE_CAP (256u << 10)
+#define NAMES_CAP   4096u
+/* 4 MiB of task slots: the areas before the chunks stay far below the
+ * smallest arena (ARENA_MIN), and the slots are backed as tasks begin. */
+#define TASKS_CAP (1u << 16)
 /* Regions heap tracking has room for; more are charged to the last. */
 #define HEAP_REGIONS 8192u
 /* The file is backed by disk in steps this large, so the chunk slow path
@@ -59,8 +63,12 @@ static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope
 	h->modules_off = h->cmdline_off + CMDLINE_CAP;
 	h->modules_cap = MODULES_CAP;
 	h->lanes_off = h->modules_off + MODULES_CAP;
-	h->crash_off = round_up(
+	h->names_off = round_up(
 		h->lanes_off + (uint64_t)cfg->lane_capacity * sizeof(struct scope_lane), PAGE);
+	h->names_cap = NAMES_CAP;
+	h->tasks_off = h->names_off + (uint64_t)NAMES_CAP * sizeof(struct scope_name);
+	h->tasks_cap = TASKS_CAP;
+	h->crash_off = h->tasks_off + (uint64_t)TASKS_CAP * sizeof(struct scope_task);
 	h->crash_cap = SCOPE_CRASH_STACK_BYTES;
 	h->heap_off = h->crash_off + h->crash_cap;
 	h->heap_cap = cfg->heap ? HEAP_REGIONS : 0;
@@ -112,6 +120,11 @@ static SCOPE_NOINST int within_file_limit(struct scope_config *cfg)
 	return 0;
 }
 
+int scope_arena_back(struct scope_process *p, uint64_t off, uint64_t len)
+{
+	return back(p->fd, off, off + len);
+}
+
 int scope_arena_create(struct scope_process *p)
 {
 	struct scope_arena_header h = {0};
@@ -133,7 +146,10 @@ int scope_arena_create(struct scope_process *p)
 			  p->cfg.tmpdir, strerror(-err));
 		return err;
 	}
-	if ((err = size_and_map(p, &h)) != 0 || (err = back(p->fd, 0, h.chunks_off)) != 0)
+	/* the task slots are backed a block at a time as tasks begin
+	 * (scope_arena_back): a program without tasks does not pay for them */
+	if ((err = size_and_map(p, &h)) != 0 || (err = back(p->fd, 0, h.tasks_off)) != 0 ||
+	    (err = back(p->fd, h.crash_off, h.chunks_off)) != 0)
 		goto fail;
 	h.fallocated = h.chunks_off;
 	memcpy(p->base, &h, sizeof h);

@@ -414,6 +414,7 @@ int scope_config_read(struct scope_config *cfg)
 	cfg->keep_arena = flag("SCOPE_KEEP_ARENA");
 	cfg->debug = flag("SCOPE_DEBUG");
 	cfg->libcalls = libcalls_setting();
+	cfg->start_paused = flag("SCOPE_START_PAUSED");
 	cfg->heap = flag("SCOPE_HEAP");
 	progress_setting();
 	return 0;

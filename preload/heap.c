@@ -300,7 +300,7 @@ static SCOPE_NOINST void remember(uintptr_t ptr, uint64_t size, uint64_t fn, uin
 static SCOPE_NOINST uint64_t current_region(struct scope_thread *t)
 {
 	const struct scope_rec *open = t->shared ? NULL : t->open;
-	return open ? open->fn & SCOPE_REC_ADDR_MASK : 0;
+	return open ? scope_rec_addr(open) : 0;
 }
 
 /* Whether this call is tracked: on, not the library's own, not inside

@@ -98,6 +98,7 @@ int scope_start_recording(void)
 	if (scope_arena_create(p) != 0)
 		return -1; /* it said why */
 	describe_process(p);
+	scope_counters_init(p->hdr);
 	p->hdr->overhead_ticks = scope_measure_overhead();
 	if (scope_finish_prepare(p) != 0)
 		return -1;
@@ -161,6 +162,8 @@ void scope_init(void)
 		clock_source = SCOPE_CLOCK_MONOTONIC;
 	}
 	scope_env_capture(&p->cfg);
+	if (p->cfg.start_paused)
+		__atomic_store_n(&p->paused, 1, __ATOMIC_SEQ_CST);
 	if (scope_start_recording() == 0) {
 		on_exit(on_exit_status, NULL);
 		scope_signals_init();

@@ -49,11 +49,16 @@ static SCOPE_NOINST void resolve(void)
 static SCOPE_NOINST void record_as_new_process(void)
 {
 	struct scope_thread *t = &scope_tls;
-	int busy = t->busy;
+	int busy = t->busy, paused = t->paused;
 
+	scope_counters_forget(t); /* the parent's, counting the parent */
 	memset(t, 0, sizeof *t);
 	t->lane = -1;
 	t->busy = (uint8_t)busy;
+	t->paused = (uint8_t)paused;
+	scope_threads_forget();
+	scope_names_forget();
+	scope_task_forget();
 	scope_wrapped = NULL; /* a record of the old arena, whose addresses the new one may take */
 	scope_busy_begin(t);
 	scope_start_recording();

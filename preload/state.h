@@ -64,7 +64,10 @@ struct scope_thread {
 	uint8_t shared;
 	uint32_t sharers;
 	uint32_t owner;
-	uint32_t tid; /* the task this state was registered for */
+	uint32_t tid;		    /* the task this state was registered for */
+	uint8_t paused;		    /* scope_pause: calls are not recorded until scope_resume */
+	uint32_t task;		    /* the task lane the thread runs, 0 for none */
+	struct scope_counters *ctr; /* the thread's counters (counters.c), NULL when none */
 };
 
 extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
@@ -87,6 +90,7 @@ struct scope_config {
 	int debug;
 	int chunk_size_bad; /* SCOPE_CHUNK_SIZE is unusable: not given to the writer */
 	int libcalls;	    /* SCOPE_LIBCALLS: the SCOPE_LIBCALL_* kinds recorded */
+	int start_paused;   /* SCOPE_START_PAUSED: nothing is recorded until scope_resume_process */
 	int heap;	    /* SCOPE_HEAP: heap blocks are tracked per region */
 };
 
@@ -102,6 +106,7 @@ struct scope_process {
 	int stopped; /* set and read with scope_stopped/scope_set_stopped */
 	int initialized;
 	pid_t parent_pid; /* a forked child's parent, taken before it can exit */
+	int paused;	  /* scope_pause_process: set and read with scope_paused */
 };
 
 extern struct scope_process scope_proc SCOPE_HIDDEN;
@@ -119,6 +124,13 @@ static inline void scope_set_stopped(int stopped)
 	__atomic_store_n(&scope_proc.stopped, stopped, __ATOMIC_RELAXED);
 }
 
+/* The process is paused (scope_pause_process, SCOPE_START_PAUSED): threads
+ * see it at their next slow path, which scope_threads_pause forces. */
+static inline int scope_paused(void)
+{
+	return __atomic_load_n(&scope_proc.paused, __ATOMIC_SEQ_CST);
+}
+
 /* config.c: returns 0, or -1 after one line saying why this process is
  * not profiled. */
 int scope_config_read(struct scope_config *cfg) SCOPE_HIDDEN;
@@ -131,6 +143,8 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p) SCOPE_HIDDEN
 int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
 void scope_arena_append_module(struct scope_process *p, const char *line, size_t len) SCOPE_HIDDEN;
 void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why) SCOPE_HIDDEN;
+/* Reserves disk for [off, off + len) of the arena; 0 or -errno. */
+int scope_arena_back(struct scope_process *p, uint64_t off, uint64_t len) SCOPE_HIDDEN;
 
 /* clone.c: the calling task's own state when t, its TLS block, is shared
  * (t->shared), with inside counted up: give it back with scope_task_leave.
@@ -172,6 +186,10 @@ void scope_thread_begin(struct scope_thread *t, int32_t parent) SCOPE_HIDDEN;
 void scope_thread_resume(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_threads_cpu_at_stop(void) SCOPE_HIDDEN;
+/* Sends every registered thread to its slow path (a process pause); and
+ * forgets them all (a new process: a forked child, an exec). */
+void scope_threads_pause(void) SCOPE_HIDDEN;
+void scope_threads_forget(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
@@ -180,6 +198,40 @@ uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
 void scope_record_bytes(void *fn, uint64_t sent, uint64_t received) SCOPE_HIDDEN;
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
+
+/* names.c: the slot in the arena's names area of name (cut to fit) of
+ * kind, added when new; UINT32_MAX when not recording or the area is full. */
+uint32_t scope_name_slot(const char *name, enum scope_name_kind kind) SCOPE_HIDDEN;
+void scope_names_forget(void) SCOPE_HIDDEN;
+
+/* tasks.c: task lanes (1 + their slot in the arena's tasks area; 0 is
+ * none). scope_task_new fills a slot (0 when not recording or full);
+ * scope_task_run (thread.c) makes lane the calling thread's task. */
+uint32_t scope_task_new(uint64_t id, const char *name) SCOPE_HIDDEN;
+void scope_task_ended(uint32_t lane) SCOPE_HIDDEN;
+uint32_t scope_task_lane(uint64_t id) SCOPE_HIDDEN;
+void scope_task_forget(void) SCOPE_HIDDEN;
+void scope_task_run(uint32_t lane) SCOPE_HIDDEN;
+
+/* thread.c: a side record of the call open at depth (bits above the address). */
+void scope_record_side(struct scope_thread *t, uint64_t code, uint64_t depth, uint64_t a,
+		       uint64_t b) SCOPE_HIDDEN;
+
+/* counters.c (SCOPE_COUNTERS): init lists the events that can be counted in
+ * the arena's header and says why of each that cannot; a thread's counters
+ * start as it registers and stop as it ends; enter returns whether the call
+ * of fn is counted (and reads its counters), exit writes the change over
+ * the counted call open at depth as side records. */
+struct scope_counters;
+void scope_counters_init(struct scope_arena_header *h) SCOPE_HIDDEN;
+int scope_counters_on(void) SCOPE_HIDDEN;
+void scope_counters_thread_start(struct scope_thread *t) SCOPE_HIDDEN;
+void scope_counters_thread_stop(struct scope_thread *t) SCOPE_HIDDEN;
+void scope_counters_forget(struct scope_thread *t) SCOPE_HIDDEN;
+int scope_counters_enter(struct scope_thread *t, void *fn) SCOPE_HIDDEN;
+void scope_counters_exit(struct scope_thread *t, uint64_t depth) SCOPE_HIDDEN;
+/* symname.c: the name of the region fn (given, or its symbol); 0, or -1. */
+int scope_symbol_name(void *fn, char *out, size_t cap) SCOPE_HIDDEN;
 
 /* fds.c */
 int scope_fd_hide(int fd) SCOPE_HIDDEN;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <pthread.h>
-#include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,11 +37,61 @@ static SCOPE_NOINST int recording(void)
 	return scope_proc.hdr && !scope_stopped();
 }
 
-/* Lets the hooks' fast path run again if nothing holds it off. */
+/* Lets the hooks' fast path run again if nothing holds it off. A process
+ * pause stores the flag, then NULL into every thread's limit: read after
+ * the limit is stored, the flag is either seen here or its NULL comes
+ * after this store. */
 static SCOPE_NOINST void resume(struct scope_thread *t)
 {
-	if (!t->busy && !t->ignored && recording())
-		t->limit = t->chunk_end;
+	if (t->busy || t->ignored || t->paused || !recording() || scope_paused() || t->ctr)
+		return; /* a thread reading counters takes the slow path for every call */
+	__atomic_store_n(&t->limit, t->chunk_end, __ATOMIC_SEQ_CST);
+	if (scope_paused())
+		t->limit = NULL;
+}
+
+/*
+ * The threads a process pause must reach, by lane: each registers its own
+ * state when it gets a lane and takes it out as it ends, under the lock, so
+ * the pausing thread never stores into a state that is gone.
+ */
+#define REGISTRY_SLOTS 16384u
+static struct scope_thread *registry[REGISTRY_SLOTS];
+static int registry_lock;
+
+static SCOPE_NOINST void registry_take(void)
+{
+	while (__atomic_exchange_n(&registry_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static SCOPE_NOINST void registry_give(void)
+{
+	__atomic_store_n(&registry_lock, 0, __ATOMIC_RELEASE);
+}
+
+static SCOPE_NOINST void registry_set(int32_t lane, struct scope_thread *t)
+{
+	if (lane < 0 || (uint32_t)lane >= REGISTRY_SLOTS)
+		return;
+	registry_take();
+	registry[lane] = t;
+	registry_give();
+}
+
+void scope_threads_pause(void)
+{
+	registry_take();
+	for (uint32_t i = 0; i < REGISTRY_SLOTS; i++)
+		if (registry[i])
+			__atomic_store_n(&registry[i]->limit, NULL, __ATOMIC_SEQ_CST);
+	registry_give();
+}
+
+void scope_threads_forget(void)
+{
+	memset(registry, 0, sizeof registry);
+	registry_lock = 0;
 }
 
 void scope_thread_resume(struct scope_thread *t)
@@ -347,8 +397,15 @@ static SCOPE_NOINST void register_state(struct scope_thread *t, int32_t parent, 
 	prctl(PR_GET_NAME, l->name, 0, 0, 0);
 	__atomic_store_n(&l->used, 1, __ATOMIC_RELEASE);
 	t->lane = lane;
-	if (own_stack)
+	if (own_stack) {
 		stack_bounds(t);
+		registry_set(lane, t);
+		if (scope_counters_on()) {
+			t->busy++;
+			scope_counters_thread_start(t);
+			t->busy--;
+		}
+	}
 }
 
 SCOPE_NOINST void scope_thread_register(int32_t parent)
@@ -421,6 +478,10 @@ SCOPE_NOINST void scope_thread_end(struct scope_thread *t)
 
 	if (t->lane < 0 || !scope_proc.hdr)
 		return;
+	if (t == &scope_tls) {
+		registry_set(t->lane, NULL);
+		scope_counters_thread_stop(t);
+	}
 	l = lane_slot(t->lane);
 	/* Read within [start, end], as at the start: the CPU time is never
 	 * more than the lane's span. */
@@ -514,6 +575,8 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		ignore_call(t);
 		goto leave;
 	}
+	if (t->paused || scope_paused())
+		goto leave; /* not recorded: its exit finds no record of it */
 	if (!t->registered) {
 		t->busy++;
 		register_state(t, -1, t == &scope_tls);
@@ -529,6 +592,11 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		t->dropping = (uint8_t)(why + 1);
 		goto leave;
 	}
+	resume(t); /* after a pause */
+	/* A counted call is marked in its record until it returns, so that its
+	 * exit comes here too; its counters are read before its clock. */
+	if (t->ctr && scope_counters_enter(t, fn))
+		fn = (void *)((uintptr_t)fn | SCOPE_REC_COUNTED);
 	/* read after the slow path's own work, which is not the call's */
 	scope_record_open(t, scope_take_slot(t), fn, frame, scope_now());
 leave:
@@ -556,6 +624,7 @@ static SCOPE_NOINST void unlink_close(struct scope_thread *t, struct scope_rec *
 				      struct scope_rec *r, uint64_t now)
 {
 	struct scope_rec *parent = scope_record_parent(r);
+	r->fn &= ~SCOPE_REC_COUNTED; /* closed without its counters */
 	if (child)
 		child->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)parent;
 	else
@@ -587,8 +656,18 @@ SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 		}
 		goto out;
 	}
+	r = t->open;
+	if (r && (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) {
+		/* a counted call returns: its counters are read after its clock */
+		scope_counters_exit(t, r->fn & ~SCOPE_REC_ADDR_MASK);
+		r->fn &= ~SCOPE_REC_COUNTED;
+		scope_record_close(t, r, now);
+		goto out;
+	}
 	for (r = t->open; r; r = scope_record_parent(r))
-		if (scope_record_is(r, fn) && same_stack(t, frame_of(t, r), frame))
+		if ((scope_record_is(r, fn) ||
+		     (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) &&
+		    same_stack(t, frame_of(t, r), frame))
 			break;
 	if (!r)
 		goto out;
@@ -647,29 +726,78 @@ uint64_t scope_measure_overhead(void)
 SCOPE_NOINST void scope_record_bytes(void *fn, uint64_t sent, uint64_t received)
 {
 	struct scope_thread *t = self_enter();
-	struct scope_rec *open, *r;
+	struct scope_rec *open;
 
 	if (!t)
 		return;
 	open = t->open;
-	if (!open || !scope_record_is(open, fn))
+	if (open && (scope_record_is(open, fn) ||
+		     (open->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)))
+		scope_record_side(t, SCOPE_REC_BYTES, open->fn & ~SCOPE_REC_ADDR_MASK, sent,
+				  received);
+	self_leave(t);
+}
+
+/* A side record (code: SCOPE_REC_BYTES, SCOPE_REC_COUNTERS + k) of the
+ * call open at depth (its record's bits above the address) on t, in the
+ * next slot, fn stored last; nothing when t records nothing now. */
+SCOPE_NOINST void scope_record_side(struct scope_thread *t, uint64_t code, uint64_t depth,
+				    uint64_t a, uint64_t b)
+{
+	struct scope_rec *r = scope_take_slot(t);
+
+	if (r >= t->limit) {
+		if (t->cur == r + 1)
+			t->cur = r;
+		if (t->busy || t->ignored || !recording() || t->lane < 0)
+			return;
+		if (t->cur >= t->chunk_end && !next_chunk(t))
+			return;
+		if (t->cur >= t->chunk_end)
+			return;
+		r = scope_take_slot(t);
+	}
+	r->start = a;
+	r->end = b;
+	scope_signal_fence();
+	r->fn = code | depth;
+}
+
+/*
+ * The calling thread runs task lane lane from now on (0: none), noted in
+ * its record stream as a task record, so the writer gives each call the
+ * lane current on its thread when it started. Written while the thread
+ * is paused too: its calls after the resume belong to the task.
+ */
+SCOPE_NOINST void scope_task_run(uint32_t lane)
+{
+	struct scope_thread *t = self_enter();
+	struct scope_rec *r;
+
+	if (!t)
+		return;
+	if (!recording() || t->busy) /* a task switch inside the library's own work */
+		goto out;
+	if (!t->registered) {
+		t->busy++;
+		register_state(t, -1, t == &scope_tls);
+		t->busy--;
+	}
+	t->task = lane;
+	if (t->lane < 0)
 		goto out;
 	r = scope_take_slot(t);
 	if (r >= t->limit) {
 		if (t->cur == r + 1)
 			t->cur = r;
-		if (t->busy || t->ignored || !recording() || t->lane < 0)
-			goto out;
 		if (t->cur >= t->chunk_end && !next_chunk(t))
-			goto out;
-		if (t->cur >= t->chunk_end)
 			goto out;
 		r = scope_take_slot(t);
 	}
-	r->start = sent;
-	r->end = received;
+	r->start = scope_now();
+	r->end = lane;
 	scope_signal_fence();
-	r->fn = SCOPE_REC_BYTES | (open->fn & ~SCOPE_REC_ADDR_MASK);
+	r->fn = SCOPE_REC_TASK | (uint64_t)t->depth << SCOPE_REC_ADDR_BITS;
 out:
 	self_leave(t);
 }

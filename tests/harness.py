@@ -360,6 +360,9 @@ class Profile:
             self.events = read_columns(f, "events") if "events" in f else {}
             nproc = len(self.processes["pid"])
             self.lanes = [read_columns(f, f"process{i}/lanes/threads") for i in range(nproc)]
+            # task lane k of process i is row k - 1; {} in files without the table
+            self.tasks = [read_columns(f, f"process{i}/lanes/tasks") if f"process{i}/lanes/tasks" in f
+                          else {} for i in range(nproc)]
             self.modules = [read_columns(f, f"process{i}/modules") for i in range(nproc)]
         self.names = list(self.regions["name"])
         self.pids = self.processes["pid"]

@@ -216,7 +216,7 @@ def case_deep_rss(t):
 
 
 def check_deep(t, p, what):
-    """DEEP + 1 calls of dive at depths 1..DEEP+1 exactly, leaf below, main at 0 with a small self time."""
+    """DEEP + 1 calls of dive at depths 1..DEEP+1 exactly, leaf below, main at 0 with the outermost dive as its only callee."""
     expect_counts(p, {"main": 1, "dive": DEEP + 1, "leaf": 1})
     depths = np.sort(p.calls("dive")["depth"].astype(np.int64))
     expect(np.array_equal(depths, np.arange(1, DEEP + 2)),
@@ -229,8 +229,10 @@ def check_deep(t, p, what):
     row = p.pair_rows("main")[0]
     total, self_ns = int(p.pairs["total_ns"][row]), int(p.pairs["self_ns"][row])
     print(f"  main ({what}): total {total} ns, self {self_ns} ns")
-    expect(0 < self_ns < total // 4, f"main's self time is {self_ns} ns of {total} ns ({what}): "
-           "calls below it were charged to the wrong caller")
+    dive = p.calls("dive")
+    outer = int(dive["duration"][dive["depth"].astype(np.int64) == 1][0])
+    expect_eq(self_ns, total - outer, f"main's self time, its total {total} ns less the outermost dive's "
+              f"{outer} ns ({what}): calls below it were charged to the wrong caller")
 
 
 def tree_roots(t, out):

@@ -15,7 +15,7 @@ work shorter than a second.
 
 Cases:
   report   scope-report --chrome, --otf2 and --html of 400002 calls
-  merge    scope-merge of two profiles of 400002 calls
+  merge    scope-merge of two profiles of 2000002 calls
   writer   the writer at a program's exit, under plain LD_PRELOAD and
            scope-run, and scope-writer run by hand on a kept arena (-q)
 
@@ -131,7 +131,8 @@ def case_merge(t):
     parts = []
     for k in range(2):
         parts.append(t.path(f"p{k}.h5"))
-        t.run([t.scope_run, "-q", "-o", parts[-1], "--", t.prog("calls-gcc-O2"), "400000"],
+        # large enough that the line is redrawn a few times
+        t.run([t.scope_run, "-q", "-o", parts[-1], "--", t.prog("calls-gcc-O2"), "2000000"],
               env=t.env(preload_asan=True), quiet=True).expect_rc(0)
     merge = os.path.join(t.bin, "scope-merge")
     r = t.run([merge, "--keep", "-o", t.path("plain.h5"), *parts], env=t.env_progress(), quiet=True)

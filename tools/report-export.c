@@ -58,8 +58,13 @@ struct chrome {
 	int64_t pid;   /* of the process being walked */
 	int64_t *tids; /* of its lanes */
 	int lane_ids;  /* tids are lane indices */
+	size_t ntasks; /* its task lanes */
 	int hosts;     /* the processes ran on more than one host */
 };
+
+/* The track of task lane k: above any OS thread id (at most 2^22 on
+ * Linux) and any lane index, so it never meets a thread's. */
+#define TASK_TRACK(k) ((int64_t)(UINT64_C(1) << 22) + (int64_t)(k))
 
 /* Whether every process has its own OS pid (else processes are numbered by row). */
 static int pids_unique(const struct rd_profile *p)
@@ -95,7 +100,9 @@ static int chrome_enter(void *ctx, struct wk_lane *l)
 		*s++ = '-';
 	s = put_u64(s, c->pid < 0 ? -(uint64_t)c->pid : (uint64_t)c->pid);
 	s = stpcpy(s, ",\"tid\":");
-	s = put_u64(s, (uint64_t)c->tids[l->lane]);
+	/* a task's calls are on its own track, whichever thread ran them */
+	s = put_u64(s, f->task && f->task <= c->ntasks ? (uint64_t)TASK_TRACK(f->task)
+						       : (uint64_t)c->tids[l->lane]);
 	s = stpcpy(s, ",\"ts\":");
 	s = put_us(s, filter_at(&c->f, l->process, f->start));
 	s = stpcpy(s, ",\"dur\":");
@@ -168,6 +175,27 @@ static void chrome_meta(FILE *out, const char *what, int64_t pid, int64_t tid, c
 	fputs("}}", out);
 }
 
+/* A track per task lane, named and listed after the threads. */
+static int chrome_tasks(struct chrome *c, const struct rd_process *pr)
+{
+	c->ntasks = pr->ntasks;
+	for (size_t k = 0; k < pr->ntasks; k++) {
+		const struct rd_task *t = &pr->tasks[k];
+		char *name = NULL;
+		if (asprintf(&name, "task %zu%s%s (id %llu)", k + 1, *t->name ? ": " : "", t->name,
+			     (unsigned long long)t->id) < 0)
+			return -1;
+		chrome_meta(c->out, "thread_name", c->pid, TASK_TRACK(k + 1), name, 0);
+		free(name);
+		fprintf(c->out,
+			",\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%lld,"
+			"\"tid\":%lld,\"args\":{\"sort_index\":%lld}}",
+			(long long)c->pid, (long long)TASK_TRACK(k + 1),
+			(long long)TASK_TRACK(k + 1));
+	}
+	return 0;
+}
+
 /* The process's name and its lanes' names, then its calls. */
 static int chrome_process(struct chrome *c, struct rd_profile *p, size_t i, int pid_ids, int first)
 {
@@ -204,8 +232,15 @@ static int chrome_process(struct chrome *c, struct rd_profile *p, size_t i, int 
 			chrome_meta(c->out, "thread_name", c->pid, c->tids[k], pr->lanes[k].name,
 				    0);
 	}
+	if (chrome_tasks(c, pr) != 0) {
+		free(label);
+		free(exe);
+		free(c->tids);
+		snprintf(p->err, sizeof p->err, "out of memory");
+		return -1;
+	}
 	rc = wk_process(p, i, c->f.o->thread,
-			&(struct wk_visitor){.ctx = c, .enter = chrome_enter});
+			&(struct wk_visitor){.ctx = c, .enter = chrome_enter, .tasks = 1});
 	free(label);
 	free(exe);
 	free(c->tids);
@@ -266,20 +301,32 @@ struct block {
 	size_t len;
 };
 
+/* A call open on a task lane's own stack: its region and end. */
+struct open_call {
+	uint64_t region, end;
+};
+
 struct spool_lane {
 	char *buf;
-	size_t len;
+	size_t len, bufcap; /* the buffer grows to SPOOL_BUF: most task lanes are small */
 	struct block *blocks;
 	size_t nblocks, cap;
 	uint64_t first_at, last_at; /* ns since the origin */
 	uint64_t events;
+	/* A task lane's calls come from several threads' walks, each closing
+	 * its calls late (when its own next call starts): a task lane keeps
+	 * its own stack and closes a call before the next one that starts
+	 * after its end. */
+	struct open_call *open;
+	size_t nopen, opencap;
 };
 
 struct speedscope {
 	struct call_filter f;
 	FILE *spool;
 	off_t spool_end;
-	struct spool_lane *lanes; /* all lanes of all processes, process by process */
+	struct spool_lane *lanes; /* all lanes of all processes, process by process: the
+				     thread lanes, then the task lanes */
 	size_t *base;		  /* first lane of each process in lanes */
 	int oom;
 };
@@ -310,8 +357,14 @@ static int spool_event(struct speedscope *s, struct spool_lane *l, char type, ui
 {
 	char ev[80], *p = ev;
 
-	if (!l->buf && !(l->buf = malloc(SPOOL_BUF)))
-		return -1;
+	if (l->len + sizeof ev > l->bufcap && l->bufcap < SPOOL_BUF) {
+		size_t cap = l->bufcap ? 2 * l->bufcap : 512;
+		char *grown = realloc(l->buf, cap);
+		if (!grown)
+			return -1;
+		l->buf = grown;
+		l->bufcap = cap;
+	}
 	if (at < l->last_at) /* keep "at" non-decreasing, as speedscope demands */
 		at = l->last_at;
 	if (!l->events++)
@@ -326,11 +379,42 @@ static int spool_event(struct speedscope *s, struct spool_lane *l, char type, ui
 	p = stpcpy(p, ",\"at\":");
 	p = put_u64(p, at);
 	*p++ = '}';
-	if (l->len + (size_t)(p - ev) > SPOOL_BUF && spool_flush(s, l) != 0)
+	if (l->len + (size_t)(p - ev) > l->bufcap && spool_flush(s, l) != 0)
 		return -1;
 	memcpy(l->buf + l->len, ev, (size_t)(p - ev));
 	l->len += (size_t)(p - ev);
 	return 0;
+}
+
+/* Closes the calls open on a task lane that ended by at (all: UINT64_MAX). */
+static int task_close(struct speedscope *s, struct spool_lane *tl, uint64_t at)
+{
+	while (tl->nopen && tl->open[tl->nopen - 1].end <= at) {
+		const struct open_call *o = &tl->open[--tl->nopen];
+		if (spool_event(s, tl, 'C', o->region, o->end) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A call of a task lane opens on its stack, cut to end within its caller's end. */
+static int task_open(struct speedscope *s, struct spool_lane *tl, uint64_t region, uint64_t start,
+		     uint64_t end)
+{
+	if (task_close(s, tl, start) != 0)
+		return -1;
+	if (tl->nopen && tl->open[tl->nopen - 1].end < end)
+		end = tl->open[tl->nopen - 1].end;
+	if (tl->nopen == tl->opencap) {
+		size_t cap = tl->opencap ? 2 * tl->opencap : 8;
+		struct open_call *grown = realloc(tl->open, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		tl->open = grown;
+		tl->opencap = cap;
+	}
+	tl->open[tl->nopen++] = (struct open_call){region, end};
+	return spool_event(s, tl, 'O', region, start);
 }
 
 static int speedscope_enter(void *ctx, struct wk_lane *l)
@@ -338,8 +422,19 @@ static int speedscope_enter(void *ctx, struct wk_lane *l)
 	struct speedscope *s = ctx;
 	struct wk_frame *f = &l->stack[l->n - 1];
 	struct spool_lane *sl = &s->lanes[s->base[l->process] + l->lane];
+	const struct rd_process *pr = &s->f.p->processes[l->process];
 
 	f->tag = (uint64_t)filter_call(&s->f, l->process, f);
+	if (f->tag && f->task && f->task <= pr->ntasks) {
+		f->tag = 0; /* closed on the task lane's own stack, not at the walk's leave */
+		if (task_open(s, &s->lanes[s->base[l->process] + pr->nlanes + f->task - 1],
+			      f->region, filter_at(&s->f, l->process, f->start),
+			      filter_at(&s->f, l->process, f->end)) != 0) {
+			s->oom = 1;
+			return -1;
+		}
+		return 0;
+	}
 	if (f->tag && spool_event(s, sl, 'O', f->region, filter_at(&s->f, l->process, f->start))) {
 		s->oom = 1;
 		return -1;
@@ -399,7 +494,17 @@ static int copy_lane(struct speedscope *s, struct spool_lane *l, FILE *out)
 	return 0;
 }
 
-/* One evented profile per lane that has events. */
+/* "pid 12, task 3: relay (id 7, threads 0,1)" for task row k. */
+static int lane_name_task(char **name, const struct rd_process *pr, size_t k)
+{
+	const struct rd_task *t = &pr->tasks[k];
+
+	return asprintf(name, "pid %lld, task %zu%s%s (id %llu, threads %s)", (long long)pr->pid,
+			k + 1, *t->name ? ": " : "", t->name, (unsigned long long)t->id,
+			t->threads);
+}
+
+/* One evented profile per thread lane, then per task lane, that has events. */
 static int speedscope_profiles(struct speedscope *s, const struct rd_profile *p, FILE *out)
 {
 	int first = 1;
@@ -409,23 +514,26 @@ static int speedscope_profiles(struct speedscope *s, const struct rd_profile *p,
 	fputs("\"profiles\":[", out);
 	for (size_t i = 0; i < p->nprocesses; i++) {
 		const struct rd_process *pr = &p->processes[i];
-		for (size_t k = 0; k < pr->nlanes; k++) {
+		for (size_t k = 0; k < pr->nlanes + pr->ntasks; k++) {
 			struct spool_lane *l = &s->lanes[s->base[i] + k];
+			char *name = NULL;
+			int named;
 			if (!l->events)
 				continue;
 			fputs(first ? "\n{\"type\":\"evented\",\"name\":"
 				    : ",\n{\"type\":\"evented\",\"name\":",
 			      out);
 			first = 0;
-			{
-				char *name = NULL;
-				if (asprintf(&name, "pid %lld, lane %zu: %s (tid %llu)",
-					     (long long)pr->pid, k, pr->lanes[k].name,
-					     (unsigned long long)pr->lanes[k].tid) < 0)
-					return -1;
-				json_string(out, name);
-				free(name);
-			}
+			if (k < pr->nlanes)
+				named = asprintf(&name, "pid %lld, lane %zu: %s (tid %llu)",
+						 (long long)pr->pid, k, pr->lanes[k].name,
+						 (unsigned long long)pr->lanes[k].tid);
+			else
+				named = lane_name_task(&name, pr, k - pr->nlanes);
+			if (named < 0)
+				return -1;
+			json_string(out, name);
+			free(name);
 			fprintf(out,
 				",\"unit\":\"nanoseconds\",\"startValue\":%llu,\"endValue\":%llu,"
 				"\"events\":[",
@@ -439,15 +547,29 @@ static int speedscope_profiles(struct speedscope *s, const struct rd_profile *p,
 	return 0;
 }
 
+/* The calls still open on process i's task lanes end. */
+static int close_tasks(struct speedscope *s, const struct rd_profile *p, size_t i)
+{
+	const struct rd_process *pr = &p->processes[i];
+
+	for (size_t k = 0; k < pr->ntasks; k++)
+		if (task_close(s, &s->lanes[s->base[i] + pr->nlanes + k], UINT64_MAX) != 0) {
+			s->oom = 1;
+			return -1;
+		}
+	return 0;
+}
+
 static int speedscope_walk(struct speedscope *s, const struct options *o, struct rd_profile *p)
 {
-	struct wk_visitor v = {.ctx = s, .enter = speedscope_enter, .leave = speedscope_leave};
+	struct wk_visitor v = {
+		.ctx = s, .enter = speedscope_enter, .leave = speedscope_leave, .tasks = 1};
 	size_t nlanes = 0;
 
 	s->base = calloc(p->nprocesses + 1, sizeof *s->base);
 	for (size_t i = 0; s->base && i < p->nprocesses; i++) {
 		s->base[i] = nlanes;
-		nlanes += p->processes[i].nlanes;
+		nlanes += p->processes[i].nlanes + p->processes[i].ntasks;
 	}
 	s->lanes = s->base ? calloc(nlanes + 1, sizeof *s->lanes) : NULL;
 	s->spool = s->lanes ? tmpfile() : NULL;
@@ -459,7 +581,7 @@ static int speedscope_walk(struct speedscope *s, const struct options *o, struct
 		if (!want_process(o, p, i) ||
 		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
 			continue;
-		if (wk_process(p, i, o->thread, &v) != 0) {
+		if (wk_process(p, i, o->thread, &v) != 0 || close_tasks(s, p, i) != 0) {
 			if (s->oom)
 				snprintf(p->err, sizeof p->err,
 					 "out of memory or temporary space for the lanes");
@@ -474,10 +596,11 @@ static void speedscope_free(struct speedscope *s, const struct rd_profile *p)
 	size_t nlanes = 0;
 
 	for (size_t i = 0; s->base && i < p->nprocesses; i++)
-		nlanes += p->processes[i].nlanes;
+		nlanes += p->processes[i].nlanes + p->processes[i].ntasks;
 	for (size_t i = 0; s->lanes && i < nlanes; i++) {
 		free(s->lanes[i].buf);
 		free(s->lanes[i].blocks);
+		free(s->lanes[i].open);
 	}
 	free(s->lanes);
 	free(s->base);

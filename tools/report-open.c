@@ -77,6 +77,24 @@ static char **shown_names(const struct options *o, struct rd_profile **p, size_t
 	return names;
 }
 
+/* Names the program or its OpenMP runtime gave ("load mesh", "omp
+ * parallel") are no C++ signatures: shown whole. Returns 0, -1 when out of
+ * memory. */
+static int keep_given_names(const struct rd_profile *p, char **names)
+{
+	for (size_t r = 0; names && r < p->nregions; r++) {
+		const char *kind = p->regions[r].kind;
+		char *whole;
+		if (strcmp(kind, "user") != 0 && strcmp(kind, "openmp") != 0)
+			continue;
+		if (!(whole = strdup(p->regions[r].name)))
+			return -1;
+		free(names[r]);
+		names[r] = whole;
+	}
+	return 0;
+}
+
 /* Fills o->shown[k] for p[k]. Returns 0, or 1 with the reason printed. */
 static int show(struct options *o, struct rd_profile **p, size_t k, const char *prog)
 {
@@ -84,6 +102,10 @@ static int show(struct options *o, struct rd_profile **p, size_t k, const char *
 	char err[512];
 
 	s->names = shown_names(o, p, k);
+	if (keep_given_names(p[k], s->names) != 0) {
+		names_free(s->names, p[k]->nregions);
+		s->names = NULL;
+	}
 	s->where = locations(p[k]);
 	s->cost = calloc(p[k]->nprocesses + 1, sizeof *s->cost);
 	if (!s->names || !s->where || !s->cost) {

@@ -277,6 +277,8 @@ typedef uint64_t view_size_fn(const struct options *o, struct rd_profile *const 
 			      uint64_t *calls);
 
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
+view_fn view_tasks;				 /* report-tasks.c */
+view_fn view_counters;				 /* report-counters.c */
 view_fn view_heap;				 /* report-heap.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
 view_fn view_html;				 /* report-html.c */

@@ -38,8 +38,15 @@ static const char usage[] =
 	"                           (default: while it runs, on another core)\n"
 	"      --libcalls KINDS     C library calls recorded as regions: none, wait (default:\n"
 	"                           joins, locks, sleeps, polls), io (read, write, open...), all\n"
+	"      --paused             start paused: record nothing until the program calls\n"
+	"                           scope_resume_process() (scope.h)\n"
+	"      --counters EVENTS    counters read over each call: perf::TASK-CLOCK,\n"
+	"                           perf::PAGE-FAULTS, perf::CONTEXT-SWITCHES,\n"
+	"                           perf::CPU-MIGRATIONS, PAPI events; comma-separated, at most 4\n"
+	"      --counter-regions RE only in the regions whose name matches RE\n"
 	"  -q, --quiet              print no summary, and no progress line while the\n"
 	"                           profile is written (SCOPE_PROGRESS=off)\n"
+
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
@@ -53,8 +60,8 @@ static const char usage[] =
 #define MAX_TOP 1000000
 
 struct options {
-	const char *output, *compression, *chunk, *libcalls;
-	int quiet, at_exit;
+	const char *output, *compression, *chunk, *libcalls, *counters, *counter_regions;
+	int quiet, at_exit, paused;
 	size_t top;
 	char **argv;
 };
@@ -84,17 +91,21 @@ static int write_at_exit(void)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS };
-	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
-					      {"compression", required_argument, 0, COMPRESSION},
-					      {"chunk-size", required_argument, 0, CHUNK},
-					      {"quiet", no_argument, 0, 'q'},
-					      {"top", required_argument, 0, TOP},
-					      {"write-at-exit", no_argument, 0, ATEXIT},
-					      {"libcalls", required_argument, 0, LIBCALLS},
-					      {"help", no_argument, 0, 'h'},
-					      {"version", no_argument, 0, 'V'},
-					      {0, 0, 0, 0}};
+	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS, PAUSED, COUNTERS, COUNTER_REGIONS };
+	static const struct option longs[] = {
+		{"output", required_argument, 0, 'o'},
+		{"compression", required_argument, 0, COMPRESSION},
+		{"chunk-size", required_argument, 0, CHUNK},
+		{"quiet", no_argument, 0, 'q'},
+		{"top", required_argument, 0, TOP},
+		{"write-at-exit", no_argument, 0, ATEXIT},
+		{"libcalls", required_argument, 0, LIBCALLS},
+		{"paused", no_argument, 0, PAUSED},
+		{"counters", required_argument, 0, COUNTERS},
+		{"counter-regions", required_argument, 0, COUNTER_REGIONS},
+		{"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0}};
 	struct storage st;
 	char *end;
 	long top;
@@ -133,6 +144,9 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 'q': o->quiet = 1; break;
 		case ATEXIT: o->at_exit = 1; break;
+		case PAUSED: o->paused = 1; break;
+		case COUNTERS: o->counters = optarg; break;
+		case COUNTER_REGIONS: o->counter_regions = optarg; break;
 		case TOP:
 			errno = 0;
 			top = strtol(optarg, &end, 10);
@@ -199,6 +213,12 @@ static void exec_child(const struct options *o, const char *program, const struc
 		setenv("SCOPE_CHUNK_SIZE", o->chunk, 1);
 	if (o->libcalls)
 		setenv("SCOPE_LIBCALLS", o->libcalls, 1);
+	if (o->paused)
+		setenv("SCOPE_START_PAUSED", "1", 1);
+	if (o->counters)
+		setenv("SCOPE_COUNTERS", o->counters, 1);
+	if (o->counter_regions)
+		setenv("SCOPE_COUNTER_REGIONS", o->counter_regions, 1);
 	execv(program, o->argv);
 	fprintf(stderr, "scope-run: cannot run %s: %s\n", program, strerror(errno));
 	_exit(127);

@@ -35,6 +35,10 @@ static int layout_ok(const struct scope_arena_header *h, uint64_t size)
 	       area_ok(h->cmdline_off, h->cmdline_bytes, h->modules_off) &&
 	       area_ok(h->modules_off, h->modules_cap, h->lanes_off) &&
 	       area_ok(h->lanes_off, (uint64_t)h->lane_capacity * sizeof(struct scope_lane),
+		       h->names_off) &&
+	       area_ok(h->names_off, (uint64_t)h->names_cap * sizeof(struct scope_name),
+		       h->tasks_off) &&
+	       area_ok(h->tasks_off, (uint64_t)h->tasks_cap * sizeof(struct scope_task),
 		       h->crash_off) &&
 	       area_ok(h->crash_off, h->crash_cap, h->chunks_off) &&
 	       (!h->heap_cap ||
@@ -127,6 +131,17 @@ int arena_open_fd(struct arena *a, const char *path, int fd)
 	a->nlanes = __atomic_load_n(&h->nlanes, __ATOMIC_ACQUIRE);
 	if (a->nlanes > h->lane_capacity)
 		a->nlanes = h->lane_capacity;
+	a->nnames = __atomic_load_n(&h->nnames, __ATOMIC_ACQUIRE);
+	if (a->nnames > h->names_cap)
+		a->nnames = h->names_cap;
+	a->ntasks = __atomic_load_n(&h->ntasks, __ATOMIC_ACQUIRE);
+	if (a->ntasks > h->tasks_cap)
+		a->ntasks = h->tasks_cap;
+	/* counters whose names are not all whole are not read at all */
+	a->ncounters = h->ncounters <= SCOPE_MAX_COUNTERS ? h->ncounters : 0;
+	for (uint32_t k = 0; k < a->ncounters; k++)
+		if (!memchr(h->counters[k], '\0', sizeof h->counters[k]))
+			a->ncounters = 0;
 	a->recs_per_chunk = (uint32_t)((h->chunk_bytes - sizeof(struct scope_chunk_head)) /
 				       sizeof(struct scope_rec));
 	return 0;

@@ -82,7 +82,7 @@ static int unloaded_module(const struct grouping *gr, uint64_t addr, uint64_t ti
  * module that held the address when the call started, if any. */
 static uint64_t region_key(const struct grouping *gr, const struct scope_rec *r, int *module)
 {
-	uint64_t addr = r->fn & SCOPE_REC_ADDR_MASK;
+	uint64_t addr = scope_rec_addr(r);
 
 	*module = gr->unloads ? unloaded_module(gr, addr, r->start) : -1;
 	return *module >= 0 ? addr | (uint64_t)(*module + 1) << SCOPE_REC_ADDR_BITS : addr;
@@ -280,7 +280,7 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	    stack_reserve(&gr->stack, depth) != 0 || (open && add_rec_note(gr, c, slot, NOTE_OPEN)))
 		return -1;
 	if (gr->map.n != n_before) {
-		if (add_region(gr, rid, r->fn & SCOPE_REC_ADDR_MASK) != 0)
+		if (add_region(gr, rid, scope_rec_addr(r)) != 0)
 			return -1;
 		gr->regions[rid].module = module;
 	}
@@ -332,7 +332,92 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 		gr->notes = grown;
 		gr->notes_cap = cap;
 	}
-	gr->notes[gr->nnotes++] = (struct bytes_note){gr->stack.index[depth], r->start, r->end};
+	gr->notes[gr->nnotes++] = (struct bytes_note){gr->stack.index[depth], r->start, r->end, 0};
+	return 0;
+}
+
+/* A counters record: the change of counters 2k and 2k + 1 over the call of
+ * its depth read last on this lane, which is its caller's too, less. */
+static int first_pass_counters(struct grouping *gr, const struct scope_rec *r, uint32_t gen, int k)
+{
+	uint32_t depth = depth_of_bytes(&gr->track, gen - 1, r);
+	const uint64_t v[2] = {r->start, r->end};
+
+	if (depth >= gr->stack.cap || gr->stack.gen[depth] != gen)
+		return 0; /* its call was not recorded */
+	for (int i = 0; i < 2 && 2 * k + i < (int)gr->ncounters; i++) {
+		gr->regions[gr->stack.rid[depth]].counter_total[2 * k + i] += v[i];
+		gr->regions[gr->stack.rid[depth]].counter_self[2 * k + i] += (int64_t)v[i];
+		if (depth > 0 && gr->stack.gen[depth - 1] == gen)
+			gr->regions[gr->stack.rid[depth - 1]].counter_self[2 * k + i] -=
+				(int64_t)v[i];
+	}
+	gr->counters = 1;
+	if (!gr->rid)
+		return 0;
+	if (gr->nnotes == gr->notes_cap) {
+		uint64_t cap = gr->notes_cap ? 2 * gr->notes_cap : 256;
+		struct bytes_note *grown = realloc(gr->notes, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		gr->notes = grown;
+		gr->notes_cap = cap;
+	}
+	gr->notes[gr->nnotes++] =
+		(struct bytes_note){gr->stack.index[depth], r->start, r->end, (uint32_t)k + 1};
+	return 0;
+}
+
+/* The task the lane ran stops running at tick end: its time so far is
+ * added to it. */
+static void task_stop(struct grouping *gr, uint64_t end)
+{
+	if (gr->task && end > gr->task_since)
+		gr->tasks[gr->task - 1].busy_ticks += end - gr->task_since;
+}
+
+/* The lane read so far ends: a task it still ran stopped at the lane's
+ * end, or the task's, whichever came first. */
+static void task_lane_end(struct grouping *gr)
+{
+	const struct scope_task *slots = (const void *)(gr->a->base + gr->a->hdr->tasks_off);
+	uint64_t end = gr->stop_tick, lane_end;
+
+	if (!gr->task || gr->task_lane >= gr->a->nlanes)
+		return;
+	lane_end = gr->lane_end[gr->task_lane];
+	if (lane_end && lane_end < end)
+		end = lane_end;
+	if (slots[gr->task - 1].end && slots[gr->task - 1].end < end)
+		end = slots[gr->task - 1].end;
+	task_stop(gr, end);
+	gr->task = 0;
+}
+
+/* A task record on lane: the lane's task changes, and the new one has
+ * run on it. */
+static int first_pass_task(struct grouping *gr, const struct scope_rec *r, uint32_t lane)
+{
+	uint32_t k = task_of(gr, r);
+	struct task_use *u;
+
+	task_stop(gr, r->start);
+	gr->task = k;
+	gr->task_since = r->start;
+	if (!k)
+		return 0;
+	u = &gr->tasks[k - 1];
+	if (u->nthreads && u->threads[u->nthreads - 1] == lane)
+		return 0; /* lanes come in order: a lane already listed is the last */
+	if (u->nthreads == u->cap) {
+		uint32_t cap = u->cap ? 2 * u->cap : 2;
+		uint32_t *grown = realloc(u->threads, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		u->threads = grown;
+		u->cap = cap;
+	}
+	u->threads[u->nthreads++] = lane;
 	return 0;
 }
 
@@ -347,10 +432,19 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
 	ev->flags[at] = grouping_times(gr, r, lane, was_open, &ev->start[at], &ev->duration[at]);
 	ev->thread[at] = lane;
 	ev->depth[at] = depth;
-	if (gr->note < gr->nnotes && gr->notes[gr->note].index == gr->n) {
-		ev->sent[at] = gr->notes[gr->note].sent;
-		ev->received[at] = gr->notes[gr->note].received;
-		gr->note++;
+	ev->task[at] = gr->task;
+	for (; gr->note < gr->nnotes && gr->notes[gr->note].index == gr->n; gr->note++) {
+		const struct bytes_note *b = &gr->notes[gr->note];
+		uint32_t k = b->which - 1;
+		if (!b->which && ev->sent) {
+			ev->sent[at] = b->sent;
+			ev->received[at] = b->received;
+		} else if (b->which && 2 * k < SCOPE_MAX_COUNTERS) {
+			if (ev->counter[2 * k])
+				ev->counter[2 * k][at] = b->sent;
+			if (2 * k + 1 < SCOPE_MAX_COUNTERS && ev->counter[2 * k + 1])
+				ev->counter[2 * k + 1][at] = b->received;
+		}
 	}
 	gr->n++;
 	return 0;
@@ -373,13 +467,33 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 	uint32_t lane = gr->chunks[c].lane, gen = lane + 1, i;
 	uint32_t n = second ? gr->chunks[c].used : gr->a->recs_per_chunk;
 
+	if (lane != gr->task_lane) {
+		if (!second)
+			task_lane_end(gr);
+		gr->task_lane = lane;
+		gr->task = 0;
+	}
 	for (i = 0; i < n && r[i].fn; i++) {
 		uint32_t note = second ? rec_note(gr, &gr->rnote, c, i) : NOTE_NONE;
+		if (rec_is_task(&r[i])) {
+			if (second)
+				gr->task = task_of(gr, &r[i]);
+			else if (first_pass_task(gr, &r[i], lane) != 0)
+				return -1;
+			continue;
+		}
 		if (scope_rec_is_bytes(&r[i])) {
 			if (!second && first_pass_bytes(gr, &r[i], gen) != 0)
 				return -1;
 			continue;
 		}
+		if (!second && rec_counters(gr, &r[i]) >= 0) {
+			if (first_pass_counters(gr, &r[i], gen, rec_counters(gr, &r[i])) != 0)
+				return -1;
+			continue;
+		}
+		if ((r[i].fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(&r[i]))
+			continue; /* a side record of a kind this writer does not use */
 		if (!second && (r[i].start == 0 || (r[i].fn & SCOPE_REC_ADDR_MASK) == 0)) {
 			if (add_rec_note(gr, c, i, NOTE_SKIP) != 0)
 				return -1;
@@ -458,11 +572,14 @@ static int first_pass_all(struct grouping *gr)
 	gr->split = gr->nchunks / 2;
 	gr->n = 0;
 	gr->track.lane = UINT32_MAX;
+	gr->task_lane = UINT32_MAX;
 	if (visit_range(gr, 0, 0, gr->split) != 0 ||
 	    depth_track_copy(&gr->split_track, &gr->track) != 0)
 		return -1;
 	gr->split_n = gr->n;
 	gr->split_regions = gr->map.n;
+	gr->split_task = gr->task;
+	gr->split_task_lane = gr->task_lane;
 	gr->split_count = malloc((gr->map.n + 1) * sizeof *gr->split_count);
 	if (!gr->split_count)
 		return -1;
@@ -470,6 +587,7 @@ static int first_pass_all(struct grouping *gr)
 		gr->split_count[r] = gr->regions[r].count;
 	if (visit_range(gr, 0, gr->split, gr->nchunks) != 0)
 		return -1;
+	task_lane_end(gr);
 	/* A call's bytes come after those of the calls it made (a signal
 	 * handler's write inside a read): the second pass takes them in
 	 * call order. */
@@ -514,7 +632,8 @@ static int group(struct grouping *gr, struct profile *p)
 
 	gr->pos = malloc((nreg + 1) * sizeof *gr->pos);
 	later.gr.pos = malloc((nreg + 1) * sizeof *gr->pos);
-	if (!gr->pos || !later.gr.pos || events_alloc(&p->ev, gr->n, gr->bytes) != 0) {
+	if (!gr->pos || !later.gr.pos ||
+	    events_alloc(&p->ev, gr->n, gr->bytes, gr->counters ? gr->ncounters : 0) != 0) {
 		free(later.gr.pos);
 		return -1;
 	}
@@ -540,13 +659,18 @@ static int group(struct grouping *gr, struct profile *p)
 				     .note = note_from(gr, gr->split_n),
 				     .chunks = gr->chunks,
 				     .nchunks = gr->nchunks,
-				     .split = gr->split};
+				     .split = gr->split,
+				     .task = gr->split_task,
+				     .task_lane = gr->split_task_lane,
+				     .ntasks = gr->ntasks};
 	gr->split_track = (struct depth_track){0}; /* the later half's now */
 	threaded = pthread_create(&tid, NULL, second_half, &later) == 0;
 	gr->n = 0;
 	gr->note = 0;
 	gr->rnote = 0;
 	gr->track.lane = UINT32_MAX;
+	gr->task_lane = UINT32_MAX;
+	gr->task = 0;
 	rc = visit_range(gr, 1, 0, gr->split);
 	if (threaded)
 		pthread_join(tid, NULL);
@@ -621,12 +745,15 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		gr.unloads |= mods[i].unload != 0;
 	memset(p, 0, sizeof *p);
 	gr.lane_end = lane_ends(a);
+	gr.ntasks = a->ntasks;
+	gr.ncounters = a->ncounters;
+	gr.tasks = calloc(gr.ntasks + 1, sizeof *gr.tasks);
 	gr.chunks = list_chunks(a, &gr.nchunks);
 	gr.rid_cap =
 		gr.nchunks * a->recs_per_chunk < window ? gr.nchunks * a->recs_per_chunk : window;
 	if (gr.chunks)
 		gr.rid = malloc((gr.rid_cap + 1) * sizeof *gr.rid);
-	if (!gr.lane_end || !gr.rid || first_pass_all(&gr) != 0) {
+	if (!gr.lane_end || !gr.tasks || !gr.rid || first_pass_all(&gr) != 0) {
 		writer_fail("out of memory while reading the arena");
 		goto out;
 	}
@@ -634,6 +761,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	place_regions(&gr);
 	p->nevents = gr.n;
 	p->bytes = gr.bytes;
+	p->ncounters = gr.counters ? gr.ncounters : 0;
 	if (gr.rid && group(&gr, p) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;
@@ -643,6 +771,9 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	p->regions = gr.regions;
 	p->nregions = gr.nregions;
 	gr.regions = NULL;
+	p->tasks = gr.tasks;
+	p->ntasks = gr.ntasks;
+	gr.tasks = NULL;
 	p->end_ns = tick_ns(c, gr.stop_tick);
 	for (int i = 0; i < SCOPE_LOST_CAUSES; i++)
 		p->lost += a->hdr->lost[i];
@@ -662,6 +793,9 @@ out:
 	free(gr.pos);
 	free(gr.split_count);
 	free(gr.chunks);
+	for (uint32_t i = 0; gr.tasks && i < gr.ntasks; i++)
+		free(gr.tasks[i].threads);
+	free(gr.tasks);
 	return rc;
 }
 
@@ -670,5 +804,8 @@ void profile_free(struct profile *p)
 	events_free(&p->ev);
 	spill_close(p->spill);
 	free(p->regions);
+	for (uint32_t i = 0; p->tasks && i < p->ntasks; i++)
+		free(p->tasks[i].threads);
+	free(p->tasks);
 	memset(p, 0, sizeof *p);
 }

@@ -89,6 +89,7 @@ struct rec_note {
 /* Bytes an MPI call moved, by the call's index in read order. */
 struct bytes_note {
 	uint64_t index, sent, received;
+	uint32_t which; /* 0: bytes; k + 1: counters 2k and 2k + 1 (in sent, received) */
 };
 
 /*
@@ -131,7 +132,38 @@ struct grouping {
 	uint32_t split_regions; /* regions seen before split */
 	uint32_t nregions;	/* regions the first pass found; later passes add none */
 	uint64_t *split_count;	/* their calls before split */
+	/* The task lane the lane being read runs (task records), and which
+	 * lane that is; the later half starts from split_task. The first
+	 * pass sums each task's time from task_since on into tasks. */
+	uint32_t task, task_lane;
+	uint32_t split_task, split_task_lane;
+	uint64_t task_since;
+	struct task_use *tasks;
+	uint32_t ntasks;
+	uint32_t ncounters; /* the arena's counters: their records are read */
+	int counters;	    /* some call has its counters */
 };
+
+/* The task lane a task record names; 0 for none or one out of range. */
+static inline uint32_t task_of(const struct grouping *gr, const struct scope_rec *r)
+{
+	return r->end >= 1 && r->end <= gr->ntasks ? (uint32_t)r->end : 0;
+}
+
+static inline int rec_is_task(const struct scope_rec *r)
+{
+	return (r->fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_TASK;
+}
+
+/* A counters record's k (counters 2k and 2k + 1), or -1 for another record
+ * or one of counters the arena does not list. */
+static inline int rec_counters(const struct grouping *gr, const struct scope_rec *r)
+{
+	uint64_t code = r->fn & SCOPE_REC_ADDR_MASK;
+	return code >= SCOPE_REC_COUNTERS && code < SCOPE_REC_COUNTERS + (gr->ncounters + 1) / 2
+		       ? (int)(code - SCOPE_REC_COUNTERS)
+		       : -1;
+}
 
 /* The region id of the call r, a new one when the map has not seen it
  * (UINT32_MAX without memory); *module is the unloaded module it was in,

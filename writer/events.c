@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int events_alloc(struct events *e, uint64_t n, int bytes)
+int events_alloc(struct events *e, uint64_t n, int bytes, uint32_t ncounters)
 {
 	memset(e, 0, sizeof *e);
 	e->n = n;
@@ -13,6 +13,7 @@ int events_alloc(struct events *e, uint64_t n, int bytes)
 	e->duration = malloc(n * sizeof *e->duration + 1);
 	e->thread = malloc(n * sizeof *e->thread + 1);
 	e->depth = malloc(n * sizeof *e->depth + 1);
+	e->task = malloc(n * sizeof *e->task + 1);
 	e->flags = malloc(n + 1);
 	if (bytes) {
 		e->sent = calloc(n + 1, sizeof *e->sent);
@@ -20,7 +21,10 @@ int events_alloc(struct events *e, uint64_t n, int bytes)
 		if (!e->sent || !e->received)
 			return -1;
 	}
-	return e->start && e->duration && e->thread && e->depth && e->flags ? 0 : -1;
+	for (uint32_t k = 0; k < ncounters && k < SCOPE_MAX_COUNTERS; k++)
+		if (!(e->counter[k] = calloc(n + 1, sizeof *e->counter[k])))
+			return -1;
+	return e->start && e->duration && e->thread && e->depth && e->task && e->flags ? 0 : -1;
 }
 
 void events_free(struct events *e)
@@ -29,9 +33,12 @@ void events_free(struct events *e)
 	free(e->duration);
 	free(e->thread);
 	free(e->depth);
+	free(e->task);
 	free(e->flags);
 	free(e->sent);
 	free(e->received);
+	for (int k = 0; k < SCOPE_MAX_COUNTERS; k++)
+		free(e->counter[k]);
 	memset(e, 0, sizeof *e);
 }
 
@@ -103,13 +110,17 @@ int events_sort(struct events *ev, uint64_t first, uint64_t n)
 	PERMUTE(ev->duration, uint64_t);
 	PERMUTE(ev->thread, uint32_t);
 	PERMUTE(ev->depth, uint32_t);
+	PERMUTE(ev->task, uint32_t);
 	PERMUTE(ev->flags, uint8_t);
 	if (ev->sent) {
 		PERMUTE(ev->sent, uint64_t);
 		PERMUTE(ev->received, uint64_t);
 	}
+	for (int k = 0; k < SCOPE_MAX_COUNTERS; k++)
+		if (ev->counter[k])
+			PERMUTE(ev->counter[k], uint64_t);
 #undef PERMUTE
-	_Static_assert(SC_NEV == 8, "events_sort moves every held /events column");
+	_Static_assert(SC_NEV == 12, "events_sort moves every held /events column");
 	free(idx);
 	free(tmp);
 	free(col);

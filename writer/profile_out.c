@@ -18,7 +18,6 @@
 static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 {
 	struct events *ev = &p->ev;
-	uint8_t *task = calloc(ev->n + 1, 1);
 	int rc = -1;
 
 	/* A region's first call keeps its start; each later one, the gap to
@@ -28,46 +27,60 @@ static int write_events_held(struct columns *c, hid_t g, struct profile *p)
 		for (uint64_t i = reg->first + reg->count; i-- > reg->first + 1;)
 			ev->start[i] -= ev->start[i - 1];
 	}
-	if (task && col_narrow(c, g, SC_EV(START_DELTA), ev->start, 8, ev->n) == 0 &&
+	if (col_narrow(c, g, SC_EV(START_DELTA), ev->start, 8, ev->n) == 0 &&
 	    col_narrow(c, g, SC_EV(DURATION), ev->duration, 8, ev->n) == 0 &&
 	    col_narrow(c, g, SC_EV(THREAD), ev->thread, 4, ev->n) == 0 &&
-	    col_uint(c, g, SC_EV(TASK), task, ev->n, 1) == 0 &&
+	    col_narrow(c, g, SC_EV(TASK), ev->task, 4, ev->n) == 0 &&
 	    col_narrow(c, g, SC_EV(DEPTH), ev->depth, 4, ev->n) == 0 &&
 	    col_uint(c, g, SC_EV(FLAGS), ev->flags, ev->n, 1) == 0 &&
 	    (!p->bytes || (col_narrow(c, g, SC_EV(BYTES_SENT), ev->sent, 8, ev->n) == 0 &&
 			   col_narrow(c, g, SC_EV(BYTES_RECEIVED), ev->received, 8, ev->n) == 0)))
 		rc = 0;
-	free(task);
+	for (uint32_t k = 0; rc == 0 && k < p->ncounters; k++)
+		rc = col_narrow(c, g, sc_events[SC_EV_COUNTER0 + k].name, ev->counter[k], 8, ev->n);
 	return rc;
 }
 
 /* The columns below list every event column by hand. */
-_Static_assert(SC_NEV == 8,
+_Static_assert(SC_NEV == 12,
 	       "a new /events column: write it here, in write_events_held and in collect");
+_Static_assert(SC_EV_COUNTER3 == SC_EV_COUNTER0 + 3 && SCOPE_MAX_COUNTERS == 4,
+	       "counter columns follow each other");
 
 /* Writes the event columns of spilled calls, window by window, each at the
  * width its largest value needs. */
 static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 {
 	const int in_width[SC_NEV] = {
-		[SC_EV_START_DELTA] = 8, [SC_EV_DURATION] = 8,	    [SC_EV_THREAD] = 4,
-		[SC_EV_TASK] = 1,	 [SC_EV_DEPTH] = 4,	    [SC_EV_FLAGS] = 1,
-		[SC_EV_BYTES_SENT] = 8,	 [SC_EV_BYTES_RECEIVED] = 8};
+		[SC_EV_START_DELTA] = 8, [SC_EV_DURATION] = 8,	     [SC_EV_THREAD] = 4,
+		[SC_EV_TASK] = 4,	 [SC_EV_DEPTH] = 4,	     [SC_EV_FLAGS] = 1,
+		[SC_EV_BYTES_SENT] = 8,	 [SC_EV_BYTES_RECEIVED] = 8, [SC_EV_COUNTER0] = 8,
+		[SC_EV_COUNTER1] = 8,	 [SC_EV_COUNTER2] = 8,	     [SC_EV_COUNTER3] = 8};
 	const int width[SC_NEV] = {[SC_EV_START_DELTA] = width_for(p->max.start_delta),
 				   [SC_EV_DURATION] = width_for(p->max.duration),
 				   [SC_EV_THREAD] = width_for(p->max.thread),
-				   [SC_EV_TASK] = 1,
+				   [SC_EV_TASK] = width_for(p->max.task),
 				   [SC_EV_DEPTH] = width_for(p->max.depth),
 				   [SC_EV_FLAGS] = 1,
 				   [SC_EV_BYTES_SENT] = width_for(p->max.sent),
-				   [SC_EV_BYTES_RECEIVED] = width_for(p->max.received)};
-	int ncols = p->bytes ? SC_NEV : SC_EV_BYTES_SENT, rc = 0, k;
+				   [SC_EV_BYTES_RECEIVED] = width_for(p->max.received),
+				   [SC_EV_COUNTER0] = width_for(p->max.counter[0]),
+				   [SC_EV_COUNTER1] = width_for(p->max.counter[1]),
+				   [SC_EV_COUNTER2] = width_for(p->max.counter[2]),
+				   [SC_EV_COUNTER3] = width_for(p->max.counter[3])};
+	int ncols = 0, rc = 0, k, col[SC_NEV];
 	uint64_t *prev = calloc(p->nregions + 1, sizeof *prev), n = p->nevents;
 	struct col_out out[SC_NEV];
 	struct events win = {0};
 
+	/* the columns this profile has: bytes when a call moved some, the
+	 * counters read */
+	for (k = 0; k < SC_NEV; k++)
+		if (k < SC_EV_BYTES_SENT || (k <= SC_EV_BYTES_RECEIVED && p->bytes) ||
+		    (k >= SC_EV_COUNTER0 && (uint32_t)(k - SC_EV_COUNTER0) < p->ncounters))
+			col[ncols++] = k;
 	for (k = 0; k < ncols && rc == 0; k++)
-		if ((rc = col_begin(c, g, sc_events[k].name, width[k], n, &out[k])) != 0)
+		if ((rc = col_begin(c, g, sc_events[col[k]].name, width[col[k]], n, &out[k])) != 0)
 			break;
 	ncols = k;
 	if (!prev)
@@ -82,14 +95,16 @@ static int write_events_spilled(struct columns *c, hid_t g, struct profile *p)
 		data[SC_EV_DURATION] = win.duration;
 		data[SC_EV_THREAD] = win.thread;
 		data[SC_EV_DEPTH] = win.depth;
+		data[SC_EV_TASK] = win.task;
 		data[SC_EV_FLAGS] = win.flags;
 		data[SC_EV_BYTES_SENT] = win.sent;
 		data[SC_EV_BYTES_RECEIVED] = win.received;
+		for (int i = 0; i < SCOPE_MAX_COUNTERS; i++)
+			data[SC_EV_COUNTER0 + i] = win.counter[i];
 		for (k = 0; k < ncols && rc == 0; k++) {
-			if (k == SC_EV_TASK)
-				continue; /* no task lanes yet: all zero, never stored */
-			narrow_to(data[k], in_width[k], width[k], win.n);
-			rc = col_put(c, &out[k], data[k], w * spill_window_rows(p->spill), win.n);
+			narrow_to(data[col[k]], in_width[col[k]], width[col[k]], win.n);
+			rc = col_put(c, &out[k], data[col[k]], w * spill_window_rows(p->spill),
+				     win.n);
 		}
 	}
 	for (k = 0; k < ncols; k++)
@@ -137,6 +152,14 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 		COLUMN(SC_PAIR(BYTES_SENT), p->regions[i].sent, u64, 8)
 		COLUMN(SC_PAIR(BYTES_RECEIVED), p->regions[i].received, u64, 8)
 	}
+	for (uint32_t k = 0; k < p->ncounters; k++) {
+		COLUMN(sc_pairs[SC_PAIR_COUNTER0_TOTAL + 2 * k].name,
+		       p->regions[i].counter_total[k], u64, 8)
+		COLUMN(sc_pairs[SC_PAIR_COUNTER0_SELF + 2 * k].name,
+		       p->regions[i].counter_self[k] > 0 ? (uint64_t)p->regions[i].counter_self[k]
+							 : 0,
+		       u64, 8)
+	}
 #undef COLUMN
 	free(u32);
 	free(u64);
@@ -168,6 +191,22 @@ static const char *region_kind(const struct run_info *run, int module, const cha
 	return libcall ? libcall : "mpi";
 }
 
+/* A region the program named through the API (or the OpenMP runtime
+ * did): its name from the arena's names area. */
+static void named_region(const struct arena *a, uint64_t addr, const char **name, const char **kind)
+{
+	const struct scope_name *names = (const void *)(a->base + a->hdr->names_off);
+	uint64_t slot = addr - SCOPE_REC_NAMED;
+
+	*name = "(unnamed)";
+	*kind = "user";
+	if (addr < SCOPE_REC_NAMED || slot >= a->nnames || !names[slot].used ||
+	    !memchr(names[slot].text, '\0', sizeof names[slot].text))
+		return;
+	*name = names[slot].text;
+	*kind = names[slot].kind == SCOPE_NAME_OPENMP ? "openmp" : "user";
+}
+
 static int write_regions(struct columns *c, hid_t file, const struct run_info *run,
 			 const struct profile *p)
 {
@@ -189,6 +228,11 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 	if (!s)
 		goto out;
 	for (uint32_t r = 0; r < n; r++) {
+		if (p->regions[r].addr < SCOPE_REC_CODE) {
+			named_region(run->arena, p->regions[r].addr, &names[r], &kinds[r]);
+			files[r] = modules[r] = "";
+			continue;
+		}
 		if (scope_sym_lookup(s, p->regions[r].addr, p->regions[r].module, run->symbolize,
 				     &syms[r]) != 0)
 			goto out;
@@ -238,7 +282,15 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	uint64_t start = h->start_unix_ns;
 	uint64_t end = p->end_ns > UINT64_MAX - start ? UINT64_MAX : start + p->end_ns;
 	const char *exe = h->exe, *args = run->command_line, *host = run->host;
+	char counters[SCOPE_MAX_COUNTERS * SCOPE_COUNTER_NAME_BYTES] = "";
+	const char *cnames = counters;
 	int rc = -1;
+
+	for (uint32_t k = 0; k < p->ncounters; k++) {
+		if (k)
+			strcat(counters, ",");
+		strcat(counters, h->counters[k]);
+	}
 
 	if (g >= 0 && col_int64(c, g, SC_PROC(PID), &pid, 1) == 0 &&
 	    col_int64(c, g, SC_PROC(PPID), &ppid, 1) == 0 &&
@@ -253,12 +305,82 @@ static int write_processes(struct columns *c, hid_t file, const struct run_info 
 	    col_uint(c, g, SC_PROC(LOST), &lost, 1, 8) == 0 &&
 	    col_uint(c, g, SC_PROC(EXEC), &exec, 1, 1) == 0 &&
 	    col_uint(c, g, SC_PROC(COMPLETE), &complete, 1, 1) == 0 &&
-	    col_str(g, SC_PROC(HOST), &host, 1) == 0)
+	    col_str(g, SC_PROC(HOST), &host, 1) == 0 &&
+	    (!p->ncounters || col_str(g, SC_PROC(COUNTERS), &cnames, 1) == 0))
 		rc = 0;
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
 	return rc;
 }
+
+/* "0,2": the thread lanes that ran a task, ascending. */
+static char *thread_list(const struct task_use *u)
+{
+	size_t cap = (size_t)u->nthreads * 11 + 1, at = 0;
+	char *s = malloc(cap);
+
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (uint32_t i = 0; i < u->nthreads; i++)
+		at += (size_t)snprintf(s + at, cap - at, i ? ",%u" : "%u", u->threads[i]);
+	return s;
+}
+
+/* The task lanes, row k - 1 for lane k; an empty table when there are none. */
+static int write_tasks(struct columns *c, hid_t lanes, const struct run_info *run,
+		       const struct profile *p)
+{
+	const struct arena *a = run->arena;
+	const struct scope_task *slots = (const void *)(a->base + a->hdr->tasks_off);
+	const struct scope_name *names = (const void *)(a->base + a->hdr->names_off);
+	uint32_t n = p->ntasks;
+	uint64_t *id = calloc(n + 1, 8), *start = calloc(n + 1, 8), *end = calloc(n + 1, 8),
+		 *busy = calloc(n + 1, 8);
+	int32_t *parent = calloc(n + 1, sizeof *parent);
+	const char **name = calloc(n + 1, sizeof *name);
+	char **threads = calloc(n + 1, sizeof *threads);
+	hid_t g = H5Gcreate2(lanes, SC_TASKS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	int rc = g >= 0 && id && start && end && busy && parent && name && threads ? 0 : -1;
+
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		const struct scope_task *t = &slots[i];
+		uint32_t nm = t->name;
+		id[i] = t->id;
+		parent[i] = t->parent;
+		start[i] = tick_ns(run->clock, t->start);
+		end[i] = t->end ? tick_ns(run->clock, t->end) : p->end_ns;
+		end[i] = end[i] > p->end_ns ? p->end_ns : end[i] < start[i] ? start[i] : end[i];
+		busy[i] = tick_ns(run->clock, run->clock->start_tick + p->tasks[i].busy_ticks);
+		name[i] = nm < a->nnames && names[nm].used &&
+					  memchr(names[nm].text, '\0', sizeof names[nm].text)
+				  ? names[nm].text
+				  : "";
+		if (!(threads[i] = thread_list(&p->tasks[i])))
+			rc = -1;
+	}
+	if (rc == 0 && (col_uint(c, g, SC_TASK(ID), id, n, 8) != 0 ||
+			col_str(g, SC_TASK(NAME), name, n) != 0 ||
+			col_int32(g, SC_TASK(PARENT), parent, n) != 0 ||
+			col_uint(c, g, SC_TASK(START), start, n, 8) != 0 ||
+			col_uint(c, g, SC_TASK(END), end, n, 8) != 0 ||
+			col_str(g, SC_TASK(THREADS), (const char *const *)threads, n) != 0 ||
+			col_uint(c, g, SC_TASK(BUSY_NS), busy, n, 8) != 0))
+		rc = -1;
+	for (uint32_t i = 0; threads && i < n; i++)
+		free(threads[i]);
+	free(threads);
+	free(name);
+	free(parent);
+	free(id);
+	free(start);
+	free(end);
+	free(busy);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+_Static_assert(SC_NTASK == 7, "a new lanes/tasks column: write it in write_tasks");
 
 static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run,
 		       const struct profile *p)
@@ -296,7 +418,7 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	    col_int32(g, SC_THR(PARENT), parent, n) == 0 &&
 	    col_uint(c, g, SC_THR(START), start, n, 8) == 0 &&
 	    col_uint(c, g, SC_THR(END), end, n, 8) == 0 &&
-	    col_uint(c, g, SC_THR(CPU_NS), cpu, n, 8) == 0)
+	    col_uint(c, g, SC_THR(CPU_NS), cpu, n, 8) == 0 && write_tasks(c, lg, run, p) == 0)
 		rc = 0;
 out:
 	free(tid);

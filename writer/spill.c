@@ -17,9 +17,10 @@
  *
  *   head    kind (bit 0), then flags
  *   slot    row within its window
- *   call:   thread, depth, start as a zigzag gap to the block's previous
+ *   call:   thread, depth, task, start as a zigzag gap to the block's previous
  *           call (calls come in start order, so the gap is small), duration
- *   bytes:  sent, received
+ *   bytes:  sent, received (head bits above the kind: 0); or, head bits
+ *           above the kind k + 1, counters 2k and 2k + 1's change
  */
 enum { REC_CALL, REC_BYTES };
 #define REC_MAX 64 /* bytes a record takes at most */
@@ -46,6 +47,7 @@ struct bucket {
 struct spill {
 	int fd;
 	int bytes;
+	uint32_t ncounters;
 	uint64_t n, window, nwin;
 	int shift;    /* log2(window) when it is a power of two (the default), else -1 */
 	uint64_t end; /* where the next block goes */
@@ -102,7 +104,8 @@ static int open_file(struct spill *s)
 	return 0;
 }
 
-struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes)
+struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes,
+			 uint32_t ncounters)
 {
 	struct spill *s = calloc(1, sizeof *s);
 	uint64_t share;
@@ -115,6 +118,7 @@ struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes
 	s->window = window;
 	s->nwin = (n + window - 1) / window;
 	s->bytes = bytes;
+	s->ncounters = ncounters;
 	s->shift = -1;
 	if ((window & (window - 1)) == 0)
 		s->shift = __builtin_ctzll(window);
@@ -220,6 +224,7 @@ int spill_call(struct spill *s, const struct spilled_call *c)
 	p = put(p, slot);
 	p = put(p, c->thread);
 	p = put(p, c->depth);
+	p = put(p, c->task);
 	p = put(p, (uint64_t)gap << 1 ^ (gap < 0 ? UINT64_MAX : 0)); /* zigzag */
 	p = put(p, c->duration);
 	b->used = (uint32_t)(p - b->buf);
@@ -228,7 +233,8 @@ int spill_call(struct spill *s, const struct spilled_call *c)
 	return 0;
 }
 
-int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received)
+static int spill_pair(struct spill *s, uint64_t at, unsigned which, uint64_t sent,
+		      uint64_t received)
 {
 	uint64_t slot;
 	struct bucket *b = bucket_for(s, at, &slot);
@@ -237,12 +243,22 @@ int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received)
 	if (!b)
 		return -1;
 	p = b->buf + b->used;
-	*p++ = REC_BYTES;
+	*p++ = (unsigned char)(REC_BYTES | which << 1);
 	p = put(p, slot);
 	p = put(p, sent);
 	p = put(p, received);
 	b->used = (uint32_t)(p - b->buf);
 	return 0;
+}
+
+int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received)
+{
+	return spill_pair(s, at, 0, sent, received);
+}
+
+int spill_counters(struct spill *s, uint64_t at, uint32_t k, uint64_t a, uint64_t b)
+{
+	return spill_pair(s, at, k + 1, a, b);
 }
 
 int spill_flush(struct spill *s)
@@ -270,17 +286,25 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 
 	while (p < end) {
 		unsigned head = *p++;
-		uint64_t slot, a, b, thread, depth;
+		uint64_t slot, a, b, thread, depth, task;
 		p = get(p, &slot);
 		if ((head & 1) == REC_BYTES) {
+			unsigned k = (head >> 1) - 1;
 			p = get(get(p, &a), &b);
-			if (ev->sent && slot < ev->n) {
+			if (slot >= ev->n)
+				continue;
+			if (head >> 1 == 0 && ev->sent) {
 				ev->sent[slot] += a;
 				ev->received[slot] += b;
+			} else if (head >> 1 && 2 * k + 1 < SCOPE_MAX_COUNTERS) {
+				if (ev->counter[2 * k])
+					ev->counter[2 * k][slot] = a;
+				if (ev->counter[2 * k + 1])
+					ev->counter[2 * k + 1][slot] = b;
 			}
 			continue;
 		}
-		p = get(get(get(get(p, &thread), &depth), &a), &b);
+		p = get(get(get(get(get(p, &thread), &depth), &task), &a), &b);
 		start += (a >> 1) ^ (0 - (a & 1));
 		if (slot >= ev->n)
 			continue;
@@ -288,6 +312,7 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 		ev->duration[slot] = b;
 		ev->thread[slot] = (uint32_t)thread;
 		ev->depth[slot] = (uint32_t)depth;
+		ev->task[slot] = (uint32_t)task;
 		ev->flags[slot] = (uint8_t)(head >> 1);
 	}
 }
@@ -330,7 +355,7 @@ int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32
 	uint64_t lo = w * s->window, len = s->n - lo < s->window ? s->n - lo : s->window;
 	int err;
 
-	if (!ev->start && events_alloc(ev, s->window, s->bytes) != 0) {
+	if (!ev->start && events_alloc(ev, s->window, s->bytes, s->ncounters) != 0) {
 		writer_fail("out of memory for a window of calls");
 		return -1;
 	}
@@ -344,6 +369,9 @@ int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32
 		memset(ev->sent, 0, len * sizeof *ev->sent);
 		memset(ev->received, 0, len * sizeof *ev->received);
 	}
+	for (int k = 0; k < SCOPE_MAX_COUNTERS; k++)
+		if (ev->counter[k])
+			memset(ev->counter[k], 0, len * sizeof *ev->counter[k]);
 	if ((err = load(s, w, ev)) != 0)
 		return fail(s, "read", err);
 	for (uint32_t r = region_at(regions, nregions, lo);

@@ -10,20 +10,24 @@ struct spilled_call {
 	uint64_t at, start, duration;
 	uint32_t thread;
 	uint32_t depth;
+	uint32_t task;
 	uint8_t flags;
 };
-_Static_assert(SC_NEV == 8, "a new /events column: a field here (or a record of its own, as the "
-			    "bytes have) and its encoding in spill.c");
+_Static_assert(SC_NEV == 12, "a new /events column: a field here (or a record of its own, as the "
+			     "bytes have) and its encoding in spill.c");
 
 /* A spill of n calls in windows of window rows, in a file made in dir.
  * Returns NULL with the cause noted (writer_fail). */
-struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes);
+struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes,
+			 uint32_t ncounters);
 void spill_close(struct spill *s);
 
 /* Each returns 0, or -1 with the cause noted (writer_fail): a full disk,
  * most likely. */
 int spill_call(struct spill *s, const struct spilled_call *c);
 int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received);
+/* Counters 2k and 2k + 1's change over the call at row at. */
+int spill_counters(struct spill *s, uint64_t at, uint32_t k, uint64_t a, uint64_t b);
 int spill_flush(struct spill *s);
 
 uint64_t spill_windows(const struct spill *s);

@@ -17,6 +17,7 @@ struct cursor {
 	uint32_t lane;
 	uint64_t start_ns; /* of the call at r: the merge's key */
 	int was_open;	   /* the first pass found the call at r open */
+	uint32_t task;	   /* the lane's task at r */
 	uint64_t rnote;	   /* the next record note of this lane */
 	uint64_t last_key;
 	uint32_t last_rid;
@@ -75,6 +76,20 @@ static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_re
 	return spill_bytes(s->spill, c->row[depth], r->start, r->end);
 }
 
+/* A counters record: counters 2k and 2k + 1 of the call of its depth. */
+static int add_counters(struct streamer *s, struct cursor *c, const struct scope_rec *r, int k)
+{
+	uint32_t depth = depth_of_bytes(&c->track, c->lane, r);
+	const uint64_t v[2] = {r->start, r->end};
+
+	if (depth >= c->rows || c->row[depth] == UINT64_MAX)
+		return 0; /* its call was not recorded */
+	for (int i = 0; i < 2 && 2 * k + i < SCOPE_MAX_COUNTERS; i++)
+		if (v[i] > s->max->counter[2 * k + i])
+			s->max->counter[2 * k + i] = v[i];
+	return spill_counters(s->spill, c->row[depth], (uint32_t)k, r->start, r->end);
+}
+
 /* Points c at chunk position i of its lane: the slots the first pass read. */
 static void enter_chunk(const struct grouping *gr, struct cursor *c, uint64_t i)
 {
@@ -94,11 +109,23 @@ static int advance(struct streamer *s, struct cursor *c)
 	for (;;) {
 		for (; c->r < c->end; c->r++) {
 			uint32_t note;
+			if (rec_is_task(c->r)) {
+				c->task = task_of(gr, c->r);
+				continue;
+			}
 			if (scope_rec_is_bytes(c->r)) {
 				if (add_bytes(s, c, c->r) != 0)
 					return -1;
 				continue;
 			}
+			if (rec_counters(gr, c->r) >= 0) {
+				if (gr->counters &&
+				    add_counters(s, c, c->r, rec_counters(gr, c->r)) != 0)
+					return -1;
+				continue;
+			}
+			if ((c->r->fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(c->r))
+				continue;
 			note = rec_note(gr, &c->rnote, c->chunk, (uint32_t)(c->r - c->first));
 			if (note != NOTE_SKIP && c->r->start <= gr->stop_tick) {
 				c->was_open = note == NOTE_OPEN;
@@ -148,7 +175,7 @@ static int emit(struct streamer *s, struct cursor *c)
 	uint32_t known = gr->map.n, rid;
 	int module;
 	const struct region *g;
-	struct spilled_call call = {.thread = c->lane};
+	struct spilled_call call = {.thread = c->lane, .task = c->task};
 	uint64_t gap;
 
 	rid = grouping_region(gr, r, &c->last_key, &c->last_rid, &module);
@@ -173,7 +200,9 @@ static int emit(struct streamer *s, struct cursor *c)
 		s->max->thread = c->lane;
 	if (call.depth > s->max->depth)
 		s->max->depth = call.depth;
-	if (gr->bytes && note_row(c, call.depth, call.at) != 0)
+	if (call.task > s->max->task)
+		s->max->task = call.task;
+	if ((gr->bytes || gr->counters) && note_row(c, call.depth, call.at) != 0)
 		return -1;
 	return spill_call(s->spill, &call);
 }
@@ -239,7 +268,8 @@ static int stream_into(struct grouping *gr, struct profile *p, uint64_t window, 
 		goto out;
 	}
 	rc = -1;
-	if (!(s.spill = spill_open(dir, gr->n, window, gr->bytes)))
+	if (!(s.spill =
+		      spill_open(dir, gr->n, window, gr->bytes, gr->counters ? gr->ncounters : 0)))
 		goto out;
 	if (start_cursors(&s) != 0 || merge_lanes(&s) != 0 || spill_flush(s.spill) != 0) {
 		writer_fail("out of memory while grouping the calls");

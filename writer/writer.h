@@ -17,6 +17,8 @@ struct arena {
 	uint64_t size;
 	uint64_t nchunks; /* chunks that may hold records */
 	uint32_t nlanes;
+	uint32_t nnames, ntasks; /* name and task slots handed out */
+	uint32_t ncounters;	 /* counters read at counted calls (the header's list) */
 	uint32_t recs_per_chunk;
 	int fd;
 };
@@ -76,20 +78,22 @@ struct events {
 	uint64_t *duration; /* ns */
 	uint32_t *thread;
 	uint32_t *depth; /* the true depth: records keep 16 bits of it */
+	uint32_t *task;	 /* task lane, 0 = none */
 	uint8_t *flags;
-	uint64_t *sent, *received; /* bytes an MPI call moved; NULL when none did */
+	uint64_t *sent, *received;	       /* bytes an MPI call moved; NULL when none did */
+	uint64_t *counter[SCOPE_MAX_COUNTERS]; /* each counter's change; NULL past ncounters */
 };
 
 /* struct events, struct event_max, struct spilled_call, events_alloc,
  * events_sort and the spill's records each list the /events columns by
- * hand (task is not held: no task lanes yet, every call is 0): a column
+ * hand: a column
  * added to lib/schema.h stops the build here until each list has it. */
-_Static_assert(SC_NEV == 8, "a new /events column: add it to struct events, struct event_max, "
-			    "struct spilled_call, events_alloc, events_sort and spill.c");
+_Static_assert(SC_NEV == 12, "a new /events column: add it to struct events, struct event_max, "
+			     "struct spilled_call, events_alloc, events_sort and spill.c");
 
 #define EVENT_UNFINISHED 1u
 
-int events_alloc(struct events *e, uint64_t n, int bytes);
+int events_alloc(struct events *e, uint64_t n, int bytes, uint32_t ncounters);
 void events_free(struct events *e);
 
 /* Puts calls [first, first + n) in start order (then lane order); they come as sorted runs
@@ -105,18 +109,31 @@ struct region {
 	uint64_t total_all_ns; /* of every call */
 	uint64_t min_ns, max_ns;
 	int64_t self_ns;
-	uint64_t sent, received; /* bytes, summed over its calls */
-	uint64_t outer_index;	 /* the first pass's: read index of its latest outermost call */
+	uint64_t sent, received;		    /* bytes, summed over its calls */
+	uint64_t counter_total[SCOPE_MAX_COUNTERS]; /* each counter's change, summed */
+	int64_t counter_self[SCOPE_MAX_COUNTERS];   /* less the recorded callees' */
+	uint64_t outer_index; /* the first pass's: read index of its latest outermost call */
 };
 
 /* The largest value of each event column, known before any is written. */
 struct event_max {
 	uint64_t start_delta, duration, sent, received;
+	uint64_t counter[SCOPE_MAX_COUNTERS];
 	uint32_t thread;
 	uint32_t depth;
+	uint32_t task;
 };
 
 struct spill;
+
+/* A task lane, as the records tell it: the thread lanes that ran it
+ * (ascending: the first pass reads lane after lane) and the time they ran
+ * it, in clock ticks. */
+struct task_use {
+	uint64_t busy_ticks;
+	uint32_t *threads;
+	uint32_t nthreads, cap;
+};
 
 struct profile {
 	struct events ev;    /* every call, unless they were spilled */
@@ -128,6 +145,9 @@ struct profile {
 	uint32_t nregions;
 	uint64_t end_ns; /* the process's end, ns since its start */
 	uint64_t lost;
+	struct task_use *tasks; /* [lane - 1] for each task lane of the arena */
+	uint32_t ntasks;
+	uint32_t ncounters; /* /events/counter0.. columns */
 };
 
 /*

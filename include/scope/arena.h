@@ -15,6 +15,9 @@
  *            is the tick the object was closed at, 0 if never); a newline
  *            or backslash in the path is written as \n or \\
  *   lanes    struct scope_lane[lane_capacity]
+ *   names    struct scope_name[names_cap]: the names of the regions and
+ *            tasks a program names through the API (scope.h)
+ *   tasks    struct scope_task[tasks_cap]: the task lanes, 1 + slot
  *   crash    crash_cap bytes: the stack of the thread a fatal signal hit,
  *            copied from its stack pointer upward (see crash_sp)
  *   heap     struct scope_heap_region[heap_cap], heap tracking's figures
@@ -25,7 +28,7 @@
  */
 
 #define SCOPE_ARENA_MAGIC   "SCOPEAR1"
-#define SCOPE_ARENA_VERSION 2
+#define SCOPE_ARENA_VERSION 3
 
 /*
  * One call. The library writes it at entry and completes it at exit, so a
@@ -66,6 +69,50 @@ static inline int scope_rec_is_bytes(const struct scope_rec *r)
 	return (r->fn & SCOPE_REC_ADDR_MASK) == SCOPE_REC_BYTES;
 }
 
+/*
+ * A task record: from here on, the calls its lane's thread starts belong
+ * to a task lane (until the next task record of the lane).
+ *
+ *   fn     SCOPE_REC_TASK in the low 48 bits, the depth above; stored last
+ *   start  clock ticks when the thread took the task up
+ *   end    the task lane (1 + its slot in the tasks area), 0 for none
+ */
+#define SCOPE_REC_TASK UINT64_C(2)
+
+/*
+ * A counters record: the change of counters 2k and 2k + 1 (of the
+ * header's list) over the call open at its depth, written at its exit
+ * while it is still open, so it belongs, like a bytes record, to the
+ * latest record of that depth on the lane before it.
+ *
+ *   fn     SCOPE_REC_COUNTERS + k in the low 48 bits, the depth above
+ *   start  counter 2k's change, end counter 2k + 1's (0 past the list)
+ */
+#define SCOPE_REC_COUNTERS UINT64_C(0x10)
+
+/* While a call whose counters are read is open, its record's address has
+ * this bit too (x86-64 puts no user code there), so its exit takes the
+ * slow path; it is cleared as the call returns. */
+#define SCOPE_REC_COUNTED (UINT64_C(1) << 47)
+
+/* The address a call record names, without SCOPE_REC_COUNTED. */
+static inline uint64_t scope_rec_addr(const struct scope_rec *r)
+{
+	return r->fn & SCOPE_REC_ADDR_MASK & ~SCOPE_REC_COUNTED;
+}
+
+/* A record whose low 48 bits are below SCOPE_REC_CODE is no call of code:
+ * a side record (bytes, task) or a call of a named region, whose name is
+ * slot (fn - SCOPE_REC_NAMED) of the names area. No code is mapped that
+ * low (the kernel's mmap_min_addr). */
+#define SCOPE_REC_NAMED UINT64_C(0x100)
+#define SCOPE_REC_CODE	UINT64_C(0x10000)
+
+static inline int scope_rec_is_side(const struct scope_rec *r)
+{
+	return (r->fn & SCOPE_REC_ADDR_MASK) < SCOPE_REC_NAMED;
+}
+
 /* A chunk belongs to one thread lane; seq orders a lane's chunks. A chunk
  * whose magic is not SCOPE_CHUNK_MAGIC was handed out but never used. */
 struct scope_chunk_head {
@@ -96,6 +143,35 @@ struct scope_lane {
 };
 #define SCOPE_LANE_CPU_RUNNING (UINT64_C(1) << 63)
 _Static_assert(sizeof(struct scope_lane) == 64, "lanes are 64 bytes");
+
+/* A name given through the API; text is cut to fit, NUL-terminated. A
+ * slot is written once, then used is set (release). */
+enum scope_name_kind {
+	SCOPE_NAME_USER = 1,   /* a region of the program's (scope_region_begin) */
+	SCOPE_NAME_OPENMP = 2, /* a region the OpenMP runtime reported */
+	SCOPE_NAME_TASK = 3,   /* a task's name */
+};
+
+struct scope_name {
+	uint32_t used;
+	uint32_t kind; /* enum scope_name_kind */
+	char text[120];
+};
+_Static_assert(sizeof(struct scope_name) == 128, "names are 128 bytes");
+
+/* A task lane: a logical task that may run on several threads in turn.
+ * Times are clock ticks; end is 0 while it runs. */
+struct scope_task {
+	uint64_t id;	/* the program's (or the OpenMP runtime's) id for it */
+	uint64_t start; /* when it began */
+	uint64_t end;	/* when it ended, 0 if it did not */
+	uint32_t name;	/* slot in the names area, UINT32_MAX for none */
+	int32_t parent; /* the thread lane that began it, -1 when unknown */
+	uint32_t used;	/* nonzero once the slot is filled (release) */
+	uint32_t reserved0;
+	uint64_t reserved[3];
+};
+_Static_assert(sizeof(struct scope_task) == 64, "tasks are 64 bytes");
 
 enum scope_clock_source {
 	SCOPE_CLOCK_TSC = 1,
@@ -137,6 +213,8 @@ enum scope_lost_cause {
 #define SCOPE_CRASH_REGS	40
 #define SCOPE_CRASH_STACK_BYTES (64u << 10)
 
+#define SCOPE_MAX_COUNTERS	 4
+#define SCOPE_COUNTER_NAME_BYTES 64
 /* Heap tracking: the call sites that allocated most of a region's bytes. */
 #define SCOPE_HEAP_SITES 4
 
@@ -232,12 +310,24 @@ struct scope_arena_header {
 	int32_t ranks; /* MPI job size, 0 when unknown */
 	uint32_t reserved1;
 
+	uint64_t names_off;
+	uint32_t names_cap; /* slots */
+	uint32_t nnames;    /* slots handed out (atomic) */
+	uint64_t tasks_off;
+	uint32_t tasks_cap; /* slots */
+	uint32_t ntasks;    /* slots handed out (atomic) */
+
 	char exe[SCOPE_PATH_BYTES];
 	char cwd[SCOPE_PATH_BYTES];
 	char output[SCOPE_PATH_BYTES];
 	char parts[SCOPE_PATH_BYTES]; /* folder for parts, "" = beside the output */
 	char compression[64];
 
+	/* The counters read at each counted call (SCOPE_COUNTERS), in the
+	 * order of counters records; written once at start. */
+	uint32_t ncounters;
+	uint32_t reserved2;
+	char counters[SCOPE_MAX_COUNTERS][SCOPE_COUNTER_NAME_BYTES];
 	/* Heap tracking, 0 when off. heap_used: regions filled (grown with
 	 * atomics); the rest set when recording stops. */
 	uint64_t heap_off, heap_cap, heap_used;

@@ -12,18 +12,20 @@ NEVER_RETURNED = 1  # bit 0 of /events/flags
 
 # Optional columns and what a file without them means (docs/SCHEMA.md).
 _FILL = {
-    "processes": {"ppid": -1, "exit_signal": 0, "exec": 0, "complete": 0, "host": ""},
+    "processes": {"ppid": -1, "exit_signal": 0, "exec": 0, "complete": 0, "host": "", "counters": ""},
     "pairs": {"total_all_ns": None, "bytes_sent": 0, "bytes_received": 0},  # None: total_ns
     "threads": {"cpu_ns": 0},
     "modules": {"low": 0, "high": 0},
 }
 _ORDER = {
     "processes": ("pid", "ppid", "parent", "rank", "executable", "arguments", "start", "end",
-                  "exit_status", "exit_signal", "lost", "exec", "complete", "host"),
+                  "exit_status", "exit_signal", "lost", "exec", "complete", "host", "counters"),
     "regions": ("name", "module", "offset", "file", "line", "kind"),
     "pairs": ("process", "region", "first", "count", "total_ns", "total_all_ns", "self_ns",
-              "min_ns", "max_ns", "bytes_sent", "bytes_received"),
+              "min_ns", "max_ns", "bytes_sent", "bytes_received",
+              *(f"counter{k}_{s}" for k in range(4) for s in ("total", "self"))),
     "threads": ("tid", "name", "parent", "start", "end", "cpu_ns"),
+    "tasks": ("id", "name", "parent", "start", "end", "threads", "busy_ns"),
     "modules": ("path", "bias", "low", "high", "build_id"),
 }
 _EVENT_COLUMNS = ("start_delta", "duration", "thread", "task", "depth", "flags")
@@ -135,6 +137,9 @@ class Profile:
                region's name, module, file, line and kind and the process's pid
     lanes      one row per thread lane: process, lane, tid, name, parent, start and
                end (relative ns), cpu_ns, with the process's pid and executable
+    tasks      one row per task lane (scope_task_begin, OpenMP tasks): process, task (the
+               /events/task value, from 1), id, name, parent (thread lane), start and
+               end (relative ns), threads ("0,2"), busy_ns
     modules    one row per mapped object of each process
     metadata   the attributes of /metadata, as a dict
     """
@@ -156,6 +161,7 @@ class Profile:
         self.regions.index.name = "region"
         self.pairs = self._pairs(_table(f["pairs"], "pairs"))
         self.lanes = self._lanes()
+        self.tasks = self._tasks()
         self.modules = self._modules()
         self.origin = int(self.processes["start"].min()) if len(self.processes) else 0
         self._names = {}
@@ -197,6 +203,12 @@ class Profile:
         lanes["pid"] = process["pid"].to_numpy()
         lanes["executable"] = process["executable"].to_numpy()
         return lanes
+
+    def _tasks(self):
+        tasks = self._per_process("lanes/tasks", "tasks")
+        tasks.insert(1, "task", tasks.groupby("process").cumcount().astype(np.int64) + 1 if len(tasks) else
+                     np.zeros(0, dtype=np.int64))
+        return tasks
 
     def _modules(self):
         return self._per_process("modules", "modules")
@@ -258,7 +270,8 @@ class Profile:
         firsts = pairs["first"].to_numpy().astype(np.int64)
         counts = pairs["count"].to_numpy().astype(np.int64)  # np.repeat refuses uint64 counts
         ev = self._file["events"]
-        names = list(_EVENT_COLUMNS) + [c for c in ("bytes_sent", "bytes_received") if c in ev]
+        extra = ("bytes_sent", "bytes_received", "counter0", "counter1", "counter2", "counter3")
+        names = list(_EVENT_COLUMNS) + [c for c in extra if c in ev]
         raw = {name: self._read_rows(name, firsts, counts) for name in names}
         rel = decode_starts(raw["start_delta"], counts)
         proc = np.repeat(pairs["process"].to_numpy().astype(np.int64), counts)
@@ -281,7 +294,7 @@ class Profile:
             "flags": raw["flags"].astype(np.uint8),
             "never_returned": (raw["flags"] & NEVER_RETURNED) != 0,
         }
-        for name in ("bytes_sent", "bytes_received"):
+        for name in extra:  # counterK: the change of /processes/counters' K-th counter
             if name in raw:
                 out[name] = raw[name]
         keep = np.ones(len(rel), dtype=bool)

@@ -40,7 +40,7 @@ class Made:
         return out.stdout
 
 
-def _profile(tmp_path_factory, name, prog, *args, status=0):
+def _profile(tmp_path_factory, name, prog, *args, status=0, options=()):
     progs = _progs()
     run = _scope_run()
     out = tmp_path_factory.mktemp(name) / f"{name}.h5"
@@ -48,7 +48,7 @@ def _profile(tmp_path_factory, name, prog, *args, status=0):
     env["SCOPE_TMPDIR"] = str(out.parent)
     if os.environ.get("SCOPE_TEST_ASAN"):  # a sanitized build: its runtime must load first
         env["LD_PRELOAD"] = os.environ["SCOPE_TEST_ASAN"]
-    r = subprocess.run([run, "-q", "-o", str(out), "--", os.path.join(progs, prog), *args],
+    r = subprocess.run([run, "-q", *options, "-o", str(out), "--", os.path.join(progs, prog), *args],
                        capture_output=True, env=env, cwd=out.parent, check=False)
     assert r.returncode == status, f"scope-run {prog} {args}: exit {r.returncode}\n{r.stderr.decode()}"
     return Made(out, os.path.dirname(run))
@@ -76,6 +76,20 @@ def fib(tmp_path_factory):
 def exited(tmp_path_factory):
     """behave exit 3: leave() calls exit(), so leave and main never return."""
     return _profile(tmp_path_factory, "exit", "behave-gcc-O2", "exit", "3", status=3)
+
+
+@pytest.fixture(scope="session")
+def tasks(tmp_path_factory):
+    """api tasks: task 7 "relay" handed between two threads (12 calls of task_step), "side"
+    (2), "relay again" (1)."""
+    return _profile(tmp_path_factory, "tasks", "api-gcc-O2", "tasks")
+
+
+@pytest.fixture(scope="session")
+def counted(tmp_path_factory):
+    """counters with two software counters: touch_pages makes 64 page faults a call, 5 calls."""
+    return _profile(tmp_path_factory, "counted", "counters-gcc-O2",
+                    options=("--counters", "perf::TASK-CLOCK,perf::PAGE-FAULTS"))
 
 
 @pytest.fixture(scope="session", params=["threads", "forked", "fib", "exited"])

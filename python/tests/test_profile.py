@@ -85,6 +85,26 @@ def test_thread_lanes(threads):
         assert set(one["lane"]) == {per_lane.index[0]} and len(one) == per_lane.iloc[0]
 
 
+def test_task_lanes(tasks):
+    with scope_profile.load(tasks.path) as p:
+        by_name = dict(zip(p.tasks["name"], p.tasks["task"]))
+        assert sorted(by_name) == ["relay", "relay again", "side"]
+        steps = p.events(region="task_step")
+        assert steps.groupby("task").size().to_dict() == {by_name["relay"]: 12, by_name["side"]: 2,
+                                                          by_name["relay again"]: 1}
+        relay = p.tasks[p.tasks["name"] == "relay"].iloc[0]
+        assert int(relay["id"]) == 7 and relay["threads"] == "0,1"
+
+
+def test_counters(counted):
+    with scope_profile.load(counted.path) as p:
+        assert p.processes["counters"][0] == "perf::TASK-CLOCK,perf::PAGE-FAULTS"
+        touch = p.events(region="touch_pages")
+        assert list(touch["counter1"]) == [64] * 5
+        row = p.pairs[p.pairs["name"] == "touch_pages"].iloc[0]
+        assert int(row["counter1_total"]) == 320
+
+
 def test_time_window(threads):
     with scope_profile.load(threads.path) as p:
         ev = p.events(region="work")
@@ -175,7 +195,7 @@ def test_descriptions(threads):
         d = p.describe("events/start_delta")
         assert d["unit"] == "ns" and "previous call's start" in d["description"]
         assert "never returned" in p.describe("events/flags")["bit_0"]
-        assert p.describe("regions/kind")["values"] == "function, mpi, wait, io"
+        assert p.describe("regions/kind")["values"] == "function, mpi, wait, io, user, openmp"
 
 
 def test_refuses_other_schemas(threads, tmp_path):

@@ -341,6 +341,9 @@ ARENA_TIMEOUT = 30  # seconds for one input, in the harness or scope-writer --re
 LAYOUT = struct.Struct("<12Q")  # cmdline off/bytes, modules off/cap, lanes, crash off/cap,
                                 # chunks off, chunk capacity, chunks handed out, backed, modules length
 LAYOUT_AT, NLANES_AT = 24, 120
+# The names and tasks areas: offset, capacity and slots handed out of each.
+AREAS = struct.Struct("<QIIQII")
+AREAS_AT = 648
 
 
 def round64(n):
@@ -360,6 +363,8 @@ def compact_arena(src, dst):
          backed, mod_len) = LAYOUT.unpack_from(head, LAYOUT_AT)
         nlanes, = struct.unpack_from("<I", head, NLANES_AT)
         header_bytes = cmd_off
+        f.seek(AREAS_AT)
+        names_off, _, nnames, tasks_off, _, ntasks = AREAS.unpack(f.read(AREAS.size))
 
         def at(off, n):
             f.seek(off)
@@ -367,6 +372,7 @@ def compact_arena(src, dst):
 
         head = bytearray(at(0, header_bytes))
         cmdline, modules, lanes = at(cmd_off, cmd_len), at(mod_off, min(mod_len, mod_cap)), at(lanes_off, nlanes * 64)
+        names, tasks = at(names_off, nnames * 128), at(tasks_off, ntasks * 64)
         crash = at(crash_off, crash_cap).rstrip(b"\0")
         used = min(nchunks, chunk_cap, max(backed - chunks_off, 0) // chunk_bytes)
         chunks = []
@@ -378,15 +384,20 @@ def compact_arena(src, dst):
                 break
     mod_off = round64(header_bytes + len(cmdline))
     lanes_off = mod_off + round64(len(modules))
-    crash_off = round64(lanes_off + len(lanes))
+    names_off = round64(lanes_off + len(lanes))
+    tasks_off = names_off + len(names)
+    crash_off = round64(tasks_off + len(tasks))
     chunks_off = crash_off + round64(len(crash))
     size = chunks_off + len(chunks) * chunk_bytes
     struct.pack_into("<I", head, 20, nlanes)  # lane_capacity
     LAYOUT.pack_into(head, LAYOUT_AT, header_bytes, len(cmdline), mod_off, round64(len(modules)), lanes_off,
                      crash_off, round64(len(crash)), chunks_off, len(chunks), len(chunks), size, len(modules))
+    AREAS.pack_into(head, AREAS_AT, names_off, len(names) // 128, len(names) // 128, tasks_off, len(tasks) // 64,
+                    len(tasks) // 64)
     out = bytearray(size)
     out[:header_bytes] = head
-    for off, data in ((header_bytes, cmdline), (mod_off, modules), (lanes_off, lanes), (crash_off, crash),
+    for off, data in ((header_bytes, cmdline), (mod_off, modules), (lanes_off, lanes), (names_off, names),
+                      (tasks_off, tasks), (crash_off, crash),
                       *((chunks_off + i * chunk_bytes, c) for i, c in enumerate(chunks))):
         out[off:off + len(data)] = data
     with open(dst, "wb") as f:

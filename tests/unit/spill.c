@@ -85,7 +85,7 @@ static int same_row(const struct events *ev, uint64_t slot, uint64_t row, int by
  */
 static void round_trip(uint64_t n, uint64_t window, int bytes)
 {
-	struct spill *s = spill_open(".", n, window, bytes);
+	struct spill *s = spill_open(".", n, window, bytes, 0);
 	struct events ev = {0};
 	uint64_t prev = 0, good = 0, taken = 0, step = n % 7 ? 7 : 11;
 
@@ -134,7 +134,7 @@ static void round_trip(uint64_t n, uint64_t window, int bytes)
 /* A window with a call missing is refused, saying so. */
 static void missing_call(void)
 {
-	struct spill *s = spill_open(".", 4, 4, 0);
+	struct spill *s = spill_open(".", 4, 4, 0, 0);
 	struct events ev = {0};
 	uint64_t prev = 0;
 
@@ -161,6 +161,6 @@ void unit_spill(void)
 	round_trip(1, 1, 1);	      /* one call */
 	round_trip(200003, 65536, 1); /* many blocks a window */
 	missing_call();		      /* the writer keeps its first failure: this one */
-	EXPECT_U64(0, (uintptr_t)spill_open("/nonexistent/spill", 4, 4, 0),
+	EXPECT_U64(0, (uintptr_t)spill_open("/nonexistent/spill", 4, 4, 0, 0),
 		   "spill_open(\"/nonexistent/spill\")");
 }
