@@ -476,6 +476,44 @@ static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
 	return 0;
 }
 
+/* The region columns of the input's /process<N>/aggregates and samples,
+ * copied as they were, in the merged region ids. */
+static int remap_aggregates(hid_t out, struct input *in, uint64_t base, const uint32_t *rmap,
+			    uint64_t nreg)
+{
+	for (uint64_t p = 0; p < 2 * in->nproc; p++) { /* aggregates, samples */
+		char name[64];
+		hid_t d, space;
+		hssize_t n;
+		uint32_t *v;
+		int rc = 0;
+		snprintf(name, sizeof name, "/" SC_PROCESS_N "/%s/%s", (size_t)(base + p / 2),
+			 p % 2 ? SC_SAMPLES : SC_AGGREGATES,
+			 p % 2 ? SC_SMP(REGION) : SC_AGG(REGION));
+		if (H5Lexists(out, name, H5P_DEFAULT) <= 0)
+			continue;
+		d = H5Dopen2(out, name, H5P_DEFAULT);
+		space = d >= 0 ? H5Dget_space(d) : -1;
+		n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+		v = n >= 0 ? malloc(((size_t)n + 1) * sizeof *v) : NULL;
+		if (!v || H5Dread(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+			rc = -1;
+		for (hssize_t i = 0; rc == 0 && i < n; i++)
+			if (v[i] < nreg)
+				v[i] = rmap[v[i]];
+		if (rc == 0 && H5Dwrite(d, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0)
+			rc = -1;
+		free(v);
+		if (space >= 0)
+			H5Sclose(space);
+		if (d >= 0)
+			H5Dclose(d);
+		if (rc != 0)
+			return in_fail(in, "cannot be renumbered", name);
+	}
+	return 0;
+}
+
 /* Everything one input adds: the rows of its tables into memory, its
  * process<N> groups (and, for the first, /metadata) into the output. */
 static int add_input(struct columns *c, struct merged *m, struct input *in, hid_t out, int first)
@@ -492,7 +530,8 @@ static int add_input(struct columns *c, struct merged *m, struct input *in, hid_
 	}
 	if (add_processes(m, in) == 0 && (rmap = add_regions(m, in, &nreg)) != NULL &&
 	    add_pairs(m, in, rmap, nreg) == 0 && add_events(c, m, in) == 0 &&
-	    copy_process_groups(out, in, base) == 0)
+	    copy_process_groups(out, in, base) == 0 &&
+	    remap_aggregates(out, in, base, rmap, nreg) == 0)
 		rc = 0;
 out:
 	free(rmap);
@@ -714,6 +753,16 @@ static int finish_metadata(hid_t out, struct job *j)
 		lost += j->m->proc[SC_PROC_LOST][i];
 	replace_i64(g, SC_META(LOST_RECORDS), (int64_t)lost);
 	replace_i64(g, SC_META(PROCESSES), (int64_t)j->m->procs);
+	if (H5Aexists(g, SC_META(CALLS_STORED)) > 0 || j->m->has_pair[SC_PAIR_AGGREGATED]) {
+		uint64_t stored = 0, summed = 0;
+		for (uint64_t i = 0; i < j->m->pairs; i++) {
+			stored += j->m->pair[SC_PAIR_COUNT][i];
+			summed += j->m->pair[SC_PAIR_AGGREGATED] ? j->m->pair[SC_PAIR_AGGREGATED][i]
+								 : 0;
+		}
+		replace_i64(g, SC_META(CALLS_STORED), (int64_t)stored);
+		replace_i64(g, SC_META(CALLS_AGGREGATED), (int64_t)summed);
+	}
 	if (j->ranks > 0) {
 		if (H5Aexists(g, SC_META(MPI_RANKS)) > 0)
 			H5Adelete(g, SC_META(MPI_RANKS));

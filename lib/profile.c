@@ -52,7 +52,7 @@ static int fold(const struct rd_profile *p, struct summary *s)
 	for (size_t i = 0; i < p->npairs; i++) {
 		const struct rd_pair *r = &p->pairs[i];
 		struct region_stats *g = &s->regions[r->region];
-		g->calls += r->count;
+		g->calls += rd_pair_calls(r);
 		g->total_ns += r->total_ns;
 		g->total_all_ns += r->total_all_ns;
 		g->self_ns += r->self_ns;

@@ -39,6 +39,7 @@ static const struct field pair_fields[SC_NPAIR] = {SC_PAIR_FIELDS(FIELD)};
 static const struct field thread_fields[SC_NTHR] = {SC_THREAD_FIELDS(FIELD)};
 static const struct field task_fields[SC_NTASK] = {SC_TASK_FIELDS(FIELD)};
 static const struct field module_fields[SC_NMOD] = {SC_MODULE_FIELDS(FIELD)};
+static const struct field sample_fields[SC_NSMP] = {SC_SAMPLE_FIELDS(FIELD)};
 #define META_NAME(id, name, ...) [SC_META_##id] = name,
 static const char *const meta_names[SC_NMETA] = {SC_METADATA_FIELDS(META_NAME)};
 #define ROOT_NAME(id, name, ...) [SC_ROOT_##id] = name,
@@ -200,6 +201,7 @@ static const struct column_spec pair_columns[] = {
 	COL(PAIR, MAX_NS, struct rd_pair, max_ns),
 	OPT(PAIR, BYTES_SENT, struct rd_pair, bytes_sent, 0),
 	OPT(PAIR, BYTES_RECEIVED, struct rd_pair, bytes_received, 0),
+	OPT(PAIR, AGGREGATED, struct rd_pair, aggregated, 0),
 	OPT(PAIR, COUNTER0_TOTAL, struct rd_pair, counter_total[0], 0),
 	OPT(PAIR, COUNTER0_SELF, struct rd_pair, counter_self[0], 0),
 	OPT(PAIR, COUNTER1_TOTAL, struct rd_pair, counter_total[1], 0),
@@ -233,6 +235,13 @@ _Static_assert(NCOLS(pair_columns) == SC_NPAIR, "a /pairs column without a field
 _Static_assert(NCOLS(lane_columns) == SC_NTHR, "a lanes/threads column without a field");
 _Static_assert(NCOLS(task_columns) == SC_NTASK, "a lanes/tasks column without a field");
 _Static_assert(NCOLS(module_columns) == SC_NMOD, "a modules column without a field");
+static const struct column_spec sample_columns[] = {
+	COL(SMP, TIME, struct rd_sample, time),
+	COL(SMP, THREAD, struct rd_sample, thread),
+	COL(SMP, REGION, struct rd_sample, region),
+	COL(SMP, STACK, struct rd_sample, stack),
+};
+_Static_assert(NCOLS(sample_columns) == SC_NSMP, "a samples column without a field");
 
 /* How a field is read: integers of any width and sign as 64-bit numbers
  * (signed ones as int64), strings as copies. */
@@ -835,11 +844,9 @@ static int specs_in_order(void)
 	static const struct {
 		const struct column_spec *cols;
 		size_t n;
-	} specs[] = {{process_columns, SC_NPROC},
-		     {region_columns, SC_NREG},
-		     {pair_columns, SC_NPAIR},
-		     {lane_columns, SC_NTHR},
-		     {module_columns, SC_NMOD}};
+	} specs[] = {{process_columns, SC_NPROC}, {region_columns, SC_NREG},
+		     {pair_columns, SC_NPAIR},	  {lane_columns, SC_NTHR},
+		     {module_columns, SC_NMOD},	  {sample_columns, SC_NSMP}};
 	for (size_t s = 0; s < sizeof specs / sizeof *specs; s++)
 		for (size_t i = 0; i < specs[s].n; i++)
 			if (specs[s].cols[i].id != (int)i)
@@ -1217,6 +1224,38 @@ int rd_modules(struct rd_profile *p, struct rd_module **mods, size_t *n)
 		*n = 0;
 	}
 	return rc;
+}
+
+int rd_samples(struct rd_profile *p, size_t process, struct rd_sample **out, size_t *n)
+{
+	char path[64];
+	struct table t = {
+		path, sample_fields, sample_columns, NCOLS(sample_columns), sizeof **out, NULL, 0};
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof path, "/" SC_PROCESS_N "/" SC_SAMPLES, process);
+	if (!rd_has(p, path + 1))
+		return 0;
+	rc = read_table(p, &t);
+	for (size_t i = 0; rc == 0 && i < t.n; i++)
+		((struct rd_sample *)t.rows)[i].process = process;
+	if (rc == 0) {
+		*out = t.rows;
+		*n = t.n;
+		t.rows = NULL;
+		t.n = 0;
+	}
+	table_free(&t);
+	return rc;
+}
+
+void rd_samples_free(struct rd_sample *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		free(s[i].stack);
+	free(s);
 }
 
 void rd_modules_free(struct rd_module *mods, size_t n)

@@ -61,7 +61,14 @@ struct rd_pair {
 	/* counter k of its process (rd_process.counters names them): every
 	 * call's change summed, and less the recorded callees'; 0 without */
 	uint64_t counter_total[4], counter_self[4];
+	uint64_t aggregated; /* calls not in /events (filters), counted in the figures above */
 };
+
+/* Every call of the pair: those in /events and those a filter kept out. */
+static inline uint64_t rd_pair_calls(const struct rd_pair *r)
+{
+	return r->count + r->aggregated;
+}
 
 /* Attributes of /metadata that the tools show; absent ones are 0 or "". */
 struct rd_meta {
@@ -168,6 +175,18 @@ int rd_check(const char *path, char *err, size_t errcap);
 /* ---- Raw access, for the programs that transform profiles -------------- */
 
 /* A row of /process<N>/modules. */
+/* A row of /process<N>/samples (SCOPE_SAMPLE). */
+struct rd_sample {
+	uint64_t process, time, thread; /* time: relative ns */
+	uint64_t region; /* row of /regions, or 4294967295 when no recorded call was open */
+	char *stack;	 /* function names, outermost first, joined by ';' */
+};
+
+/* The samples of process (none when it has no /process<N>/samples), in
+ * new memory (rd_samples_free). Returns 0, or -1 with the reason in p->err. */
+int rd_samples(struct rd_profile *p, size_t process, struct rd_sample **out, size_t *n);
+void rd_samples_free(struct rd_sample *s, size_t n);
+
 struct rd_module {
 	char *path, *build_id; /* build_id: hex, "" when none was recorded */
 	uint64_t bias, lo, hi; /* lo and hi are 0 in files without them */

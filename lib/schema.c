@@ -13,6 +13,8 @@ const struct sc_field sc_events[SC_NEV] = {SC_EVENT_FIELDS(SC_ROW)};
 const struct sc_field sc_threads[SC_NTHR] = {SC_THREAD_FIELDS(SC_ROW)};
 const struct sc_field sc_tasks[SC_NTASK] = {SC_TASK_FIELDS(SC_ROW)};
 const struct sc_field sc_modules[SC_NMOD] = {SC_MODULE_FIELDS(SC_ROW)};
+const struct sc_field sc_aggregates[SC_NAGG] = {SC_AGGREGATE_FIELDS(SC_ROW)};
+const struct sc_field sc_samples[SC_NSMP] = {SC_SAMPLE_FIELDS(SC_ROW)};
 const struct sc_field sc_crash_attrs[SC_NCRASHA] = {SC_CRASH_ATTRS(SC_ROW)};
 const struct sc_field sc_crash[SC_NCRASH] = {SC_CRASH_FIELDS(SC_ROW)};
 const struct sc_field sc_heap_attrs[SC_NHEAPA] = {SC_HEAP_ATTRS(SC_ROW)};
@@ -34,6 +36,8 @@ const struct sc_group sc_groups[] = {
 	GROUP("/process<N>/lanes/threads", 0, sc_threads),
 	GROUP("/process<N>/lanes/tasks", 0, sc_tasks),
 	GROUP("/process<N>/modules", 0, sc_modules),
+	GROUP("/process<N>/aggregates", 0, sc_aggregates),
+	GROUP("/process<N>/samples", 0, sc_samples),
 	GROUP("/process<N>/crash", 1, sc_crash_attrs),
 	GROUP("/process<N>/crash", 0, sc_crash),
 	GROUP("/process<N>/heap", 1, sc_heap_attrs),

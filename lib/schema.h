@@ -18,8 +18,10 @@
 #define SC_PROCESS_N  "process%zu" /* /process<N>, N a row of /processes */
 #define SC_LANES      "lanes"
 #define SC_THREADS    "threads" /* in lanes */
-#define SC_TASKS      "tasks"   /* in lanes */
+#define SC_TASKS      "tasks"	/* in lanes */
 #define SC_MODULES    "modules"
+#define SC_AGGREGATES "aggregates"
+#define SC_SAMPLES    "samples"
 #define SC_CRASH      "crash"
 #define SC_HEAP	      "heap"	   /* in /process<N>, with SCOPE_HEAP=1 */
 #define SC_HEAP_SITES "heap_sites" /* in /process<N>, with SCOPE_HEAP=1 */
@@ -120,7 +122,28 @@ struct sc_field {
 	X(MPI_RANKS, "mpi_ranks", SC_INT64, SC_OPTIONAL, "",                                       \
 	  "(MPI jobs) number of ranks of the job, from the launcher's environment")                \
 	X(MISSING_RANKS, "missing_ranks", SC_STRING, SC_OPTIONAL, "",                              \
-	  "(merged MPI jobs) the job's ranks that left no profile, as `2,5`; `\"\"` when none")
+	  "(merged MPI jobs) the job's ranks that left no profile, as `2,5`; `\"\"` when none")    \
+	X(FILTER_ONLY, "filter_only", SC_STRING, SC_OPTIONAL, "",                                  \
+	  "(filtered runs) the `--only` regular expressions (`SCOPE_ONLY`), one per line; `\"\"` " \
+	  "when none")                                                                             \
+	X(FILTER_NOT, "filter_not", SC_STRING, SC_OPTIONAL, "",                                    \
+	  "(filtered runs) the `--not` regular expressions (`SCOPE_NOT`), one per line; `\"\"` "   \
+	  "when none")                                                                             \
+	X(FILTER_NOT_SUBTREE, "filter_not_subtree", SC_INT64, SC_OPTIONAL, "",                     \
+	  "(filtered runs) `1` when `--not` left out the calls made below those functions too")    \
+	X(FILTER_DEPTH, "filter_depth", SC_INT64, SC_OPTIONAL, "",                                 \
+	  "(filtered runs) `--depth` (`SCOPE_DEPTH`), `0` when none")                              \
+	X(FILTER_MIN_DURATION_NS, "filter_min_duration_ns", SC_INT64, SC_OPTIONAL, "ns",           \
+	  "(filtered runs) `--min-duration` (`SCOPE_MIN_DURATION`), ns; `0` when none")            \
+	X(CALLS_STORED, "calls_stored", SC_INT64, SC_OPTIONAL, "",                                 \
+	  "(filtered runs) calls stored in `/events`, all processes together (the sum of "         \
+	  "`/pairs/count`)")                                                                       \
+	X(CALLS_AGGREGATED, "calls_aggregated", SC_INT64, SC_OPTIONAL, "",                         \
+	  "(filtered runs) calls the filters kept out of `/events`, counted in `/pairs` only, "    \
+	  "all "                                                                                   \
+	  "processes together (the sum of `/pairs/aggregated`)")                                   \
+	X(SAMPLE_HZ, "sample_hz", SC_INT64, SC_OPTIONAL, "Hz",                                     \
+	  "(sampled runs) samples per second of each thread's CPU time (`SCOPE_SAMPLE`), Hz")
 
 #define SC_PROCESS_FIELDS(X)                                                                       \
 	X(PID, "pid", SC_INT64, SC_REQUIRED, "", "operating-system process id")                    \
@@ -191,6 +214,10 @@ struct sc_field {
 	  "calls (see *MPI calls*, *C library calls*)")                                            \
 	X(BYTES_RECEIVED, "bytes_received", SC_UINT64, SC_OPTIONAL, "",                            \
 	  "sum of the calls' `bytes_received` in `/events`; likewise")                             \
+	X(AGGREGATED, "aggregated", SC_UINT64, SC_OPTIONAL, "",                                    \
+	  "calls of the pair that record-time filters kept out of `/events`, counted in this row " \
+	  "only; only in files recorded with filters (`0` for the processes of merged inputs "     \
+	  "without it)")                                                                           \
 	SC_COUNTER_PAIR(X, 0) SC_COUNTER_PAIR(X, 1) SC_COUNTER_PAIR(X, 2) SC_COUNTER_PAIR(X, 3)
 
 /* Counter k's sums per pair (see *Counters*): every call's change, and its
@@ -274,6 +301,34 @@ struct sc_field {
 	  "end of the run-time address range its loadable segments cover (exclusive)")             \
 	X(BUILD_ID, "build_id", SC_STRING, SC_REQUIRED, "", "GNU build-id in hex, `\"\"` if none")
 
+#define SC_AGGREGATE_FIELDS(X)                                                                     \
+	X(REGION, "region", SC_UINT32, SC_REQUIRED, "", "row in `/regions`")                       \
+	X(THREAD, "thread", SC_UINT32, SC_REQUIRED, "",                                            \
+	  "thread lane: row of `/process<N>/lanes/threads`")                                       \
+	X(CALLS, "calls", SC_UINT64, SC_REQUIRED, "",                                              \
+	  "calls of the region on the lane that were not stored in `/events`")                     \
+	X(TOTAL_NS, "total_ns", SC_UINT64, SC_REQUIRED, "ns",                                      \
+	  "sum of the durations of those of them made while no call of the region was open on "    \
+	  "the lane, ns")                                                                          \
+	X(TOTAL_ALL_NS, "total_all_ns", SC_UINT64, SC_REQUIRED, "ns",                              \
+	  "sum of their durations, ns")                                                            \
+	X(SELF_NS, "self_ns", SC_UINT64, SC_REQUIRED, "ns",                                        \
+	  "their durations less those of every call they made, stored or not, ns")                 \
+	X(MIN_NS, "min_ns", SC_UINT64, SC_REQUIRED, "ns", "shortest of them, ns")                  \
+	X(MAX_NS, "max_ns", SC_UINT64, SC_REQUIRED, "ns", "longest of them, ns")
+
+#define SC_SAMPLE_FIELDS(X)                                                                        \
+	X(TIME, "time", SC_UINT64, SC_REQUIRED, "relative ns",                                     \
+	  "when the thread's CPU-time timer fired, relative ns")                                   \
+	X(THREAD, "thread", SC_UINT32, SC_REQUIRED, "",                                            \
+	  "thread lane: row of `/process<N>/lanes/threads`")                                       \
+	X(REGION, "region", SC_UINT32, SC_REQUIRED, "",                                            \
+	  "row in `/regions` of the innermost recorded call open on the lane, `4294967295` when "  \
+	  "none was")                                                                              \
+	X(STACK, "stack", SC_STRING, SC_REQUIRED, "",                                              \
+	  "the functions on the thread's stack, outermost first, separated by `;`: instrumented "  \
+	  "or not, demangled, or `module+0xOFFSET`")
+
 #define SC_CRASH_ATTRS(X)                                                                          \
 	X(SIGNAL, "signal", SC_INT64, SC_REQUIRED, "", "the signal number")                        \
 	X(LANE, "lane", SC_INT64, SC_REQUIRED, "", "the thread lane it hit")
@@ -318,6 +373,14 @@ struct sc_field {
 	  "have it.")                                                                              \
 	X("/process<N>/modules",                                                                   \
 	  "Columns, one row per executable or shared object mapped into the process.")             \
+	X("/process<N>/aggregates",                                                                \
+	  "Present in profiles recorded with filters: columns, one row per (region, thread lane) " \
+	  "of the process with calls that the filters kept out of `/events`, and their sums, "     \
+	  "which `/pairs` includes.")                                                              \
+	X("/process<N>/samples",                                                                   \
+	  "Present in profiles recorded with `SCOPE_SAMPLE` (`scope-run --sample`): columns, one " \
+	  "row per sample, each taken when a thread of the process had used another period of "    \
+	  "CPU time (`1 / sample_hz` s).")                                                         \
 	X("/process<N>/crash", "Present when a fatal signal ended the process: the stack of the "  \
 			       "thread it hit, innermost frame first, up to 256 frames.")          \
 	X("/process<N>/heap", "Present when the process ran with its heap tracked "                \
@@ -382,6 +445,8 @@ struct sc_field {
 #define SC_ENUM_THR(id, ...)	  SC_ENUM_(THR, id)
 #define SC_ENUM_TASK(id, ...)	  SC_ENUM_(TASK, id)
 #define SC_ENUM_MOD(id, ...)	  SC_ENUM_(MOD, id)
+#define SC_ENUM_AGG(id, ...)	  SC_ENUM_(AGG, id)
+#define SC_ENUM_SMP(id, ...)	  SC_ENUM_(SMP, id)
 #define SC_ENUM_CRASHA(id, ...)	  SC_ENUM_(CRASHA, id)
 #define SC_ENUM_CRASH(id, ...)	  SC_ENUM_(CRASH, id)
 #define SC_ENUM_HEAPA(id, ...)	  SC_ENUM_(HEAPA, id)
@@ -396,6 +461,8 @@ enum sc_ev { SC_EVENT_FIELDS(SC_ENUM_EV) SC_NEV };
 enum sc_thr { SC_THREAD_FIELDS(SC_ENUM_THR) SC_NTHR };
 enum sc_task { SC_TASK_FIELDS(SC_ENUM_TASK) SC_NTASK };
 enum sc_mod { SC_MODULE_FIELDS(SC_ENUM_MOD) SC_NMOD };
+enum sc_agg { SC_AGGREGATE_FIELDS(SC_ENUM_AGG) SC_NAGG };
+enum sc_smp { SC_SAMPLE_FIELDS(SC_ENUM_SMP) SC_NSMP };
 enum sc_crasha { SC_CRASH_ATTRS(SC_ENUM_CRASHA) SC_NCRASHA };
 enum sc_crash { SC_CRASH_FIELDS(SC_ENUM_CRASH) SC_NCRASH };
 enum sc_heapa { SC_HEAP_ATTRS(SC_ENUM_HEAPA) SC_NHEAPA };
@@ -405,8 +472,9 @@ enum sc_site { SC_HEAP_SITE_FIELDS(SC_ENUM_SITE) SC_NSITE };
 
 extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_processes[SC_NPROC],
 	sc_regions[SC_NREG], sc_pairs[SC_NPAIR], sc_events[SC_NEV], sc_threads[SC_NTHR],
-	sc_tasks[SC_NTASK], sc_modules[SC_NMOD], sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH],
-	sc_heap_attrs[SC_NHEAPA], sc_heap[SC_NHEAP], sc_heap_sites[SC_NSITE];
+	sc_tasks[SC_NTASK], sc_modules[SC_NMOD], sc_aggregates[SC_NAGG], sc_samples[SC_NSMP],
+	sc_crash_attrs[SC_NCRASHA], sc_crash[SC_NCRASH], sc_heap_attrs[SC_NHEAPA],
+	sc_heap[SC_NHEAP], sc_heap_sites[SC_NSITE];
 
 /* The name of a field: SC_EV(START_DELTA) is "start_delta". */
 #define SC_ROOT(id) (sc_root[SC_ROOT_##id].name)
@@ -418,6 +486,8 @@ extern const struct sc_field sc_root[SC_NROOT], sc_metadata[SC_NMETA], sc_proces
 #define SC_THR(id)  (sc_threads[SC_THR_##id].name)
 #define SC_TASK(id) (sc_tasks[SC_TASK_##id].name)
 #define SC_MOD(id)  (sc_modules[SC_MOD_##id].name)
+#define SC_AGG(id)  (sc_aggregates[SC_AGG_##id].name)
+#define SC_SMP(id)  (sc_samples[SC_SMP_##id].name)
 
 /* A group of the table, for those who walk all of it (the schema test). */
 struct sc_group {

@@ -2,6 +2,7 @@
 /* The exit path: stop recording, capture the module map, run scope-writer and wait. */
 #define _GNU_SOURCE
 #include "clock.h"
+#include "filter.h"
 #include "state.h"
 
 #include <errno.h>
@@ -220,6 +221,7 @@ void scope_finish(int kind, int code)
 	    __atomic_exchange_n(&p->stopped, 1, __ATOMIC_RELAXED))
 		return;
 	scope_busy_begin(&scope_tls);
+	scope_filter_stop();
 	scope_heap_stop(p);
 	scope_thread_stop_self();
 	record_stop(p, kind, code);

@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* The two hooks -finstrument-functions calls: the whole hot path. */
+#include "filter.h"
 #include "record.h"
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 SCOPE_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 {
-	uint64_t now = scope_now();
+	uint64_t now;
 	struct scope_thread *t = &scope_tls;
-	struct scope_rec *r = scope_take_slot(t);
+	struct scope_rec *r;
 	(void)site;
 
+	if (unlikely(scope_filtering)) {
+		scope_filter_enter(fn, scope_caller_frame());
+		return;
+	}
+	now = scope_now();
+	r = scope_take_slot(t);
 	if (unlikely(r >= t->limit)) {
 		scope_enter_slow(fn, scope_caller_frame(), r);
 		return;
@@ -21,11 +28,17 @@ SCOPE_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 SCOPE_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 {
 	struct scope_thread *t = &scope_tls;
-	struct scope_rec *seen = t->cur;
-	uint64_t now = scope_now();
-	struct scope_rec *r = t->open;
+	struct scope_rec *seen, *r;
+	uint64_t now;
 	(void)site;
 
+	if (unlikely(scope_filtering)) {
+		scope_filter_exit(fn, scope_caller_frame());
+		return;
+	}
+	seen = t->cur;
+	now = scope_now();
+	r = t->open;
 	if (unlikely(!r || !scope_record_is(r, fn))) {
 		scope_exit_slow(fn, now, scope_caller_frame());
 		return;

@@ -2,6 +2,7 @@
 /* Start-up: configuration, clock, and recording for this process image. */
 #define _GNU_SOURCE
 #include "clock.h"
+#include "filter.h"
 #include "libcall.h"
 #include "state.h"
 
@@ -152,7 +153,7 @@ void scope_init(void)
 	scope_modules_resolve();
 	scope_libcalls_resolve();
 	scope_heap_resolve();
-	if (stays_out() || scope_config_read(&p->cfg) != 0) {
+	if (stays_out() || scope_config_read(&p->cfg) != 0 || scope_filter_init() != 0) {
 		scope_busy_end(&scope_tls);
 		return;
 	}
@@ -165,6 +166,7 @@ void scope_init(void)
 	if (p->cfg.start_paused)
 		__atomic_store_n(&p->paused, 1, __ATOMIC_SEQ_CST);
 	if (scope_start_recording() == 0) {
+		scope_filter_start();
 		on_exit(on_exit_status, NULL);
 		scope_signals_init();
 		scope_process_init();

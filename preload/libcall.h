@@ -4,6 +4,7 @@
 #define SCOPE_PRELOAD_LIBCALL_H
 
 #include "libcalls.h"
+#include "filter.h"
 #include "state.h"
 
 #include <errno.h>
@@ -59,6 +60,8 @@ static inline __attribute__((always_inline)) int scope_libcall_wanted(int kind, 
 		return 0;
 	if (__builtin_expect(__atomic_load_n(&t->shared, __ATOMIC_RELAXED), 0))
 		return 1;
+	if (__builtin_expect(scope_filtering, 0))
+		return scope_filter_in_call();
 	return t->open && t->open != scope_wrapped;
 }
 

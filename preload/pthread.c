@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The pthread_create trampoline: every thread gets a lane that names its parent. */
 #define _GNU_SOURCE
+#include "filter.h"
 #include "state.h"
 
 #include <dlfcn.h>
@@ -36,6 +37,7 @@ static SCOPE_NOINST void *trampoline(void *v)
 
 	free(v);
 	scope_thread_register(s.parent);
+	scope_sample_thread();
 	stack = scope_signals_thread_begin();
 	/* A value for the key makes on_thread_exit run however the thread
 	 * ends: return, pthread_exit or cancellation. */

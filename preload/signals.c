@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Fatal signals: save the profile, then let the signal do what it would have done. */
 #define _GNU_SOURCE
+#include "filter.h"
 #include "state.h"
 
 #include <dlfcn.h>
@@ -287,6 +288,8 @@ SCOPE_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 
 	if (resolve() != 0)
 		return -1;
+	if (scope_sample_sigaction(sig, act, old))
+		return 0;
 	if (sig <= 0 || sig >= NSIG || (!is_crash(sig) && !is_stop(sig)) ||
 	    !__atomic_load_n(&armed, __ATOMIC_RELAXED) ||
 	    (!held[sig] && !(act && is_stop(sig) && act->sa_handler == SIG_DFL)))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The hooks' slow path: thread registration, new chunks, calls not recorded. */
 #define _GNU_SOURCE
+#include "filter.h"
 #include "record.h"
 
 #include <errno.h>
@@ -478,6 +479,7 @@ SCOPE_NOINST void scope_thread_end(struct scope_thread *t)
 
 	if (t->lane < 0 || !scope_proc.hdr)
 		return;
+	scope_filter_thread_end(t);
 	if (t == &scope_tls) {
 		registry_set(t->lane, NULL);
 		scope_counters_thread_stop(t);

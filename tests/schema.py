@@ -252,7 +252,8 @@ def field_problems(f, d, narrowed=()):
             [group.replace("<N>", str(n)) for n in range(len(f["processes/pid"]))]
         for path in paths:
             if path not in f:
-                if all(need == "optional" for _, need, _ in fields.values()) or "crash" in path:
+                if all(need == "optional" for _, need, _ in fields.values()) or \
+                        path.endswith(("/crash", "/aggregates", "/samples")):
                     continue  # a group only some profiles have
                 problems.append(f"{path} is missing")
                 continue

@@ -40,7 +40,7 @@ static struct diff_fig *figures(const struct options *o, size_t which, struct rd
 		const struct rd_pair *q = &p->pairs[i];
 		if (!wanted[q->region] || !want_process(o, p, q->process))
 			continue;
-		f[q->region].calls += sum ? sum[i].calls : q->count;
+		f[q->region].calls += sum ? sum[i].calls : rd_pair_calls(q);
 		f[q->region].total += sum ? sum[i].total : q->total_ns;
 		f[q->region].self +=
 			sum ? (uint64_t)(sum[i].self > 0 ? sum[i].self : 0) : q->self_ns;

@@ -15,6 +15,7 @@ struct stats {
 	uint64_t total_all; /* of every call, recursive ones included: the mean's */
 	int64_t self;
 	long double sum, sumsq;	 /* of the durations, for the standard deviation */
+	uint64_t spread;	 /* the calls sum and sumsq are of: those in /events */
 	uint64_t sent, received; /* bytes moved by the calls (MPI calls) */
 };
 
@@ -43,8 +44,8 @@ static double mean_of(const struct stats *s)
 
 static double std_of(const struct stats *s)
 {
-	long double n = s->calls, mean, var;
-	if (s->calls < 2)
+	long double n = s->spread, mean, var;
+	if (s->spread < 2)
 		return 0;
 	mean = s->sum / n;
 	var = s->sumsq / n - mean * mean;
@@ -100,6 +101,7 @@ static int add_spread(struct rd_profile *p, size_t pair, struct stats *s)
 		long double d = (long double)e.duration;
 		s->sum += d;
 		s->sumsq += d * d;
+		s->spread++;
 	}
 	rd_cursor_close(&c);
 	return rc;
@@ -116,7 +118,7 @@ static int from_pairs(const struct options *o, struct rd_profile *p, const unsig
 	for (size_t i = 0; i < p->npairs; i++) {
 		const struct rd_pair *r = &p->pairs[i];
 		struct stats *s = &st[r->region];
-		if (!want_process(o, p, r->process) || !wanted[r->region] || !r->count)
+		if (!want_process(o, p, r->process) || !wanted[r->region] || !rd_pair_calls(r))
 			continue;
 		if (sum) {
 			if (!sum[i].calls)
@@ -125,11 +127,12 @@ static int from_pairs(const struct options *o, struct rd_profile *p, const unsig
 				  sum[i].min, sum[i].max);
 			s->sum += sum[i].sum;
 			s->sumsq += sum[i].sumsq;
+			s->spread += sum[i].calls;
 			s->sent += r->bytes_sent; /* shown only when every call is kept */
 			s->received += r->bytes_received;
 			continue;
 		}
-		stats_add(s, r->count, r->total_ns, r->total_all_ns,
+		stats_add(s, rd_pair_calls(r), r->total_ns, r->total_all_ns,
 			  r->self_ns > INT64_MAX ? INT64_MAX : (int64_t)r->self_ns, r->min_ns,
 			  r->max_ns);
 		s->sent += r->bytes_sent;
@@ -291,9 +294,9 @@ static void print_processes(const struct options *o, const struct rd_profile *p,
 	/* one pass over /pairs, not one per process: a job has thousands */
 	for (size_t k = 0; sum && k < p->npairs; k++) {
 		const struct rd_pair *q = &p->pairs[k];
-		if (!q->count)
+		if (!rd_pair_calls(q))
 			continue;
-		sum[q->process].calls += q->count;
+		sum[q->process].calls += rd_pair_calls(q);
 		sum[q->process].regions++;
 		sum[q->process].sent += q->bytes_sent;
 		sum[q->process].received += q->bytes_received;
@@ -715,7 +718,7 @@ static void pair_figures(const struct rd_profile *p, const struct pair_sum *sum,
 		*total = (double)sum[i].total;
 		*self = (double)(sum[i].self > 0 ? sum[i].self : 0);
 	} else {
-		*calls = p->pairs[i].count;
+		*calls = rd_pair_calls(&p->pairs[i]);
 		*total = (double)p->pairs[i].total_ns;
 		*self = (double)p->pairs[i].self_ns;
 	}
@@ -729,7 +732,7 @@ static size_t *chosen_pairs(const struct options *o, const struct rd_profile *p,
 
 	for (size_t i = 0; idx && i < p->npairs; i++) {
 		const struct rd_pair *q = &p->pairs[i];
-		if (q->count && wanted[q->region] && want_process(o, p, q->process) &&
+		if (rd_pair_calls(q) && wanted[q->region] && want_process(o, p, q->process) &&
 		    (!sum || sum[i].calls))
 			idx[k++] = i;
 	}

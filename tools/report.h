@@ -304,5 +304,6 @@ view_fn view_chrome, view_speedscope;	   /* report-export.c */
 view_size_fn size_chrome, size_speedscope; /* report-export.c */
 view_fn view_diff;			   /* report-diff.c */
 view_fn view_callers, view_callees;	   /* report-callers.c */
+view_fn view_samples, view_folded_samples; /* report-samples.c */
 
 #endif

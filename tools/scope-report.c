@@ -197,6 +197,17 @@ static const struct view views[] = {
 	 .run = view_diff,
 	 .profiles = 2,
 	 .takes = VO_FORMAT | VO_SORT | VO_TOP | VO_GATE | VO_CALLS | VO_COMPENSATE | VO_LINES},
+	{.name = "--samples",
+	 .help = "on-CPU time per function (instrumented or not) and per region, from the samples "
+		 "of scope-run --sample",
+	 .run = view_samples,
+	 .profiles = 1,
+	 .takes = VO_FORMAT | VO_TOP},
+	{.name = "--folded-samples",
+	 .help = "folded stacks of the samples, instrumented code or not, weighted by CPU ns "
+		 "(flamegraph.pl)",
+	 .run = view_folded_samples,
+	 .profiles = 1},
 	{.name = "--chrome",
 	 .passes = 1,
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
@@ -791,6 +802,31 @@ static int announce_size(const struct options *o, struct rd_profile *const *p, i
 	return 0;
 }
 
+/* The views drawn from /events show the stored calls only: says so, once
+ * per profile, when filters kept calls out of it (the table counts them). */
+static void note_aggregated(const struct options *o, struct rd_profile **p)
+{
+	if (o->view->run == view_flat || o->view->run == view_diff ||
+	    o->view->run == view_processes)
+		return; /* drawn from /pairs */
+	for (size_t i = 0; i < o->nfiles; i++) {
+		uint64_t stored = 0, summed = 0;
+		for (size_t k = 0; k < p[i]->npairs; k++) {
+			stored += p[i]->pairs[k].count;
+			summed += p[i]->pairs[k].aggregated;
+		}
+		if (summed)
+			fprintf(stderr,
+				"scope-report: %s: this view shows the %llu calls stored as "
+				"events; "
+				"%llu more, kept out by the recording's filters, are counted in "
+				"the "
+				"table only\n",
+				o->files[i], (unsigned long long)stored,
+				(unsigned long long)summed);
+	}
+}
+
 /* Starts the progress line of an export: the calls of the processes chosen,
  * read as many times as the view reads them. */
 static void export_progress(struct progress *pg, const struct options *o, struct rd_profile **p,
@@ -871,6 +907,7 @@ static int report_dir(const struct options *o, struct rd_profile **p)
 	}
 	h5guard_reading(o->files[0]);
 	err[0] = 0;
+	note_aggregated(o, p);
 	export_progress(&pg, o, p, o->dir);
 	rc = o->view->run(&in, p, NULL, err, sizeof err);
 	progress_end(&pg);
@@ -916,6 +953,7 @@ static int report(const struct options *o, struct rd_profile **p)
 	*h5guard_tmp() = (char *)w.tmp;
 	h5guard_reading(o->view->profiles == 1 ? o->files[0] : NULL);
 	err[0] = 0;
+	note_aggregated(o, p);
 	export_progress(&pg, o, p, to);
 	rc = o->view->run(o, p, w.f, err, sizeof err);
 	progress_end(&pg);

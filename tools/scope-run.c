@@ -7,6 +7,7 @@
 #include "launch.h"
 #include "merge.h"
 #include "profile.h"
+#include "run_filters.h"
 #include "storage.h"
 
 #include <errno.h>
@@ -44,9 +45,19 @@ static const char usage[] =
 	"                           perf::PAGE-FAULTS, perf::CONTEXT-SWITCHES,\n"
 	"                           perf::CPU-MIGRATIONS, PAPI events; comma-separated, at most 4\n"
 	"      --counter-regions RE only in the regions whose name matches RE\n"
+	"  -F, --only REGEX         store only calls of functions matching REGEX and the calls\n"
+	"                           they make (repeatable; POSIX extended, matched anywhere\n"
+	"                           in the demangled name or its short form)\n"
+	"  -N, --not REGEX          never store calls of functions matching REGEX; the calls\n"
+	"                           they make are stored at their true depth (repeatable)\n"
+	"      --not-subtree        with --not: store none of the calls they make either\n"
+	"  -D, --depth N            store calls N levels deep: depths 0 to N-1\n"
+	"  -t, --min-duration T     store only calls lasting T or more (ns, or 10us, 2ms, 1s)\n"
+	"                           Calls not stored are still counted exactly, per function\n"
+	"      --sample HZ          also sample each thread's stack HZ times per second of its\n"
+	"                           CPU time (libunwind), instrumented code or not\n"
 	"  -q, --quiet              print no summary, and no progress line while the\n"
 	"                           profile is written (SCOPE_PROGRESS=off)\n"
-
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
@@ -61,6 +72,7 @@ static const char usage[] =
 
 struct options {
 	const char *output, *compression, *chunk, *libcalls, *counters, *counter_regions;
+	struct run_filters filters;
 	int quiet, at_exit, paused;
 	size_t top;
 	char **argv;
@@ -91,7 +103,18 @@ static int write_at_exit(void)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-	enum { COMPRESSION = 256, CHUNK, TOP, ATEXIT, LIBCALLS, PAUSED, COUNTERS, COUNTER_REGIONS };
+	enum {
+		COMPRESSION = 256,
+		CHUNK,
+		TOP,
+		ATEXIT,
+		LIBCALLS,
+		PAUSED,
+		COUNTERS,
+		COUNTER_REGIONS,
+		NOT_SUBTREE,
+		SAMPLE
+	};
 	static const struct option longs[] = {
 		{"output", required_argument, 0, 'o'},
 		{"compression", required_argument, 0, COMPRESSION},
@@ -103,6 +126,12 @@ static void parse(int argc, char **argv, struct options *o)
 		{"paused", no_argument, 0, PAUSED},
 		{"counters", required_argument, 0, COUNTERS},
 		{"counter-regions", required_argument, 0, COUNTER_REGIONS},
+		{"only", required_argument, 0, 'F'},
+		{"not", required_argument, 0, 'N'},
+		{"not-subtree", no_argument, 0, NOT_SUBTREE},
+		{"depth", required_argument, 0, 'D'},
+		{"min-duration", required_argument, 0, 't'},
+		{"sample", required_argument, 0, SAMPLE},
 		{"help", no_argument, 0, 'h'},
 		{"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0}};
@@ -115,7 +144,7 @@ static void parse(int argc, char **argv, struct options *o)
 	o->top = 10;
 	o->at_exit = write_at_exit();
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:qhV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:qhVF:N:D:t:", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
@@ -142,6 +171,17 @@ static void parse(int argc, char **argv, struct options *o)
 					  optarg);
 			o->libcalls = optarg;
 			break;
+		case 'F':
+		case 'N':
+			if (run_filters_add(&o->filters,
+					    c == 'F' ? RUN_FILTER_ONLY : RUN_FILTER_NOT,
+					    optarg) != 0)
+				exit(2);
+			break;
+		case NOT_SUBTREE: o->filters.not_subtree = 1; break;
+		case 'D': o->filters.depth = optarg; break;
+		case 't': o->filters.min_duration = optarg; break;
+		case SAMPLE: o->filters.sample = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case ATEXIT: o->at_exit = 1; break;
 		case PAUSED: o->paused = 1; break;
@@ -161,6 +201,8 @@ static void parse(int argc, char **argv, struct options *o)
 		default: die_usage("unknown option %s", argv[optind - 1]);
 		}
 	}
+	if (run_filters_check(&o->filters) != 0)
+		exit(2);
 	if (optind >= argc)
 		die_usage("%s", "no program to run");
 	o->argv = argv + optind;
@@ -329,6 +371,8 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	if (o.quiet) /* for the writers and the merge, in this process and the run's */
 		setenv("SCOPE_PROGRESS", "off", 1);
+	/* here, not in the child only: the run's writer records them too */
+	run_filters_export(&o.filters);
 	if (launch_find_program(o.argv[0], program, sizeof program) != 0) {
 		fprintf(stderr, "scope-run: %s: no such program (or not executable)\n", o.argv[0]);
 		return 2;

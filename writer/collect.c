@@ -5,6 +5,9 @@
 #include "progress.h"
 #include "spill.h"
 
+#include <scope/aggregate.h>
+#include <scope/sample.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +270,16 @@ static inline int inside_own_call(const struct grouping *gr, const struct region
 	return d < depth && gr->stack.gen[d] == gen && gr->stack.index[d] == g->outer_index;
 }
 
+/* Whether the lane's latest call at depth was open at tick: the parent of
+ * a call that starts then one level deeper. It is not when a filter left
+ * the parent out (the call is stored at its true depth under a call that
+ * is not): its time is then the parent's, summed by the library. */
+static inline int open_at(const struct depth_track *d, uint32_t depth, uint64_t tick)
+{
+	uint64_t end = depth < d->known ? d->end[depth] : 0;
+	return (end & SCOPE_REC_OPEN) || end >= tick;
+}
+
 static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c,
 		      uint32_t slot)
 {
@@ -305,7 +318,8 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	gr->stack.rid[depth] = rid;
 	gr->stack.gen[depth] = gen;
 	gr->stack.index[depth] = gr->n++;
-	if (depth > 0 && gr->stack.gen[depth - 1] == gen)
+	if (depth > 0 && gr->stack.gen[depth - 1] == gen &&
+	    open_at(&gr->track, depth - 1, r->start))
 		gr->regions[gr->stack.rid[depth - 1]].self_ns -= (int64_t)dur;
 	return 0;
 }
@@ -421,6 +435,129 @@ static int first_pass_task(struct grouping *gr, const struct scope_rec *r, uint3
 	return 0;
 }
 
+/* Exact sums of calls that were not stored (filters): they count in
+ * the region's statistics, not in its events. */
+static uint64_t ticks_ns(const struct grouping *gr, uint64_t ticks)
+{
+	return tick_ns(gr->clock, gr->clock->start_tick + ticks);
+}
+
+/* The sums of region rid on lane, zero when new; NULL without memory. */
+static struct lane_sum *lane_sum(struct grouping *gr, uint32_t rid, uint32_t lane)
+{
+	int added;
+	uint32_t *row = map_slot(&gr->lane_map, (uint64_t)rid << 32 | lane,
+				 (uint32_t)gr->nlane_sums, &added);
+
+	if (!row)
+		return NULL;
+	if (!added)
+		return &gr->lane_sums[*row];
+	if (gr->nlane_sums == gr->lane_sums_cap) {
+		uint64_t cap = gr->lane_sums_cap ? 2 * gr->lane_sums_cap : 64;
+		struct lane_sum *grown = realloc(gr->lane_sums, cap * sizeof *grown);
+		if (!grown)
+			return NULL;
+		gr->lane_sums = grown;
+		gr->lane_sums_cap = cap;
+	}
+	gr->lane_sums[gr->nlane_sums] = (struct lane_sum){rid, lane, 0, 0, 0, UINT64_MAX, 0, 0};
+	return &gr->lane_sums[gr->nlane_sums++];
+}
+
+/* r[0..SCOPE_AGG_RECS) is one group of sums (include/scope/aggregate.h). */
+static int first_pass_agg(struct grouping *gr, const struct scope_rec *r)
+{
+	uint64_t addr = r[0].start, min = ticks_ns(gr, r[2].end), max = ticks_ns(gr, r[3].start);
+	int64_t self = (int64_t)r[2].start;
+	uint32_t n_before = gr->map.n, rid;
+	struct region *g;
+
+	for (int k = 1; k < SCOPE_AGG_RECS; k++)
+		if ((r[k].fn & SCOPE_REC_ADDR_MASK) != SCOPE_REC_AGG_2)
+			return 0; /* not a whole group: a damaged arena */
+	if (!addr || addr > SCOPE_REC_ADDR_MASK)
+		return 0;
+	rid = map_get(&gr->map, addr);
+	if (rid == UINT32_MAX || (gr->map.n != n_before && add_region(gr, rid, addr) != 0))
+		return -1;
+	if (gr->map.n != n_before)
+		gr->regions[rid].module = -1;
+	g = &gr->regions[rid];
+	if (r[0].end && r[4].start < gr->a->nlanes) {
+		struct lane_sum *l = lane_sum(gr, rid, (uint32_t)r[4].start);
+		if (!l)
+			return -1;
+		l->calls += r[0].end;
+		l->total_ns += ticks_ns(gr, r[1].start);
+		l->total_all_ns += ticks_ns(gr, r[1].end);
+		l->self_ns += self < 0 ? -(int64_t)ticks_ns(gr, (uint64_t)-self)
+				       : (int64_t)ticks_ns(gr, (uint64_t)self);
+		l->min_ns = min < l->min_ns ? min : l->min_ns;
+		l->max_ns = max > l->max_ns ? max : l->max_ns;
+	}
+	g->aggregated += r[0].end;
+	g->total_ns += ticks_ns(gr, r[1].start);
+	g->total_all_ns += ticks_ns(gr, r[1].end);
+	g->self_ns += self < 0 ? -(int64_t)ticks_ns(gr, (uint64_t)-self)
+			       : (int64_t)ticks_ns(gr, (uint64_t)self);
+	g->self_ns -= (int64_t)ticks_ns(gr, r[3].end);
+	if (r[0].end && min < g->min_ns)
+		g->min_ns = min;
+	if (r[0].end && max > g->max_ns)
+		g->max_ns = max;
+	gr->aggregates = 1;
+	return 0;
+}
+
+/* Grows *v (of *cap elements of size) to hold n; -1 without memory. */
+static int reserve(void **v, uint64_t *cap, uint64_t n, size_t size)
+{
+	uint64_t c = *cap ? *cap : 64;
+	void *grown;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	if (!(grown = realloc(*v, c * size)))
+		return -1;
+	*v = grown;
+	*cap = c;
+	return 0;
+}
+
+/* r[0..) is one sample of lane (include/scope/sample.h), n its frames. */
+static int first_pass_sample(struct grouping *gr, const struct scope_rec *r, uint32_t lane,
+			     uint32_t n)
+{
+	uint32_t rid = UINT32_MAX, n_before = gr->map.n;
+	uint64_t addr = r[0].end;
+
+	for (uint32_t k = 1; k < 1 + (n + 1) / 2; k++)
+		if ((r[k].fn & SCOPE_REC_ADDR_MASK) != SCOPE_REC_SAMPLE_2)
+			return 0; /* not a whole sample: a damaged arena */
+	if (r[0].start > gr->stop_tick || !n)
+		return 0;
+	if (addr && addr <= SCOPE_REC_ADDR_MASK) {
+		rid = map_get(&gr->map, addr);
+		if (rid == UINT32_MAX || (gr->map.n != n_before && add_region(gr, rid, addr) != 0))
+			return -1;
+		if (gr->map.n != n_before)
+			gr->regions[rid].module = -1;
+	}
+	if (reserve((void **)&gr->samples, &gr->samples_cap, gr->nsamples + 1,
+		    sizeof *gr->samples) != 0 ||
+	    reserve((void **)&gr->sample_pcs, &gr->sample_pcs_cap, gr->nsample_pcs + n,
+		    sizeof *gr->sample_pcs) != 0)
+		return -1;
+	gr->samples[gr->nsamples++] =
+		(struct sample){tick_ns(gr->clock, r[0].start), lane, rid, gr->nsample_pcs, n};
+	for (uint32_t i = 0; i < n; i++)
+		gr->sample_pcs[gr->nsample_pcs++] = i % 2 ? r[1 + i / 2].end : r[1 + i / 2].start;
+	return 0;
+}
+
 static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t lane, int was_open)
 {
 	uint64_t at = gr->pos[gr->rid[gr->n]]++;
@@ -484,6 +621,17 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 		}
 		if (scope_rec_is_bytes(&r[i])) {
 			if (!second && first_pass_bytes(gr, &r[i], gen) != 0)
+				return -1;
+			continue;
+		}
+		if (scope_rec_is_agg(&r[i])) {
+			if (!second && i + SCOPE_AGG_RECS <= n && first_pass_agg(gr, &r[i]) != 0)
+				return -1;
+			continue;
+		}
+		if (scope_rec_is_sample(&r[i])) {
+			if (!second && i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
+			    first_pass_sample(gr, &r[i], lane, scope_sample_frames(&r[i])) != 0)
 				return -1;
 			continue;
 		}
@@ -701,7 +849,7 @@ static uint64_t stop_tick(const struct arena *a)
 		if (ch->magic != SCOPE_CHUNK_MAGIC)
 			continue;
 		for (uint32_t k = 0; k < a->recs_per_chunk && r[k].fn; k++) {
-			if (scope_rec_is_bytes(&r[k]))
+			if (scope_rec_is_side(&r[k]))
 				continue;
 			if (r[k].start > last)
 				last = r[k].start;
@@ -761,6 +909,16 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	place_regions(&gr);
 	p->nevents = gr.n;
 	p->bytes = gr.bytes;
+	p->aggregates = gr.aggregates;
+	p->lane_sums = gr.lane_sums;
+	p->nlane_sums = gr.nlane_sums;
+	gr.lane_sums = NULL;
+	p->samples = gr.samples;
+	p->nsamples = gr.nsamples;
+	p->sample_pcs = gr.sample_pcs;
+	p->nsample_pcs = gr.nsample_pcs;
+	gr.samples = NULL;
+	gr.sample_pcs = NULL;
 	p->ncounters = gr.counters ? gr.ncounters : 0;
 	if (gr.rid && group(&gr, p) != 0) {
 		writer_fail("out of memory while grouping the calls");
@@ -782,6 +940,10 @@ out:
 	if (rc != 0)
 		profile_free(p);
 	map_free(&gr.map);
+	map_free(&gr.lane_map);
+	free(gr.lane_sums);
+	free(gr.samples);
+	free(gr.sample_pcs);
 	free(gr.regions);
 	stack_free(&gr.stack);
 	depth_track_free(&gr.track);
@@ -804,6 +966,9 @@ void profile_free(struct profile *p)
 	events_free(&p->ev);
 	spill_close(p->spill);
 	free(p->regions);
+	free(p->lane_sums);
+	free(p->samples);
+	free(p->sample_pcs);
 	for (uint32_t i = 0; p->tasks && i < p->ntasks; i++)
 		free(p->tasks[i].threads);
 	free(p->tasks);

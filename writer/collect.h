@@ -142,6 +142,17 @@ struct grouping {
 	uint32_t ntasks;
 	uint32_t ncounters; /* the arena's counters: their records are read */
 	int counters;	    /* some call has its counters */
+	/* Some calls came as sums (filters); by region and lane, the map
+	 * giving each (region << 32 | lane) its row. */
+	int aggregates;
+	struct u64map lane_map;
+	struct lane_sum *lane_sums;
+	uint64_t nlane_sums, lane_sums_cap;
+	/* Samples (SCOPE_SAMPLE) and their frames. */
+	struct sample *samples;
+	uint64_t nsamples, samples_cap;
+	uint64_t *sample_pcs;
+	uint64_t nsample_pcs, sample_pcs_cap;
 };
 
 /* The task lane a task record names; 0 for none or one out of range. */

@@ -2,6 +2,7 @@
 /* Lays out schema 3: /metadata, /processes, /regions, /pairs, /events, /process0. */
 #define _GNU_SOURCE
 #include "profile_out.h"
+#include "map.h"
 
 #include "columns.h"
 #include "libcalls.h"
@@ -146,12 +147,15 @@ static int write_pairs(struct columns *c, hid_t file, const struct profile *p)
 	COLUMN(SC_PAIR(TOTAL_ALL_NS), p->regions[i].total_all_ns, u64, 8)
 	COLUMN(SC_PAIR(SELF_NS), p->regions[i].self_ns > 0 ? (uint64_t)p->regions[i].self_ns : 0,
 	       u64, 8)
-	COLUMN(SC_PAIR(MIN_NS), p->regions[i].count ? p->regions[i].min_ns : 0, u64, 8)
+	COLUMN(SC_PAIR(MIN_NS),
+	       p->regions[i].count || p->regions[i].aggregated ? p->regions[i].min_ns : 0, u64, 8)
 	COLUMN(SC_PAIR(MAX_NS), p->regions[i].max_ns, u64, 8)
 	if (p->bytes) {
 		COLUMN(SC_PAIR(BYTES_SENT), p->regions[i].sent, u64, 8)
 		COLUMN(SC_PAIR(BYTES_RECEIVED), p->regions[i].received, u64, 8)
 	}
+	if (p->aggregates)
+		COLUMN(SC_PAIR(AGGREGATED), p->regions[i].aggregated, u64, 8)
 	for (uint32_t k = 0; k < p->ncounters; k++) {
 		COLUMN(sc_pairs[SC_PAIR_COUNTER0_TOTAL + 2 * k].name,
 		       p->regions[i].counter_total[k], u64, 8)
@@ -668,6 +672,151 @@ out:
 	return rc;
 }
 
+/* The function each distinct sampled address falls in: names[i] for the
+ * address at map row i. Return addresses (all frames but a sample's
+ * first) are looked up one byte back, in the call. */
+static char **sample_names(const struct run_info *run, const struct profile *p, struct u64map *m)
+{
+	struct scope_sym_module *sm = sym_modules(run);
+	struct scope_symbolizer *s = sm ? scope_sym_open(sm, run->nmods) : NULL;
+	char **names = calloc(p->nsample_pcs + 1, sizeof *names);
+	int ok = s && names;
+
+	for (uint64_t i = 0; ok && i < p->nsamples; i++)
+		for (uint32_t k = 0; ok && k < p->samples[i].n; k++) {
+			uint64_t pc = p->sample_pcs[p->samples[i].first + k] - (k > 0);
+			struct scope_sym sym;
+			int added;
+			uint32_t *row = map_slot(m, pc, (uint32_t)m->n, &added);
+			if (!row || !added)
+				ok = row != NULL;
+			else if (scope_sym_lookup(s, pc, -1, run->symbolize, &sym) != 0)
+				ok = 0;
+			else {
+				names[*row] = sym.name;
+				sym.name = NULL;
+				scope_sym_free(&sym);
+			}
+		}
+	scope_sym_close(s);
+	free(sm);
+	if (!ok && names) {
+		for (uint64_t i = 0; i < p->nsample_pcs; i++)
+			free(names[i]);
+		free(names);
+		names = NULL;
+	}
+	return names;
+}
+
+/* Each sample's stack, outermost frame first, names joined by ';'. */
+static char *sample_stack(const struct profile *p, const struct sample *x, struct u64map *m,
+			  char **names)
+{
+	size_t len = 1, at = 0;
+	char *out;
+
+	for (uint32_t k = 0; k < x->n; k++) {
+		int added;
+		uint32_t *row = map_slot(m, p->sample_pcs[x->first + k] - (k > 0), 0, &added);
+		len += strlen(names[*row]) + 1;
+	}
+	if (!(out = malloc(len)))
+		return NULL;
+	out[0] = '\0';
+	for (uint32_t k = x->n; k-- > 0;) {
+		int added;
+		uint32_t *row = map_slot(m, p->sample_pcs[x->first + k] - (k > 0), 0, &added);
+		at += (size_t)snprintf(out + at, len - at, "%s%s", names[*row], k ? ";" : "");
+	}
+	return out;
+}
+
+/* SCOPE_SAMPLE's samples: time, thread lane, innermost recorded call, stack. */
+static int write_samples(struct columns *c, hid_t proc, const struct run_info *run,
+			 const struct profile *p)
+{
+	uint64_t n = p->nsamples, *time = calloc(n + 1, sizeof *time);
+	uint32_t *lane = calloc(n + 1, sizeof *lane), *region = calloc(n + 1, sizeof *region);
+	const char **stacks = calloc(n + 1, sizeof *stacks);
+	struct u64map m = {0};
+	char **names = NULL;
+	hid_t g = -1;
+	int rc = -1;
+
+	if (!n) {
+		rc = 0;
+		goto out;
+	}
+	if (!time || !lane || !region || !stacks || !(names = sample_names(run, p, &m)))
+		goto out;
+	for (uint64_t i = 0; i < n; i++) {
+		time[i] = p->samples[i].time_ns;
+		lane[i] = p->samples[i].lane;
+		region[i] = p->samples[i].region;
+		if (!(stacks[i] = sample_stack(p, &p->samples[i], &m, names)))
+			goto out;
+	}
+	g = H5Gcreate2(proc, SC_SAMPLES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	if (g >= 0 && col_uint(c, g, SC_SMP(TIME), time, n, 8) == 0 &&
+	    col_uint(c, g, SC_SMP(THREAD), lane, n, 4) == 0 &&
+	    col_uint(c, g, SC_SMP(REGION), region, n, 4) == 0 &&
+	    col_str(g, SC_SMP(STACK), stacks, n) == 0)
+		rc = 0;
+out:
+	for (uint64_t i = 0; stacks && i < n; i++)
+		free((char *)stacks[i]);
+	for (uint64_t i = 0; names && i < m.n; i++)
+		free(names[i]);
+	free(names);
+	map_free(&m);
+	free(time);
+	free(lane);
+	free(region);
+	free(stacks);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
+/* The sums of the calls filters kept out of the events, by region and lane. */
+static int write_aggregates(struct columns *c, hid_t proc, const struct profile *p)
+{
+	uint64_t n = p->nlane_sums, *v = malloc((n + 1) * sizeof *v);
+	uint32_t *u = malloc((n + 1) * sizeof *u);
+	hid_t g = p->nlane_sums
+			  ? H5Gcreate2(proc, SC_AGGREGATES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
+			  : -1;
+	int rc = g >= 0 && u && v ? 0 : -1;
+
+	if (!p->nlane_sums) {
+		free(u);
+		free(v);
+		return 0;
+	}
+#define COLUMN(name, expr, arr, width)                                                             \
+	if (rc == 0) {                                                                             \
+		for (uint64_t i = 0; i < n; i++)                                                   \
+			arr[i] = (expr);                                                           \
+		rc = col_uint(c, g, name, arr, n, width);                                          \
+	}
+	COLUMN(SC_AGG(REGION), p->lane_sums[i].region, u, 4)
+	COLUMN(SC_AGG(THREAD), p->lane_sums[i].lane, u, 4)
+	COLUMN(SC_AGG(CALLS), p->lane_sums[i].calls, v, 8)
+	COLUMN(SC_AGG(TOTAL_NS), p->lane_sums[i].total_ns, v, 8)
+	COLUMN(SC_AGG(TOTAL_ALL_NS), p->lane_sums[i].total_all_ns, v, 8)
+	COLUMN(SC_AGG(SELF_NS), p->lane_sums[i].self_ns > 0 ? (uint64_t)p->lane_sums[i].self_ns : 0,
+	       v, 8)
+	COLUMN(SC_AGG(MIN_NS), p->lane_sums[i].min_ns, v, 8)
+	COLUMN(SC_AGG(MAX_NS), p->lane_sums[i].max_ns, v, 8)
+#undef COLUMN
+	free(u);
+	free(v);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
 static int write_process_group(struct columns *c, hid_t file, const struct run_info *run,
 			       const struct profile *p)
 {
@@ -675,7 +824,8 @@ static int write_process_group(struct columns *c, hid_t file, const struct run_i
 	hid_t g = (snprintf(name, sizeof name, SC_PROCESS_N, (size_t)0),
 		   H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
 	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 &&
-				 write_crash(c, g, run) == 0 && write_heap(c, g, run) == 0
+				 write_crash(c, g, run) == 0 && write_heap(c, g, run) == 0 &&
+				 write_aggregates(c, g, p) == 0 && write_samples(c, g, run, p) == 0
 			 ? 0
 			 : -1;
 	if (g >= 0 && H5Gclose(g) < 0)
@@ -704,6 +854,8 @@ int profile_write(const char *path, const struct run_info *run, struct profile *
 	    (phase("events"), 1) && write_process_group(&c, file, run, p) == 0 &&
 	    describe_profile(file) == 0)
 		rc = 0;
+	if (rc == 0 && metadata_filters(file, p) != 0)
+		rc = -1;
 	columns_fini(&c);
 	if (H5Fclose(file) < 0)
 		rc = -1;

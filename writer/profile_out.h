@@ -27,6 +27,9 @@ struct run_info {
 };
 
 int metadata_write(hid_t file, const struct run_info *run);
+/* The record-time filters the run had (its SCOPE_* variables) and the
+ * calls stored and summed: only in profiles that had some. */
+int metadata_filters(hid_t file, const struct profile *p);
 
 /* Writes the whole profile into a new file at path (which must not be the
  * final name: see publish.c). Returns 0, or -1 after printing why. */

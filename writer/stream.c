@@ -5,6 +5,8 @@
 #include "progress.h"
 #include "spill.h"
 
+#include <scope/aggregate.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

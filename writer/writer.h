@@ -113,6 +113,8 @@ struct region {
 	uint64_t counter_total[SCOPE_MAX_COUNTERS]; /* each counter's change, summed */
 	int64_t counter_self[SCOPE_MAX_COUNTERS];   /* less the recorded callees' */
 	uint64_t outer_index; /* the first pass's: read index of its latest outermost call */
+	/* Calls a filter kept out of the events, counted in the sums above. */
+	uint64_t aggregated;
 };
 
 /* The largest value of each event column, known before any is written. */
@@ -122,6 +124,25 @@ struct event_max {
 	uint32_t thread;
 	uint32_t depth;
 	uint32_t task;
+};
+
+/* Sums of one region's calls on one thread lane that a filter kept out
+ * of the events (ns). */
+struct lane_sum {
+	uint32_t region, lane;
+	uint64_t calls, total_ns, total_all_ns, min_ns, max_ns;
+	int64_t self_ns;
+};
+
+/* One sample: where a thread was when its CPU-time timer fired. Its
+ * frames (code addresses, innermost first) are [first, first + n) of the
+ * profile's sample_pcs. */
+struct sample {
+	uint64_t time_ns;
+	uint32_t lane;
+	uint32_t region; /* the innermost open recorded call's, UINT32_MAX when none */
+	uint64_t first;
+	uint32_t n;
 };
 
 struct spill;
@@ -148,6 +169,15 @@ struct profile {
 	struct task_use *tasks; /* [lane - 1] for each task lane of the arena */
 	uint32_t ntasks;
 	uint32_t ncounters; /* /events/counter0.. columns */
+	/* The arena had sums of calls not stored (filters): by region and lane. */
+	int aggregates;
+	struct lane_sum *lane_sums;
+	uint64_t nlane_sums;
+	/* SCOPE_SAMPLE's samples, in read order. */
+	struct sample *samples;
+	uint64_t nsamples;
+	uint64_t *sample_pcs;
+	uint64_t nsample_pcs;
 };
 
 /*

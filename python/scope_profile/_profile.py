@@ -13,7 +13,8 @@ NEVER_RETURNED = 1  # bit 0 of /events/flags
 # Optional columns and what a file without them means (docs/SCHEMA.md).
 _FILL = {
     "processes": {"ppid": -1, "exit_signal": 0, "exec": 0, "complete": 0, "host": "", "counters": ""},
-    "pairs": {"total_all_ns": None, "bytes_sent": 0, "bytes_received": 0},  # None: total_ns
+    "pairs": {"total_all_ns": None, "bytes_sent": 0, "bytes_received": 0,  # None: total_ns
+              "aggregated": 0},
     "threads": {"cpu_ns": 0},
     "modules": {"low": 0, "high": 0},
 }
@@ -22,7 +23,7 @@ _ORDER = {
                   "exit_status", "exit_signal", "lost", "exec", "complete", "host", "counters"),
     "regions": ("name", "module", "offset", "file", "line", "kind"),
     "pairs": ("process", "region", "first", "count", "total_ns", "total_all_ns", "self_ns",
-              "min_ns", "max_ns", "bytes_sent", "bytes_received",
+              "min_ns", "max_ns", "bytes_sent", "bytes_received", "aggregated",
               *(f"counter{k}_{s}" for k in range(4) for s in ("total", "self"))),
     "threads": ("tid", "name", "parent", "start", "end", "cpu_ns"),
     "tasks": ("id", "name", "parent", "start", "end", "threads", "busy_ns"),
@@ -132,7 +133,8 @@ class Profile:
                line, kind
     processes  one row per process (index: its row): pid, ppid, parent, rank,
                executable, arguments, start and end (unix ns), exit_status, ...
-    pairs      one row per (process, region) with calls: count, total_ns (outermost
+    pairs      one row per (process, region) with calls: count (rows in /events),
+               aggregated (calls filters kept out of them), total_ns (outermost
                calls), total_all_ns (every call), self_ns, min_ns, max_ns, with the
                region's name, module, file, line and kind and the process's pid
     lanes      one row per thread lane: process, lane, tid, name, parent, start and
@@ -219,7 +221,7 @@ class Profile:
         g = self.pairs.groupby("region")
         s = pd.DataFrame({
             "name": g["name"].first(),
-            "calls": g["count"].sum().astype(np.uint64),
+            "calls": (g["count"].sum() + g["aggregated"].sum()).astype(np.uint64),
             "total_ns": g["total_ns"].sum().astype(np.uint64),
             "self_ns": g["self_ns"].sum().astype(np.uint64),
             "total_all_ns": g["total_all_ns"].sum().astype(np.uint64),

@@ -1,0 +1,918 @@
+/* SPDX-License-Identifier: MIT */
+/* Record-time filters: which calls are stored as records, and exact sums of the others. */
+#define _GNU_SOURCE
+#include "filter.h"
+#include "filterspec.h"
+#include "names.h"
+#include "record.h"
+
+#include <scope/aggregate.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * While a filter applies, every call goes through here: a call the
+ * filters keep is stored as a record, as the hooks store it; any other
+ * is only summed. Each thread keeps a stack of its open calls (stored or
+ * not: a call's self time is its time less that of every call it made)
+ * and a table of sums by function, which also caches what the filters
+ * decided for the function. The decision itself, made once per address
+ * and process (names.c's short form and the demangled name, matched
+ * against the regular expressions), needs the name: the module's own
+ * symbol table (elfsyms.c), the library using no debug-info reader.
+ *
+ * Worked example with -N b and the calls main > a > b > c: main and a
+ * are stored at depths 0 and 1, b is summed (its self time is its time
+ * less c's), c is stored at depth 3, its true depth, and a's stored
+ * record gets b's time as hidden, which the writer takes off a's self.
+ */
+
+int scope_filtering;
+
+enum {
+	DEC_KNOWN = 0x80,
+	DEC_ONLY = 1,	/* matches an SCOPE_ONLY expression */
+	DEC_NOT = 2,	/* matches an SCOPE_NOT expression */
+	DEC_PLAIN = 4,	/* the library's own measurement: always the hooks' way */
+	DEC_NOTSUB = 8, /* DEC_NOT with --not-subtree */
+};
+
+enum {
+	F_STORED = 1,	/* has a record */
+	F_PLAIN = 2,	/* went the hooks' way (ignored or dropped there) */
+	F_UNSTORED = 4, /* not stored from its entry */
+	F_ONLY = 8,	/* counted in only_open */
+	F_NOTSUB = 16,	/* counted in notsub_open */
+};
+
+struct agg {
+	uint64_t fn;
+	uint32_t open; /* calls of fn open on the thread */
+	uint8_t dec;
+	uint64_t calls, total, total_all;
+	int64_t self;
+	uint64_t min, max, hidden;
+};
+
+struct frame {
+	uint64_t fn;
+	uintptr_t frame;
+	uint64_t start, child, hidden;
+	struct scope_rec *rec;
+	uint32_t agg;
+	uint32_t flags;
+	uint64_t unused; /* 64 bytes: an entry is found with a shift */
+};
+_Static_assert(sizeof(struct frame) == 64, "stack entries are 64 bytes");
+
+#define AGG_BITS  12
+#define AGG_CAP	  (1u << AGG_BITS)
+#define AGG_FULL  (AGG_CAP / 4 * 3)
+#define STACK_CAP (1u << 18)
+
+enum { BLOCK_LIVE = 1, BLOCK_DEAD = 2 };
+
+/* One thread's state, in memory of its own (a few pages are touched). */
+struct block {
+	struct block *next; /* every block of the process */
+	uint32_t state;
+	uint32_t sp;
+	uint32_t nagg;
+	uint32_t only_open, notsub_open, base;
+	uint32_t store_hi; /* calls at stack depths below it are stored (see limits) */
+	struct scope_thread *owner;
+	struct agg agg[AGG_CAP];
+	struct agg spare[AGG_CAP]; /* the table being rebuilt */
+	struct frame stack[STACK_CAP];
+};
+
+static __thread struct block *my_block __attribute__((tls_model("initial-exec")));
+static __thread uint8_t deciding __attribute__((tls_model("initial-exec")));
+
+static struct {
+	regex_t only[FILTERSPEC_MAX_PATTERNS], exclude[FILTERSPEC_MAX_PATTERNS];
+	int nonly, nnot, not_subtree;
+	uint32_t depth;	    /* 0: any */
+	uint64_t min_ticks; /* 0: none */
+	uint64_t min_ns;
+} fc;
+
+static struct block *blocks;
+static pthread_mutex_t decide_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef char *demangle_fn(const char *, char *, size_t *, int *);
+static demangle_fn *demangle;
+
+/* Decisions by address for the whole process: the threads' tables ask
+ * here first. Open addressing; a full table decides again. */
+#define DEC_BITS 16
+#define DEC_CAP	 (1u << DEC_BITS)
+static uint64_t *dec_key;
+static uint8_t *dec_val;
+
+static inline uint32_t hash(uint64_t fn, unsigned bits)
+{
+	return (uint32_t)((fn * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Configuration                                                           */
+
+static SCOPE_NOINST int compile_list(const char *var, regex_t *re, int *n)
+{
+	const char *v = scope_getenv(var), *line, *nl;
+	char pattern[1024], why[256];
+	int rc;
+
+	if (!v)
+		return 0;
+	for (line = v; *line; line = nl + (*nl != '\0')) {
+		size_t len;
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line);
+		len = (size_t)(nl - line);
+		if (!len)
+			continue;
+		if (len >= sizeof pattern || *n == FILTERSPEC_MAX_PATTERNS) {
+			scope_log("%s holds a pattern over %zu bytes or more than %d patterns; "
+				  "this run is not profiled",
+				  var, sizeof pattern - 1, FILTERSPEC_MAX_PATTERNS);
+			return -1;
+		}
+		memcpy(pattern, line, len);
+		pattern[len] = '\0';
+		if ((rc = regcomp(&re[*n], pattern, REG_EXTENDED | REG_NOSUB)) != 0) {
+			regerror(rc, &re[*n], why, sizeof why);
+			scope_log("%s: bad regular expression '%s': %s; this run is not profiled",
+				  var, pattern, why);
+			return -1;
+		}
+		++*n;
+	}
+	return 0;
+}
+
+int scope_filter_init(void)
+{
+	const char *v;
+
+	if (scope_sample_init() != 0)
+		return -1;
+	if (compile_list("SCOPE_ONLY", fc.only, &fc.nonly) != 0 ||
+	    compile_list("SCOPE_NOT", fc.exclude, &fc.nnot) != 0)
+		return -1;
+	v = scope_getenv("SCOPE_NOT_SUBTREE");
+	fc.not_subtree = v && *v && strcmp(v, "0") != 0;
+	if ((v = scope_getenv("SCOPE_DEPTH")) && *v && filterspec_depth(v, &fc.depth) != 0) {
+		scope_log("SCOPE_DEPTH='%s' is not a depth from 1 to %u; this run is not profiled",
+			  v, FILTERSPEC_MAX_DEPTH);
+		return -1;
+	}
+	if ((v = scope_getenv("SCOPE_MIN_DURATION")) && *v &&
+	    filterspec_duration(v, &fc.min_ns) != 0) {
+		scope_log("SCOPE_MIN_DURATION='%s' is not a duration (say 500, 10us, 2ms or 1s); "
+			  "this run is not profiled",
+			  v);
+		return -1;
+	}
+	return 0;
+}
+
+/* Ticks per ns, measured over a millisecond: only the threshold needs it. */
+static SCOPE_NOINST uint64_t ns_to_ticks(uint64_t ns)
+{
+	uint64_t m0, t0, m1, t1;
+
+	if (!scope_clock_is_tsc)
+		return ns;
+	m0 = scope_mono_ns();
+	t0 = scope_now();
+	do
+		m1 = scope_mono_ns();
+	while (m1 - m0 < 1000000);
+	t1 = scope_now();
+	return (uint64_t)((double)ns * (double)(t1 - t0) / (double)(m1 - m0) + 0.5);
+}
+
+static SCOPE_NOINST void forked_child(void);
+
+void scope_filter_start(void)
+{
+	static int once;
+
+	scope_sample_start();
+	if (!fc.nonly && !fc.nnot && !fc.depth && !fc.min_ns)
+		return;
+	if (!once) {
+		void *k = mmap(NULL, DEC_CAP * (sizeof *dec_key + 1), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (k == MAP_FAILED) {
+			scope_log("no memory for the filters; every call is recorded");
+			return;
+		}
+		dec_key = k;
+		dec_val = (uint8_t *)(dec_key + DEC_CAP);
+		if (fc.min_ns)
+			fc.min_ticks = ns_to_ticks(fc.min_ns);
+		if (fc.nonly || fc.nnot) {
+			/* C++'s demangler, where the program has one (a C++ runtime
+			 * loaded later is not looked for: the names stay mangled) */
+			demangle = (demangle_fn *)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+			pthread_mutex_lock(&decide_lock);
+			scope_elfsyms_load_all();
+			pthread_mutex_unlock(&decide_lock);
+		}
+		pthread_atfork(NULL, NULL, forked_child);
+		once = 1;
+	}
+	__atomic_store_n(&scope_filtering, 1, __ATOMIC_RELEASE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Decisions                                                               */
+
+static SCOPE_NOINST int matches(const regex_t *re, int n, const char *full, const char *shrt)
+{
+	for (int i = 0; i < n; i++)
+		if (regexec(&re[i], full, 0, NULL, 0) == 0 ||
+		    (shrt && regexec(&re[i], shrt, 0, NULL, 0) == 0))
+			return 1;
+	return 0;
+}
+
+static SCOPE_NOINST uint8_t compute(uint64_t fn)
+{
+	const char *raw;
+	char *full = NULL, *shrt;
+	uint8_t dec = DEC_KNOWN;
+	int status;
+
+	if (fn == (uint64_t)(uintptr_t)&scope_measure_overhead)
+		return DEC_KNOWN | DEC_PLAIN;
+	pthread_mutex_lock(&decide_lock);
+	raw = scope_elfsyms_name((uintptr_t)fn);
+	if (!raw)
+		goto out;
+	if (demangle && raw[0] == '_' && raw[1] == 'Z')
+		full = demangle(raw, NULL, NULL, &status);
+	shrt = name_short(full ? full : raw);
+	if (matches(fc.only, fc.nonly, full ? full : raw, shrt))
+		dec |= DEC_ONLY;
+	if (matches(fc.exclude, fc.nnot, full ? full : raw, shrt))
+		dec |= fc.not_subtree ? DEC_NOT | DEC_NOTSUB : DEC_NOT;
+	free(shrt);
+	free(full);
+out:
+	pthread_mutex_unlock(&decide_lock);
+	return dec;
+}
+
+/* What the filters say of fn, decided once for the process. A signal
+ * handler that interrupts a decision on its thread gets the answer
+ * without a name, not cached. */
+static SCOPE_NOINST uint8_t decide(uint64_t fn)
+{
+	uint32_t h = hash(fn, DEC_BITS);
+	uint8_t dec;
+
+	if (deciding)
+		return DEC_KNOWN;
+	for (uint32_t i = 0; i < 64; i++, h = (h + 1) & (DEC_CAP - 1)) {
+		uint64_t key = __atomic_load_n(&dec_key[h], __ATOMIC_ACQUIRE), none = 0;
+		if (key == fn && (dec = __atomic_load_n(&dec_val[h], __ATOMIC_ACQUIRE)))
+			return dec;
+		if (key == fn)
+			break; /* another thread is deciding it */
+		if (key)
+			continue;
+		if (!__atomic_compare_exchange_n(&dec_key[h], &none, fn, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			if (none != fn)
+				continue;
+			break;
+		}
+		deciding = 1;
+		dec = compute(fn);
+		deciding = 0;
+		__atomic_store_n(&dec_val[h], dec, __ATOMIC_RELEASE);
+		return dec;
+	}
+	deciding = 1;
+	dec = compute(fn);
+	deciding = 0;
+	return dec;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sums into the arena                                                     */
+
+/* n contiguous slots of t's chunk, moving it to a new chunk when they do
+ * not fit; NULL when the arena has none. The thread is busy: no signal
+ * handler records on it meanwhile. */
+static SCOPE_NOINST struct scope_rec *slots(struct scope_thread *t, uint32_t n)
+{
+	struct scope_process *p = &scope_proc;
+	struct scope_chunk_head *ch;
+	struct scope_rec *r = t->cur;
+
+	if (t->chunk_end && r && r + n <= t->chunk_end) {
+		t->cur = r + n;
+		return r;
+	}
+	if (t->lane < 0 || !(ch = scope_arena_chunk(p)))
+		return NULL;
+	ch->lane = (uint32_t)t->lane;
+	ch->seq = __atomic_fetch_add(&t->seq, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ch->magic, SCOPE_CHUNK_MAGIC, __ATOMIC_RELEASE);
+	r = (struct scope_rec *)(ch + 1);
+	t->cur = r + n;
+	t->chunk_end = r + p->recs_per_chunk;
+	return r;
+}
+
+static SCOPE_NOINST void emit(struct scope_thread *t, int32_t lane, const struct agg *a)
+{
+	struct scope_rec *r;
+
+	if (!a->calls && !a->hidden)
+		return;
+	if (!(r = slots(t, SCOPE_AGG_RECS))) {
+		scope_arena_lost(&scope_proc, SCOPE_LOST_ARENA_FULL);
+		return;
+	}
+	r[0].start = a->fn;
+	r[0].end = a->calls;
+	r[1] = (struct scope_rec){SCOPE_REC_AGG_2, a->total, a->total_all};
+	r[2] = (struct scope_rec){SCOPE_REC_AGG_2, (uint64_t)a->self, a->min};
+	r[3] = (struct scope_rec){SCOPE_REC_AGG_2, a->max, a->hidden};
+	r[4] = (struct scope_rec){SCOPE_REC_AGG_2, (uint64_t)(uint32_t)lane, 0};
+	__atomic_store_n(&r[0].fn, SCOPE_REC_AGG, __ATOMIC_RELEASE);
+}
+
+static SCOPE_NOINST void clear_sums(struct agg *a)
+{
+	a->calls = a->total = a->total_all = a->max = a->hidden = 0;
+	a->self = 0;
+	a->min = UINT64_MAX;
+}
+
+/* Counts b's calls still open (the thread exits or the process stops in
+ * them) as calls that end now; only the thread's own stack. */
+static SCOPE_NOINST void count_open(struct block *b, uint64_t now)
+{
+	for (uint32_t i = b->sp; i-- > 0;) {
+		struct frame *e = &b->stack[i];
+		struct agg *a = &b->agg[e->agg];
+		uint64_t dur = now > e->start ? now - e->start : 0;
+		if (e->flags & F_STORED)
+			a->hidden += e->hidden; /* the call stays open in the arena */
+		if (!(e->flags & F_UNSTORED))
+			continue;
+		a->calls++;
+		a->total_all += dur;
+		a->total += dur; /* approximately: recursions count more than once */
+		a->self += (int64_t)(dur - e->child);
+		a->min = dur < a->min ? dur : a->min;
+		a->max = dur > a->max ? dur : a->max;
+	}
+	b->sp = 0;
+}
+
+/* Puts b's sums into t's chunk, as lane's; they start again from 0. */
+static SCOPE_NOINST void flush(struct scope_thread *t, int32_t lane, struct block *b)
+{
+	for (uint32_t i = 0; i < AGG_CAP; i++) {
+		if (!b->agg[i].fn)
+			continue;
+		emit(t, lane, &b->agg[i]);
+		clear_sums(&b->agg[i]);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* The thread's table                                                      */
+
+/* Which depths of b's stack are stored, the functions' own decisions
+ * aside: none outside --only's functions or inside a --not-subtree one,
+ * and --depth levels from the outermost --only call (or the thread's
+ * first). The hooks compare the depth with store_hi alone. */
+static inline void limits(struct block *b)
+{
+	if ((fc.nonly && !b->only_open) || b->notsub_open)
+		b->store_hi = 0;
+	else
+		b->store_hi = fc.depth ? b->base + fc.depth : UINT32_MAX;
+}
+
+static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
+{
+	struct block *b;
+
+	for (b = __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); b; b = b->next) {
+		uint32_t dead = BLOCK_DEAD;
+		if (__atomic_compare_exchange_n(&b->state, &dead, BLOCK_LIVE, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			memset(b->agg, 0, sizeof b->agg);
+			goto ready;
+		}
+	}
+	b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (b == MAP_FAILED) {
+		static int warned;
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+			scope_log("no memory for the filters' state of a thread (%zu KiB): its "
+				  "calls are recorded as without filters",
+				  sizeof *b >> 10);
+		return NULL;
+	}
+	b->state = BLOCK_LIVE;
+	b->next = __atomic_load_n(&blocks, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&blocks, &b->next, b, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+ready:
+	b->sp = b->nagg = b->only_open = b->notsub_open = b->base = 0;
+	limits(b);
+	b->owner = t;
+	return b;
+}
+
+static SCOPE_NOINST uint32_t insert(struct agg *table, uint64_t fn)
+{
+	uint32_t i = hash(fn, AGG_BITS);
+
+	while (table[i].fn && table[i].fn != fn)
+		i = (i + 1) & (AGG_CAP - 1);
+	table[i].fn = fn;
+	return i;
+}
+
+/* A full table: its sums go to the arena, and only the functions with
+ * calls open stay (the stack refers to them by index). */
+static SCOPE_NOINST void rebuild(struct scope_thread *t, struct block *b)
+{
+	flush(t, t->lane, b);
+	memset(b->spare, 0, sizeof b->spare);
+	b->nagg = 0;
+	for (uint32_t i = 0; i < AGG_CAP; i++) {
+		if (!b->agg[i].fn || !b->agg[i].open)
+			continue;
+		b->spare[insert(b->spare, b->agg[i].fn)] = b->agg[i];
+		b->nagg++;
+	}
+	memcpy(b->agg, b->spare, sizeof b->agg);
+	for (uint32_t i = 0; i < b->sp; i++)
+		b->stack[i].agg = insert(b->agg, b->stack[i].fn);
+}
+
+static SCOPE_NOINST uint32_t lookup_slow(struct scope_thread *t, struct block *b, uint64_t fn)
+{
+	uint32_t i = hash(fn, AGG_BITS);
+	uint8_t dec;
+
+	while (b->agg[i].fn && b->agg[i].fn != fn)
+		i = (i + 1) & (AGG_CAP - 1);
+	if (b->agg[i].fn == fn)
+		return i;
+	scope_busy_begin(t);
+	dec = decide(fn);
+	if (b->nagg >= AGG_FULL)
+		rebuild(t, b);
+	scope_busy_end(t);
+	i = insert(b->agg, fn);
+	b->agg[i].dec = dec;
+	b->agg[i].open = 0;
+	clear_sums(&b->agg[i]);
+	b->nagg++;
+	return i;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The hooks' way, for the calls that are stored                           */
+
+static inline __attribute__((always_inline)) void plain_enter(struct scope_thread *t, void *fn,
+							      uintptr_t frame)
+{
+	uint64_t now = scope_now();
+	struct scope_rec *r = scope_take_slot(t);
+
+	if (unlikely(r >= t->limit)) {
+		scope_enter_slow(fn, frame, r);
+		return;
+	}
+	scope_record_open(t, r, fn, frame, now);
+}
+
+static inline __attribute__((always_inline)) void plain_exit(struct scope_thread *t, void *fn,
+							     uintptr_t frame, uint64_t now)
+{
+	struct scope_rec *r = t->open;
+
+	if (unlikely(!r || !scope_record_is(r, fn))) {
+		scope_exit_slow(fn, now, frame);
+		return;
+	}
+	t->open = scope_record_parent(r);
+	t->depth--;
+	scope_signal_fence();
+	r->end = now;
+}
+
+/* Opens a record for fn at depth (its depth as the filters count it);
+ * returns it, or NULL when the hooks' slow path did not record the call.
+ * *start becomes the record's start when the slow path read it later. */
+static inline __attribute__((always_inline)) struct scope_rec *
+store_open(struct scope_thread *t, void *fn, uintptr_t frame, uint64_t now, uint32_t depth,
+	   uint64_t *start)
+{
+	struct scope_rec *r = scope_take_slot(t), *before = t->open;
+
+	if (unlikely(r >= t->limit)) {
+		scope_enter_slow(fn, frame, r);
+		r = t->open;
+		if (r == before || !r || !scope_record_is(r, fn))
+			return NULL;
+		t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
+		/* the depth bits only: the slow path may have marked the address */
+		r->fn = (r->fn & SCOPE_REC_ADDR_MASK) | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+		*start = r->start; /* the slow path's own work is not the call's */
+		return r;
+	}
+	t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
+	r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+	r->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;
+	r->start = now;
+	scope_signal_fence();
+	t->depth++;
+	t->open = r;
+	return r;
+}
+
+/* Takes back r, the thread's last record, innermost and open, so that
+ * the slot is free again; returns 0 when a signal handler has recorded
+ * after it meanwhile, and r stays. The slot is emptied before cur moves
+ * back, in one instruction on x86-64, which a signal cannot split. */
+static inline __attribute__((always_inline)) int take_back(struct scope_thread *t,
+							   struct scope_rec *r)
+{
+	struct scope_rec *expect = r + 1;
+	uint64_t fn = r->fn;
+
+	if (t->open != r || t->cur != expect)
+		return 0;
+	r->fn = 0;
+	scope_signal_fence();
+#if defined(__x86_64__)
+	__asm__ volatile("cmpxchgq %2, %1" : "+a"(expect), "+m"(t->cur) : "r"(r) : "cc");
+#else
+	if (t->cur == expect)
+		t->cur = r;
+	else
+		expect = t->cur;
+#endif
+	scope_signal_fence();
+	if (expect != r + 1) {
+		r->fn = fn;
+		return 0;
+	}
+	t->open = scope_record_parent(r);
+	t->depth--;
+	return 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The hooks                                                               */
+
+static SCOPE_NOINST __attribute__((noinline)) struct block *enter_cold(struct scope_thread *t,
+								       struct block *b)
+{
+	if (t->shared || t->busy || t->ignored || !scope_proc.hdr || scope_stopped())
+		return NULL;
+	if (!b || !t->chunk_end) {
+		scope_busy_begin(t);
+		if (!t->registered)
+			scope_thread_register(-1);
+		if (!b)
+			b = my_block = claim_block(t);
+		/* A chunk now, not at its first stored call: the hooks' one test,
+		 * limit == chunk_end, then tells a thread that may record from one
+		 * that is busy (limit NULL). Its sums go there too. */
+		if (!t->chunk_end && t->lane >= 0)
+			slots(t, 0);
+		scope_busy_end(t);
+	}
+	return b;
+}
+
+/* A call that may be stored, or that changes what is stored below it. */
+static SCOPE_NOINST __attribute__((noinline)) void enter_full(struct scope_thread *t,
+							      struct block *b, void *fn,
+							      uintptr_t frame, uint64_t now,
+							      uint32_t sp, uint32_t i)
+{
+	struct agg *a = &b->agg[i];
+	struct frame *e;
+	uint32_t flags = 0, depth;
+	uint8_t dec = a->dec;
+
+	if (dec & DEC_PLAIN) {
+		plain_enter(t, fn, frame);
+		return;
+	}
+	if (dec & DEC_ONLY) {
+		if (b->only_open++ == 0)
+			b->base = sp;
+		flags |= F_ONLY;
+	}
+	if (dec & DEC_NOTSUB) {
+		b->notsub_open++;
+		flags |= F_NOTSUB;
+	}
+	if (flags)
+		limits(b);
+	depth = sp - b->base;
+	b->sp = sp + 1;
+	scope_signal_fence();
+	e = &b->stack[sp];
+	e->fn = (uint64_t)(uintptr_t)fn;
+	e->frame = frame;
+	e->start = now;
+	e->child = e->hidden = 0;
+	e->agg = i;
+	e->rec = NULL;
+	a->open++;
+	if (sp < b->store_hi && !(dec & DEC_NOT)) {
+		e->rec = store_open(t, fn, frame, now, depth, &e->start);
+		flags |= e->rec ? F_STORED : F_PLAIN;
+	} else {
+		flags |= F_UNSTORED;
+	}
+	e->flags = flags;
+}
+
+/* Every call but the fast path's: a thread not set up or not recording,
+ * a function met for the first time on the thread, a call that may be
+ * stored or changes what is stored below it. */
+static SCOPE_NOINST __attribute__((noinline)) void enter_other(void *fn, uintptr_t frame,
+							       uint64_t now)
+{
+	struct scope_thread *t = &scope_tls;
+	struct block *b = my_block;
+	uint32_t sp, i;
+
+	if ((!b || t->limit != t->chunk_end || !t->limit || t->shared) && !(b = enter_cold(t, b)))
+		goto plain;
+	sp = b->sp;
+	if (sp >= STACK_CAP)
+		goto plain;
+	i = hash((uint64_t)(uintptr_t)fn, AGG_BITS);
+	if (b->agg[i].fn != (uint64_t)(uintptr_t)fn) {
+		i = lookup_slow(t, b, (uint64_t)(uintptr_t)fn);
+		now = scope_now(); /* the decision is not the call's time */
+	}
+	enter_full(t, b, fn, frame, now, sp, i);
+	return;
+plain:
+	plain_enter(t, fn, frame);
+}
+
+/* The fast path is a call that is not stored and changes nothing below it,
+ * of a function the thread has met: a stack entry and, at its exit, five
+ * sums. Anything else goes to enter_other, as a tail call. */
+void scope_filter_enter(void *fn, uintptr_t frame)
+{
+	uint64_t now = scope_now();
+	const struct scope_thread *t = &scope_tls;
+	struct block *b = my_block;
+	struct frame *e;
+	struct agg *a;
+	uint32_t sp, i;
+	uint8_t dec;
+
+	if (unlikely(!b || t->limit != t->chunk_end || !t->limit || t->shared)) {
+		enter_other(fn, frame, now);
+		return;
+	}
+	sp = b->sp;
+	i = hash((uint64_t)(uintptr_t)fn, AGG_BITS);
+	a = &b->agg[i];
+	dec = a->dec;
+	if (unlikely(a->fn != (uint64_t)(uintptr_t)fn || sp >= STACK_CAP)) {
+		enter_other(fn, frame, now);
+		return;
+	}
+	if ((dec & (DEC_ONLY | DEC_NOTSUB | DEC_PLAIN)) || (sp < b->store_hi && !(dec & DEC_NOT))) {
+		enter_full(&scope_tls, b, fn, frame, now, sp, i);
+		return;
+	}
+	b->sp = sp + 1;
+	scope_signal_fence();
+	e = &b->stack[sp];
+	e->fn = (uint64_t)(uintptr_t)fn;
+	e->frame = frame;
+	e->start = now;
+	e->child = 0;
+	e->agg = i;
+	e->flags = F_UNSTORED;
+	a->open++;
+}
+
+/* Sums e's call, not stored, which lasted dur. */
+static inline __attribute__((always_inline)) void sum(struct agg *a, const struct frame *e,
+						      struct frame *parent, uint64_t dur)
+{
+	a->calls++;
+	a->total_all += dur;
+	if (!a->open)
+		a->total += dur;
+	a->self += (int64_t)(dur - e->child);
+	if (dur < a->min)
+		a->min = dur;
+	if (dur > a->max)
+		a->max = dur;
+	if (parent && (parent->flags & F_STORED))
+		parent->hidden += dur;
+}
+
+/* Ends e, the top of b's stack, at now. */
+static SCOPE_NOINST __attribute__((noinline)) void pop(struct scope_thread *t, struct block *b,
+						       struct frame *e, uint64_t now)
+{
+	struct agg *a = &b->agg[e->agg];
+	struct frame *parent = e > b->stack ? e - 1 : NULL;
+	uint64_t dur = now - e->start;
+	uint32_t flags = e->flags;
+
+	if (flags & (F_ONLY | F_NOTSUB)) {
+		b->only_open -= (flags & F_ONLY) != 0;
+		b->notsub_open -= (flags & F_NOTSUB) != 0;
+		limits(b);
+	}
+	a->open--;
+	if ((flags & (F_STORED | F_PLAIN)) && (!(flags & F_STORED) || !fc.min_ticks ||
+					       dur >= fc.min_ticks || !take_back(t, e->rec))) {
+		plain_exit(t, (void *)(uintptr_t)e->fn, e->frame, now);
+		a->hidden += e->hidden;
+	} else {
+		sum(a, e, parent, dur);
+	}
+	if (parent)
+		parent->child += dur;
+	scope_signal_fence();
+	b->sp = (uint32_t)(e - b->stack);
+}
+
+/* An exit that is not the top's: calls left by longjmp or an exception
+ * that ran no exit hooks end now with the one returning; an exit of a
+ * call the stack never had goes the hooks' way. */
+static SCOPE_NOINST void exit_unmatched(struct scope_thread *t, struct block *b, void *fn,
+					uintptr_t frame, uint64_t now)
+{
+	uint32_t k = b->sp;
+
+	while (k > 0 &&
+	       !(b->stack[k - 1].fn == (uint64_t)(uintptr_t)fn && b->stack[k - 1].frame == frame))
+		k--;
+	if (!k) {
+		plain_exit(t, fn, frame, now);
+		return;
+	}
+	while (b->sp >= k)
+		pop(t, b, &b->stack[b->sp - 1], now);
+}
+
+/* Every exit but the fast path's. */
+static SCOPE_NOINST __attribute__((noinline)) void exit_other(void *fn, uintptr_t frame,
+							      uint64_t now)
+{
+	struct scope_thread *t = &scope_tls;
+	struct block *b = my_block;
+	struct frame *e;
+
+	if (!b || !b->sp) {
+		plain_exit(t, fn, frame, now);
+		return;
+	}
+	e = &b->stack[b->sp - 1];
+	if (e->fn == (uint64_t)(uintptr_t)fn && e->frame == frame)
+		pop(t, b, e, now);
+	else if (b->sp == STACK_CAP)
+		plain_exit(t, fn, frame, now); /* a call deeper than the stack keeps */
+	else
+		exit_unmatched(t, b, fn, frame, now);
+}
+
+void scope_filter_exit(void *fn, uintptr_t frame)
+{
+	uint64_t now = scope_now(), dur;
+	struct block *b = my_block;
+	struct frame *e, *parent;
+	struct agg *a;
+	uint32_t sp;
+
+	if (unlikely(!b || !(sp = b->sp))) {
+		exit_other(fn, frame, now);
+		return;
+	}
+	e = &b->stack[sp - 1];
+	if (unlikely(e->fn != (uint64_t)(uintptr_t)fn || e->frame != frame)) {
+		exit_other(fn, frame, now);
+		return;
+	}
+	if (e->flags != F_UNSTORED) {
+		pop(&scope_tls, b, e, now);
+		return;
+	}
+	a = &b->agg[e->agg];
+	parent = sp > 1 ? e - 1 : NULL;
+	dur = now - e->start;
+	a->open--;
+	sum(a, e, parent, dur);
+	if (parent)
+		parent->child += dur;
+	scope_signal_fence();
+	b->sp = sp - 1;
+}
+
+extern const char __ehdr_start[] SCOPE_HIDDEN;
+extern const char _end[] SCOPE_HIDDEN;
+
+int scope_filter_in_call(void)
+{
+	const struct block *b = my_block;
+	const char *top;
+
+	if (!b || !b->sp)
+		return 0;
+	top = (const char *)(uintptr_t)b->stack[b->sp - 1].fn;
+	return !(top >= __ehdr_start && top < _end); /* the wrappers' regions are the library's */
+}
+
+/* ---------------------------------------------------------------------- */
+/* Threads, processes                                                      */
+
+void scope_filter_thread_end(struct scope_thread *t)
+{
+	struct block *b = my_block;
+
+	if (t == &scope_tls)
+		scope_sample_thread_end();
+	if (!b || t != &scope_tls)
+		return;
+	if (!scope_stopped() && scope_proc.hdr && t->lane >= 0) {
+		scope_busy_begin(t);
+		count_open(b, scope_now());
+		flush(t, t->lane, b);
+		scope_busy_end(t);
+	}
+	my_block = NULL;
+	__atomic_store_n(&b->state, BLOCK_DEAD, __ATOMIC_RELEASE);
+}
+
+/* Every live thread's sums: the others' are read as they are (a thread
+ * still running may be counting a call meanwhile). */
+void scope_filter_stop(void)
+{
+	struct scope_thread *t = &scope_tls;
+	struct block *own = my_block;
+
+	if (!scope_filtering || !scope_proc.hdr)
+		return;
+	scope_busy_begin(t);
+	if (!t->registered)
+		scope_thread_register(-1);
+	if (own)
+		count_open(own, scope_now());
+	for (struct block *b = __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); b; b = b->next) {
+		int32_t lane = b == own ? t->lane : b->owner ? b->owner->lane : -1;
+		if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != BLOCK_LIVE || lane < 0)
+			continue;
+		flush(t, lane, b);
+	}
+	scope_busy_end(t);
+}
+
+/* The child of a fork has the forking thread only, and none of the
+ * parent's sums: they are the parent's to write. */
+static SCOPE_NOINST void forked_child(void)
+{
+	/* another thread may have held it at the fork */
+	pthread_mutex_init(&decide_lock, NULL);
+	for (struct block *b = blocks; b; b = b->next)
+		if (b != my_block)
+			b->state = BLOCK_DEAD;
+	if (my_block) {
+		memset(my_block->agg, 0, sizeof my_block->agg);
+		my_block->sp = my_block->nagg = 0;
+		my_block->only_open = my_block->notsub_open = my_block->base = 0;
+		limits(my_block);
+	}
+}

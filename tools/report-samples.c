@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+/* scope-report --samples: on-CPU time per function, instrumented or not, from the samples. */
+#include "map.h"
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Each thread's CPU-time timer fired once per period of its CPU time, as
+ * the kernel's tick allows (often 4 ms, whatever the rate asked for): a
+ * sample of a lane stands for the lane's CPU time (cpu_ns) divided by its
+ * samples. A function's on-CPU time is the sum over the samples taken in
+ * it (innermost frame); a region's, over those taken while it was the
+ * innermost recorded call open, set against its time from /pairs.
+ */
+
+struct fn_row {
+	const char *name; /* in a sample's stack */
+	uint64_t samples;
+	double cpu_ns;
+};
+
+struct region_row {
+	uint64_t region, samples;
+	double cpu_ns;
+	uint64_t total_ns;
+};
+
+static int by_samples(const void *x, const void *y)
+{
+	const struct fn_row *a = x, *b = y;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	return strcmp(a->name, b->name);
+}
+
+static int by_region_samples(const void *x, const void *y)
+{
+	const struct region_row *a = x, *b = y;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	return (a->region > b->region) - (a->region < b->region);
+}
+
+/* The function a stack ends in: its innermost frame. */
+static const char *leaf_of(const char *stack)
+{
+	const char *semi = strrchr(stack, ';');
+	return semi ? semi + 1 : stack;
+}
+
+static const struct column fn_cols[] = {
+	{"samples", "samples", CELL_U64, 9, 0, 0, 0},
+	{"on cpu", "cpu_ns", CELL_NS, 11, 0, 0, 0},
+	{"share", "share_pct", CELL_PCT, 6, 0, 0, 0},
+	{"function", "function", CELL_STR, 0, 0, 0, 0},
+};
+
+static const struct column region_cols[] = {
+	{"samples", "samples", CELL_U64, 9, 0, 0, 0}, {"on cpu", "cpu_ns", CELL_NS, 11, 0, 0, 0},
+	{"total", "total_ns", CELL_NS, 11, 0, 0, 0},  {"on cpu", "cpu_pct", CELL_PCT, 6, 0, 0, 0},
+	{"region", "region", CELL_STR, 0, 0, 0, 0},
+};
+
+struct sampled {
+	struct rd_sample *s; /* every process's */
+	size_t n;
+	double *weight; /* per sample: its lane's CPU time / its lane's samples */
+};
+
+/* Reads every process's samples and weighs them. */
+static int read_samples(struct rd_profile *p, struct sampled *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		struct rd_sample *s, *grown;
+		size_t n;
+		if (rd_samples(p, i, &s, &n) != 0)
+			return -1;
+		if (!n)
+			continue;
+		grown = realloc(out->s, (out->n + n) * sizeof *grown);
+		if (!grown) {
+			rd_samples_free(s, n);
+			return snprintf(p->err, sizeof p->err, "out of memory"), -1;
+		}
+		memcpy(grown + out->n, s, n * sizeof *s);
+		free(s);
+		out->s = grown;
+		out->n += n;
+	}
+	out->weight = calloc(out->n + 1, sizeof *out->weight);
+	if (!out->weight)
+		return snprintf(p->err, sizeof p->err, "out of memory"), -1;
+	for (size_t i = 0; i < out->n;) {
+		/* the samples of one process, lane by lane */
+		size_t j = i, nlanes = p->processes[out->s[i].process].nlanes;
+		uint64_t *count = calloc(nlanes + 1, sizeof *count);
+		if (!count)
+			return snprintf(p->err, sizeof p->err, "out of memory"), -1;
+		while (j < out->n && out->s[j].process == out->s[i].process)
+			j++;
+		for (size_t k = i; k < j; k++)
+			if (out->s[k].thread < nlanes)
+				count[out->s[k].thread]++;
+		for (size_t k = i; k < j; k++) {
+			uint64_t lane = out->s[k].thread;
+			if (lane < nlanes && count[lane])
+				out->weight[k] =
+					(double)p->processes[out->s[k].process].lanes[lane].cpu_ns /
+					(double)count[lane];
+		}
+		free(count);
+		i = j;
+	}
+	return 0;
+}
+
+static void sampled_free(struct sampled *s)
+{
+	rd_samples_free(s->s, s->n);
+	free(s->weight);
+}
+
+static int print_functions(const struct options *o, const struct sampled *sm, FILE *out)
+{
+	struct fn_row *rows = calloc(sm->n + 1, sizeof *rows);
+	struct u64map m = {0};
+	struct table t = {out, o->format, fn_cols, NCOLS(fn_cols), 0};
+	size_t n = 0, shown;
+
+	if (!rows)
+		return -1;
+	for (size_t i = 0; i < sm->n; i++) {
+		const char *leaf = leaf_of(sm->s[i].stack);
+		uint64_t key = map_hash_str(leaf);
+		int added;
+		uint32_t *row;
+		/* names that hash alike take the next keys */
+		while ((row = map_slot(&m, key, (uint32_t)n, &added)) && !added &&
+		       strcmp(rows[*row].name, leaf) != 0)
+			key++;
+		if (!row) {
+			free(rows);
+			map_free(&m);
+			return -1;
+		}
+		if (added)
+			rows[n++].name = leaf;
+		rows[*row].samples++;
+		rows[*row].cpu_ns += sm->weight[i];
+	}
+	map_free(&m);
+	qsort(rows, n, sizeof *rows, by_samples);
+	shown = o->top && o->top < n ? o->top : n;
+	table_begin(&t, "functions");
+	for (size_t i = 0; i < shown; i++)
+		table_row(&t, (union cell[]){{.u = rows[i].samples},
+					     {.u = (uint64_t)rows[i].cpu_ns},
+					     {.f = 100.0 * (double)rows[i].samples / (double)sm->n},
+					     {.s = rows[i].name}});
+	table_end(&t);
+	if (o->format == FMT_TEXT && shown < n)
+		fprintf(out, "... %zu more functions (--top)\n", n - shown);
+	free(rows);
+	return 0;
+}
+
+static int print_regions(const struct options *o, const struct rd_profile *p,
+			 const struct sampled *sm, FILE *out)
+{
+	struct region_row *rows = calloc(p->nregions + 1, sizeof *rows);
+	struct table t = {out, o->format, region_cols, NCOLS(region_cols), 0};
+	size_t n = 0, shown;
+
+	if (!rows)
+		return -1;
+	for (size_t r = 0; r < p->nregions; r++)
+		rows[r].region = r;
+	for (size_t i = 0; i < p->npairs; i++)
+		rows[p->pairs[i].region].total_ns += p->pairs[i].total_ns;
+	for (size_t i = 0; i < sm->n; i++)
+		if (sm->s[i].region < p->nregions) {
+			rows[sm->s[i].region].samples++;
+			rows[sm->s[i].region].cpu_ns += sm->weight[i];
+		}
+	for (size_t r = 0; r < p->nregions; r++)
+		if (rows[r].samples)
+			rows[n++] = rows[r];
+	qsort(rows, n, sizeof *rows, by_region_samples);
+	shown = o->top && o->top < n ? o->top : n;
+	table_begin(&t, "regions");
+	for (size_t i = 0; i < shown; i++)
+		table_row(&t, (union cell[]){
+				      {.u = rows[i].samples},
+				      {.u = (uint64_t)rows[i].cpu_ns},
+				      {.u = rows[i].total_ns},
+				      {.f = rows[i].total_ns ? 100.0 * rows[i].cpu_ns /
+								       (double)rows[i].total_ns
+							     : NAN},
+				      {.s = region_name(o, 0, rows[i].region)},
+			      });
+	table_end(&t);
+	if (o->format == FMT_TEXT && shown < n)
+		fprintf(out, "... %zu more regions (--top)\n", n - shown);
+	free(rows);
+	return 0;
+}
+
+int view_samples(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+		 size_t cap)
+{
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
+	struct sampled sm;
+	double cpu = 0;
+	int rc = -1;
+
+	if (read_samples(p, &sm) != 0) {
+		snprintf(err, cap, "%s: %s", path, p->err);
+		goto out;
+	}
+	if (!sm.n) {
+		snprintf(err, cap, "%s: no samples (record with scope-run --sample HZ)", path);
+		goto out;
+	}
+	for (size_t i = 0; i < sm.n; i++)
+		cpu += sm.weight[i];
+	if (o->format == FMT_JSON)
+		json_doc_begin(out, path, p);
+	if (o->format == FMT_TEXT)
+		fprintf(out,
+			"%s: %zu samples, %.3f ms of CPU time; on CPU per function (innermost "
+			"frame, instrumented or not):\n\n",
+			path, sm.n, cpu / 1e6);
+	if (print_functions(o, &sm, out) != 0)
+		goto oom;
+	if (o->format == FMT_TEXT)
+		fputs("\nper region (the innermost recorded call open when sampled): its time on "
+		      "CPU, against its total\n\n",
+		      out);
+	else if (o->format == FMT_CSV)
+		putc('\n', out);
+	if (print_regions(o, p, &sm, out) != 0)
+		goto oom;
+	if (o->format == FMT_JSON)
+		json_doc_end(out);
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, cap, "%s: out of memory", path);
+out:
+	sampled_free(&sm);
+	return rc;
+}
+
+/* Folded stacks (flamegraph.pl) of the samples: each distinct stack, with
+ * the CPU time its samples stand for, in ns. */
+int view_folded_samples(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
+			size_t cap)
+{
+	struct rd_profile *p = in[0];
+	const char *path = o->files[0];
+	struct sampled sm;
+	struct u64map m = {0};
+	double *cpu = NULL;
+	const char **stack = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	(void)o;
+	if (read_samples(p, &sm) != 0) {
+		snprintf(err, cap, "%s: %s", path, p->err);
+		goto out;
+	}
+	if (!sm.n) {
+		snprintf(err, cap, "%s: no samples (record with scope-run --sample HZ)", path);
+		goto out;
+	}
+	cpu = calloc(sm.n + 1, sizeof *cpu);
+	stack = calloc(sm.n + 1, sizeof *stack);
+	if (!cpu || !stack)
+		goto oom;
+	for (size_t i = 0; i < sm.n; i++) {
+		uint64_t key = map_hash_str(sm.s[i].stack);
+		int added;
+		uint32_t *row;
+		while ((row = map_slot(&m, key, (uint32_t)n, &added)) && !added &&
+		       strcmp(stack[*row], sm.s[i].stack) != 0)
+			key++;
+		if (!row)
+			goto oom;
+		if (added)
+			stack[n++] = sm.s[i].stack;
+		cpu[*row] += sm.weight[i];
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s %llu\n", stack[i], (unsigned long long)(cpu[i] + 0.5));
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, cap, "%s: out of memory", path);
+out:
+	map_free(&m);
+	free(cpu);
+	free(stack);
+	sampled_free(&sm);
+	return rc;
+}
