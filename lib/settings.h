@@ -29,6 +29,12 @@
 	X("SCOPE_COUNTERS",                                                                        \
 	  "perf::TASK-CLOCK, perf::PAGE-FAULTS, ... or PAPI events, comma-separated")              \
 	X("SCOPE_COUNTER_REGIONS", "an extended regular expression")                               \
+	X("SCOPE_ONLY", "regular expressions, one per line")                                       \
+	X("SCOPE_NOT", "regular expressions, one per line")                                        \
+	X("SCOPE_NOT_SUBTREE", "0 or 1")                                                           \
+	X("SCOPE_DEPTH", "1 to 65535")                                                             \
+	X("SCOPE_MIN_DURATION", "a time: ns, or a number with ns, us, ms or s")                    \
+	X("SCOPE_SAMPLE", "0, or 1 to 100000 samples a second")                                    \
 	X("SCOPE_PROGRESS", "off, or the seconds of work before progress shows")                   \
 	X("SCOPE_WRITE", "alongside or exit")                                                      \
 	X("SCOPE_PRELOAD_LIB", "the path of libscope_preload.so")                                  \
