@@ -32,6 +32,9 @@ else()
   if(SCOPE_HDF5_STATIC AND SCOPE_HDF5_STATIC_LINKS)
     set(scope_hdf5_depends "libsz2, libaec0")
   endif()
+  if(SCOPE_OTF2_INCLUDE AND SCOPE_OTF2_LIBRARY) # scope-report --otf2
+    string(APPEND scope_hdf5_depends ", libopen-trace-format2-10")
+  endif()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libc6, libdw1, libelf1, libdeflate0, zlib1g, ${scope_hdf5_depends}, ${scope_python_depends}")
 endif()

@@ -67,7 +67,7 @@ _scope()
 		;;
 	--stage | --bench) mapfile -t COMPREPLY < <(compgen -d -- "$cur") && return ;;
 	--exe) mapfile -t COMPREPLY < <(compgen -c -- "$cur" | sort -u) && return ;;
-	--parts | -d | --debug-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur") && return ;;
+	--parts | --otf2 | -d | --debug-dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur") && return ;;
 	-*)
 		if _scope_takes_value "$cmd" "$prev"; then
 			COMPREPLY=()

@@ -2,6 +2,7 @@
 /* Column storage: compact or contiguous when small, else shuffled and deflated on every core. */
 #define _GNU_SOURCE
 #include "columns.h"
+#include "progress.h"
 #include "schema.h"
 #include "transfer.h"
 
@@ -267,6 +268,7 @@ int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, u
 		rc = write_deflated(c, d, data, n, width, chunk_elems, 0);
 	else if (n > 0)
 		rc = H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
+	progress_add(n);
 	return H5Dclose(d) < 0 ? -1 : rc;
 }
 
@@ -589,6 +591,7 @@ int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off
 
 	if (len == 0)
 		return 0;
+	progress_add(len);
 	if (o->deflated)
 		return write_deflated(c, o->d, data, len, o->width, o->chunk_elems, off);
 	mem = H5Screate_simple(1, &count, NULL);

@@ -24,6 +24,46 @@ const char *fmt_ns(char *buf, size_t cap, double ns)
 	return buf;
 }
 
+const char *fmt_bytes(char *buf, size_t cap, uint64_t v)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	double x = (double)v;
+	size_t u = 0;
+
+	if (v < 1024) {
+		snprintf(buf, cap, "%llu B", (unsigned long long)v);
+		return buf;
+	}
+	for (x /= 1024; x >= 1024 && u + 1 < sizeof units / sizeof *units; x /= 1024)
+		u++;
+	snprintf(buf, cap, "%.1f %s", x, units[u]);
+	return buf;
+}
+
+int parse_bytes(const char *s, uint64_t *bytes)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	double v;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || strspn(s, "0123456789.") < (size_t)(end - s))
+		return -1;
+	if (*end && strchr(units, *end)) {
+		shift = 10 * (int)(strchr(units, *end) - units + 1);
+		end++;
+		end += strcmp(end, "iB") == 0 ? 2 : strcmp(end, "B") == 0;
+	}
+	if (*end || ldexp(v, shift) >= 18446744073709551616.0)
+		return -1;
+	*bytes = (uint64_t)ldexp(v, shift);
+	return 0;
+}
+
 int parse_ns(const char *s, uint64_t *ns)
 {
 	static const struct {

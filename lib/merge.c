@@ -7,6 +7,7 @@
 
 #include "columns.h"
 #include "merge_parts.h"
+#include "progress.h"
 #include "publish.h"
 #include "reader.h"
 #include "schema.h"
@@ -389,9 +390,10 @@ static int append_event_column(struct columns *c, struct merged *m, struct input
 	for (uint64_t off = 0; rc == 0 && off < n;) {
 		uint64_t len = n - off < e->grain ? n - off : e->grain;
 		unsigned char *to = e->buf + e->have * (uint64_t)e->width;
-		if (!have)
+		if (!have) {
 			memset(to, 0, len * (uint64_t)e->width);
-		else if (rd_event_rows(in->p, k, off, len, e->width, to) != 0)
+			progress_add(len); /* as if read, as the progress line counts it */
+		} else if (rd_event_rows(in->p, k, off, len, e->width, to) != 0)
 			rc = in_fail(in, "cannot be read", name);
 		e->have += len;
 		off += len;
@@ -800,6 +802,31 @@ out:
 	return rc;
 }
 
+/* The calls of the profiles at paths, as their /pairs and /events say (0 for one that cannot be
+ * opened: the merge says why). */
+static uint64_t calls_in(char **paths, size_t n)
+{
+	char err[RD_ERR_MAX];
+	uint64_t calls = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct rd_profile *p = rd_open(paths[i], err, sizeof err);
+		if (p)
+			calls += p->nevents;
+		rd_close(p);
+	}
+	return calls;
+}
+
+/* The event columns the output has: each input's are read once more to be copied. */
+static int columns_of(const struct merged *m)
+{
+	int n = 0;
+	for (int k = 0; k < SC_NEV; k++)
+		n += m->ewidth[k] != 0;
+	return n;
+}
+
 static int by_start(const void *x, const void *y)
 {
 	const struct input *a = x, *b = y;
@@ -814,6 +841,7 @@ int merge_profiles(const struct merge_request *r)
 	char **paths, why[512];
 	size_t n;
 	int owned, rc = 1;
+	struct progress pg;
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if (parts_gather(o.output, o.parts, o.inputs, o.ninputs, &paths, &n, &owned) != 0 ||
@@ -821,6 +849,9 @@ int merge_profiles(const struct merge_request *r)
 		fprintf(stderr, "scope-merge: no profiles to merge for %s\n", o.output);
 		return 1;
 	}
+	/* the line's total from the start: each input's calls, some 6 columns */
+	progress_start(&pg, "scope-merge", o.output,
+		       progress_wanted(o.quiet) ? calls_in(paths, n) * (1 + 2 * 6) : 0, o.quiet);
 	if (!(in = calloc(n, sizeof *in))) {
 		fputs("scope-merge: out of memory\n", stderr);
 		goto out;
@@ -837,6 +868,8 @@ int merge_profiles(const struct merge_request *r)
 		fputs("scope-merge: out of memory\n", stderr);
 		goto out;
 	}
+	/* each column read to check it, read again and written */
+	progress_total(&pg, m.nevents * (1 + 2 * (uint64_t)columns_of(&m)));
 	{
 		struct job j = {&m, in, n, o.st, o.ranks ? o.ranks : (int)in[0].mpi_ranks, NULL};
 		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
@@ -853,6 +886,7 @@ int merge_profiles(const struct merge_request *r)
 	}
 	rc = 0;
 out:
+	progress_end(&pg);
 	for (size_t i = 0; in && i < n; i++)
 		if (rc == 0 && owned && !o.keep && strcmp(in[i].path, o.output) != 0)
 			unlink(in[i].path);

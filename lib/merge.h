@@ -14,6 +14,7 @@ struct merge_request {
 	const struct storage *st;
 	int keep;  /* keep parts once merged */
 	int ranks; /* an MPI job's size (its missing ranks go in /metadata), 0: the inputs' */
+	int quiet; /* no progress line on a terminal */
 };
 
 /*

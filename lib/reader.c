@@ -2,6 +2,7 @@
 /* Opens a schema-3 profile, validates its tables and decodes its events in slices. */
 #define _GNU_SOURCE
 #include "reader.h"
+#include "progress.h"
 #include "transfer.h"
 
 #include <errno.h>
@@ -1085,6 +1086,7 @@ static int fill(struct rd_cursor *c)
 		return -1;
 	c->row += n;
 	c->len = (size_t)n;
+	progress_add(n);
 	c->pos = 0;
 	return 0;
 }
@@ -1293,6 +1295,8 @@ int rd_event_rows(struct rd_profile *p, int col, uint64_t off, uint64_t n, int w
 			  (unsigned long long)off, (unsigned long long)(off + n));
 	if (mem >= 0)
 		H5Sclose(mem);
+	if (rc == 0)
+		progress_add(n);
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 struct source {
 	struct rd_cursor c;
 	struct rd_event ev; /* its next call */
+	uint64_t index;	    /* of that call in its pair */
 };
 
 /* A heap entry: a source's next call's sort key, kept in the heap for locality. */
@@ -101,7 +102,8 @@ static int leave(struct walk *w, struct wk_lane *l)
 	return rc;
 }
 
-static int push(struct wk_lane *l, const struct rd_event *e, uint64_t pair, uint64_t region)
+static int push(struct wk_lane *l, const struct rd_event *e, uint64_t pair, uint64_t region,
+		uint64_t index)
 {
 	struct wk_frame *f;
 
@@ -117,6 +119,7 @@ static int push(struct wk_lane *l, const struct rd_event *e, uint64_t pair, uint
 	/* every field, without a memset: the walk does this for every call */
 	*f = (struct wk_frame){.region = region,
 			       .pair = pair,
+			       .index = index,
 			       .start = e->start,
 			       .end = e->start + e->duration,
 			       .duration = e->duration,
@@ -133,6 +136,7 @@ static int step(struct walk *w, size_t s)
 {
 	const struct rd_event *e = &w->src[s].ev;
 	size_t pair = w->src[s].c.pair;
+	uint64_t index = w->src[s].index++;
 	struct wk_lane *l;
 
 	if (w->only >= 0 && e->thread != (uint64_t)w->only)
@@ -141,7 +145,7 @@ static int step(struct walk *w, size_t s)
 	while (l->n && (l->stack[l->n - 1].depth >= e->depth || l->stack[l->n - 1].end < e->start))
 		if (leave(w, l) != 0)
 			return -2;
-	if (push(l, e, pair, w->p->pairs[pair].region) != 0) {
+	if (push(l, e, pair, w->p->pairs[pair].region, index) != 0) {
 		snprintf(w->p->err, sizeof w->p->err, "out of memory");
 		return -1;
 	}

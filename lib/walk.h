@@ -8,6 +8,7 @@
 /* A call open on a lane's stack. */
 struct wk_frame {
 	uint64_t region, pair;
+	uint64_t index; /* of the call in its pair: its row is /pairs/first + index */
 	uint64_t start, end, duration; /* relative ns; end = start + duration */
 	uint64_t depth;		       /* as recorded */
 	uint64_t child_ns;	       /* durations of its direct callees seen so far */

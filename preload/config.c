@@ -2,6 +2,7 @@
 /* Reads the SCOPE_* environment variables once, at start-up. */
 #define _GNU_SOURCE
 #include "libcall.h"
+#include "settings.h"
 #include "state.h"
 #include "storage.h"
 
@@ -25,19 +26,24 @@ extern char **environ;
 static char early_env[64 << 10];
 static size_t early_len;
 
+static SCOPE_NOINST void early_load(void)
+{
+	int fd;
+	ssize_t k;
+
+	if (early_len || (fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	while (early_len < sizeof early_env - 1 &&
+	       (k = read(fd, early_env + early_len, sizeof early_env - 1 - early_len)) > 0)
+		early_len += (size_t)k;
+	close(fd);
+}
+
 static SCOPE_NOINST const char *early_getenv(const char *name)
 {
 	size_t n = strlen(name);
-	if (!early_len) {
-		int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
-		ssize_t k;
-		if (fd < 0)
-			return NULL;
-		while (early_len < sizeof early_env - 1 &&
-		       (k = read(fd, early_env + early_len, sizeof early_env - 1 - early_len)) > 0)
-			early_len += (size_t)k;
-		close(fd);
-	}
+
+	early_load();
 	for (size_t i = 0; i < early_len; i += strlen(early_env + i) + 1)
 		if (strncmp(early_env + i, name, n) == 0 && early_env[i + n] == '=')
 			return early_env + i + n + 1;
@@ -280,11 +286,111 @@ static SCOPE_NOINST int libcalls_setting(void)
 	return SCOPE_LIBCALL_WAIT;
 }
 
+/* Edits (insertions, deletions, substitutions) from a to the first n bytes
+ * of b, for names shorter than 64 bytes; 64 for longer ones. */
+static SCOPE_NOINST size_t distance(const char *a, const char *b, size_t n)
+{
+	size_t m = strlen(a), row[64], diag, up;
+
+	if (m >= 64 || n >= 64)
+		return 64;
+	for (size_t j = 0; j <= n; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= m; i++) {
+		diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= n; j++) {
+			up = row[j];
+			row[j] = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < row[j])
+				row[j] = up + 1;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return row[n];
+}
+
+/* One line for a SCOPE_* variable that no scope program reads (entry is
+ * "NAME=value"), naming the known one nearest to it when it is a likely
+ * typo. */
+static SCOPE_NOINST void check_name(const char *entry)
+{
+#define SETTING(name, values) {name, values},
+	static const struct {
+		const char *name, *values;
+	} known[] = {SCOPE_SETTINGS(SETTING)};
+#undef SETTING
+	size_t n = strcspn(entry, "="), best = 0, d = 64;
+
+	if (strncmp(entry, "SCOPE_", 6) != 0)
+		return;
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+		size_t k = distance(known[i].name, entry, n);
+		if (k == 0)
+			return;
+		if (k < d)
+			d = k, best = i;
+	}
+	if (d <= 3)
+		scope_log("%.*s='%s' is not a scope variable; did you mean %s (%s)? It is ignored "
+			  "(scope(7) lists the variables)",
+			  (int)n, entry, entry + n + (entry[n] == '='), known[best].name,
+			  known[best].values);
+	else
+		scope_log("%.*s='%s' is not a scope variable; it is ignored (scope(7) lists the "
+			  "variables)",
+			  (int)n, entry, entry + n + (entry[n] == '='));
+}
+
+/* Every SCOPE_* variable of the environment is one a scope program reads. */
+static SCOPE_NOINST void check_names(void)
+{
+	if (environ) {
+		for (char **e = environ; *e; e++)
+			check_name(*e);
+		return;
+	}
+	early_load();
+	for (size_t i = 0; i < early_len; i += strlen(early_env + i) + 1)
+		check_name(early_env + i);
+}
+
+/* SCOPE_CLOCK: 1 for monotonic, 0 for the default. */
+static SCOPE_NOINST int monotonic_setting(void)
+{
+	const char *v = scope_getenv("SCOPE_CLOCK");
+
+	if (!v || !*v || strcmp(v, "tsc") == 0)
+		return 0;
+	if (strcmp(v, "monotonic") == 0)
+		return 1;
+	scope_log("SCOPE_CLOCK='%s' is not tsc or monotonic; using tsc where it is invariant", v);
+	return 0;
+}
+
+/* SCOPE_PROGRESS, which the writer reads at exit: checked now, as the
+ * storage settings are, so that a mistake is said at start. */
+static SCOPE_NOINST void progress_setting(void)
+{
+	const char *v = scope_getenv("SCOPE_PROGRESS");
+	char *end;
+	double s;
+
+	if (!v || !*v || strcmp(v, "off") == 0)
+		return;
+	s = strtod(v, &end);
+	if (*end || !(s >= 0))
+		scope_log("SCOPE_PROGRESS='%s' is not off or a number of seconds; using 1", v);
+}
+
 int scope_config_read(struct scope_config *cfg)
 {
 	const char *tmp = scope_getenv("SCOPE_TMPDIR");
 
 	memset(cfg, 0, sizeof *cfg);
+	check_names();
 	if (!tmp || !*tmp)
 		tmp = scope_getenv("TMPDIR");
 	if (copy_path(cfg->tmpdir, "SCOPE_TMPDIR", tmp && *tmp ? tmp : "/tmp") != 0 ||
@@ -304,12 +410,12 @@ int scope_config_read(struct scope_config *cfg)
 	cfg->arena_max_bytes =
 		size_setting("SCOPE_ARENA_MAX", 1, UINT64_C(1) << 50, DEFAULT_ARENA_MAX);
 
-	tmp = scope_getenv("SCOPE_CLOCK");
-	cfg->force_monotonic = tmp && strcmp(tmp, "monotonic") == 0;
+	cfg->force_monotonic = monotonic_setting();
 	cfg->keep_arena = flag("SCOPE_KEEP_ARENA");
 	cfg->debug = flag("SCOPE_DEBUG");
 	cfg->libcalls = libcalls_setting();
 	cfg->start_paused = flag("SCOPE_START_PAUSED");
 	cfg->heap = flag("SCOPE_HEAP");
+	progress_setting();
 	return 0;
 }

@@ -38,38 +38,6 @@ struct found {
 	char build_id[81];
 };
 
-static SCOPE_NOINST void note_build_id(const struct dl_phdr_info *info, char *out, size_t cap)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	out[0] = '\0';
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const char *p, *end;
-		if (ph->p_type != PT_NOTE)
-			continue;
-		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-		end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-			const char *name = p + sizeof *n;
-			const unsigned char *desc =
-				(const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    memcmp(name, "GNU", 4) == 0 && n->n_descsz * 2 + 1 <= cap &&
-			    (const char *)desc + n->n_descsz <= end) {
-				for (size_t k = 0; k < n->n_descsz; k++) {
-					out[2 * k] = digits[desc[k] >> 4];
-					out[2 * k + 1] = digits[desc[k] & 15];
-				}
-				out[2 * n->n_descsz] = '\0';
-				return;
-			}
-			p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
-		}
-	}
-}
-
 static SCOPE_NOINST int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct found *f = arg;
@@ -94,7 +62,7 @@ static SCOPE_NOINST int find_module(struct dl_phdr_info *info, size_t size, void
 	f->hi = hi;
 	snprintf(f->path, sizeof f->path, "%s",
 		 info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe");
-	note_build_id(info, f->build_id, sizeof f->build_id);
+	scope_module_build_id(info, f->build_id, sizeof f->build_id);
 	return 1;
 }
 

@@ -24,10 +24,10 @@ static SCOPE_NOINST void hex(char *out, const unsigned char *b, size_t n)
 	out[2 * n] = '\0';
 }
 
-/* Finds NT_GNU_BUILD_ID in the object's PT_NOTE segments. */
-static SCOPE_NOINST void build_id(const struct dl_phdr_info *info, char *out, size_t cap)
+/* Finds NT_GNU_BUILD_ID in the object's PT_NOTE segments; "" when it has none. */
+SCOPE_NOINST void scope_module_build_id(const struct dl_phdr_info *info, char *out, size_t cap)
 {
-	strcpy(out, "-");
+	out[0] = '\0';
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		const char *p, *end;
@@ -110,7 +110,9 @@ static SCOPE_NOINST int one_module(struct dl_phdr_info *info, size_t size, void 
 			return 0;
 		name = path;
 	}
-	build_id(info, id, sizeof id);
+	scope_module_build_id(info, id, sizeof id);
+	if (!id[0])
+		strcpy(id, "-");
 	if (escape(escaped, sizeof escaped, name) != 0)
 		return 0;
 	n = snprintf(line, sizeof line, "%lx %lx %lx %s %llx %s\n", (unsigned long)info->dlpi_addr,

@@ -239,6 +239,8 @@ void scope_fd_close(int fd) SCOPE_HIDDEN;
 
 /* modules.c */
 void scope_modules_capture(struct scope_process *p) SCOPE_HIDDEN;
+struct dl_phdr_info;
+void scope_module_build_id(const struct dl_phdr_info *info, char *out, size_t cap) SCOPE_HIDDEN;
 
 /* init.c */
 void scope_init(void) SCOPE_HIDDEN;

@@ -389,7 +389,7 @@ def case_cli(t):
         expect_eq(r.err_lines(), [want], f"scope-report --bench on {text!r}")
     r = t.run([t.report, "--project", "3"], env=t.env())
     r.expect_rc(2)
-    expect_eq(r.err_lines(), ["scope-report: --html, --project and --margin apply to --bench DIR "
+    expect_eq(r.err_lines(), ["scope-report: --project and --margin apply to --bench DIR "
                               "(see scope-report --help)"], "--project without --bench")
     r = t.run([t.bench, "--help"], env=t.env())
     r.expect_rc(0)

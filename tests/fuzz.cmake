@@ -62,11 +62,14 @@ if(fuzz_why STREQUAL "")
   add_custom_command(OUTPUT ${fuzz_bin}/fuzz_reader
     COMMAND ${fuzz_cc} -fsanitize=fuzzer,address -c -o ${fuzz_bin}/reader.o ${PROJECT_SOURCE_DIR}/lib/reader.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/transfer.o ${PROJECT_SOURCE_DIR}/lib/transfer.c
+    COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/progress.o ${PROJECT_SOURCE_DIR}/lib/progress.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/harness.o ${fuzz_src}/fuzz_reader.c
     COMMAND ${SCOPE_TEST_CLANG} -fsanitize=fuzzer,address -o ${fuzz_bin}/fuzz_reader
-      ${fuzz_bin}/harness.o ${fuzz_bin}/reader.o ${fuzz_bin}/transfer.o ${SCOPE_HDF5_SHARED_LIBRARIES}
+      ${fuzz_bin}/harness.o ${fuzz_bin}/reader.o ${fuzz_bin}/transfer.o ${fuzz_bin}/progress.o
+      ${SCOPE_HDF5_SHARED_LIBRARIES}
     DEPENDS ${fuzz_src}/fuzz_reader.c ${PROJECT_SOURCE_DIR}/lib/reader.c ${PROJECT_SOURCE_DIR}/lib/reader.h
       ${PROJECT_SOURCE_DIR}/lib/transfer.c ${PROJECT_SOURCE_DIR}/lib/transfer.h
+      ${PROJECT_SOURCE_DIR}/lib/progress.c ${PROJECT_SOURCE_DIR}/lib/progress.h
     COMMENT "Building the libFuzzer harness fuzz_reader with clang"
     VERBATIM)
   add_custom_target(scope_fuzz_reader ALL DEPENDS ${fuzz_bin}/fuzz_reader)
@@ -100,6 +103,10 @@ if(fuzz_why STREQUAL "")
     ${PROJECT_SOURCE_DIR}/lib/map.c)
   list(APPEND arena_objs ${fuzz_bin}/arena-map.o)
   list(APPEND arena_deps ${PROJECT_SOURCE_DIR}/lib/map.c ${PROJECT_SOURCE_DIR}/lib/map.h)
+  list(APPEND arena_cmds COMMAND ${arena_cc} -fsanitize=address -c -o ${fuzz_bin}/arena-progress.o
+    ${PROJECT_SOURCE_DIR}/lib/progress.c)
+  list(APPEND arena_objs ${fuzz_bin}/arena-progress.o)
+  list(APPEND arena_deps ${PROJECT_SOURCE_DIR}/lib/progress.c ${PROJECT_SOURCE_DIR}/lib/progress.h)
   add_custom_command(OUTPUT ${fuzz_bin}/fuzz_arena
     ${arena_cmds}
     COMMAND ${arena_cc} -fsanitize=address -c -o ${fuzz_bin}/arena-harness.o ${fuzz_src}/fuzz_arena.c

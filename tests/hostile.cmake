@@ -6,7 +6,8 @@
 set(hostile_cases
   system-preload secure-mode privilege-drop nofile-soft nofile-hard file-limit stack-overflow
   writer-true writer-false writer-killed
-  bad-compression bad-chunk-size bad-arena-max bad-root
+  bad-compression bad-compression-lz4 bad-clock bad-chunk-size bad-arena-max bad-root bad-progress
+  unknown-setting settings-docs
   long-output exec-fail orphan-parent newline-path valgrind run-writer write-at-exit plain-root-killed)
 foreach(case IN LISTS hostile_cases)
   add_test(NAME h-${case}

@@ -174,10 +174,13 @@ def case_secure_mode(t):
     shutil.copy(t.prog, prog)
     os.chmod(prog, 0o4755)
     etc = private_etc(t, preload_libs(t))
-    env = t.env({"SCOPE_WRITER": evil, "SCOPE_OUTPUT": os.path.join(seen, "out.h5"), "SCOPE_TMPDIR": arenas})
+    env = t.env({"SCOPE_WRITER": evil, "SCOPE_OUTPUT": os.path.join(seen, "out.h5"), "SCOPE_TMPDIR": arenas,
+                 "SCOPE_OUTPT": "typo", "SCOPE_CLOCK": "rdtsc"})
     r = run_in(t, etc, [prog, "plain", N], env, uid=NOBODY, scratch=[arenas])
     r.expect_rc(0)
     expect_eq(said_work(r), N, "calls the program made")
+    expect_eq([line for line in r.err_lines() if "SCOPE_" in line], [],
+              "lines about SCOPE_* variables (none is read in secure mode)")
     if os.path.exists(mark):
         raise Failure(f"SCOPE_WRITER ran, as uid {open(mark).read().strip()}")
     expect_eq(os.listdir(seen), [], f"files the setuid program left in {seen}")
@@ -304,6 +307,70 @@ def case_bad_chunk_size(t):
 
 def case_bad_arena_max(t):
     setting_case(t, "SCOPE_ARENA_MAX", "-1")
+
+
+def case_bad_compression_lz4(t):
+    """A compression the writer does not have, with the library alone and under scope-run:
+    one line each time, and the profile written with the default."""
+    setting_case(t, "SCOPE_COMPRESSION", "lz4")
+    env = {"SCOPE_COMPRESSION": "lz4"}
+    p, r = t.profile("plain", N, out="run.h5", env=env)
+    one_line(r, "SCOPE_COMPRESSION='lz4'", "auto, none, gzip or gzip:1..9")
+    expect_counts(p, {"work": said_work(r), "main": 1})
+
+
+def case_bad_clock(t):
+    setting_case(t, "SCOPE_CLOCK", "rdtsc")
+
+
+def case_bad_progress(t):
+    r = setting_case(t, "SCOPE_PROGRESS", "fast")
+    one_line(r, "SCOPE_PROGRESS='fast'", "off or a number of seconds")
+    setting_case(t, "SCOPE_PROGRESS", "-2")
+    for good in ("off", "0", "2.5"):
+        env = t.env({"SCOPE_OUTPUT": t.path("ok.h5"), "SCOPE_PROGRESS": good}, preload=t.preload)
+        r = t.run([t.prog, "plain", N], env=env)
+        r.expect_rc(0)
+        expect("SCOPE_PROGRESS" not in r.stderr, f"SCOPE_PROGRESS={good}: {r.stderr!r}")
+
+
+def case_unknown_setting(t):
+    """A misspelt variable: one line naming it and the variable it is nearest to, with that
+    one's values, and the run as without it; a name near none gets a line too."""
+    r = setting_case(t, "SCOPE_COMPRESION", "gzip:3")
+    one_line(r, "SCOPE_COMPRESION='gzip:3' is not a scope variable", "did you mean SCOPE_COMPRESSION",
+             "auto, none, gzip or gzip:1..9")
+    env = t.env({"SCOPE_OUTPUT": t.path("far.h5"), "SCOPE_NOTHING_LIKE_IT": "1"}, preload=t.preload)
+    r = t.run([t.prog, "plain", N], env=env)
+    r.expect_rc(0)
+    line = one_line(r, "SCOPE_NOTHING_LIKE_IT='1' is not a scope variable", "scope(7)")
+    expect("did you mean" not in line, f"a name near none was given one: {line}")
+    expect_counts(t.load("far.h5"), {"work": said_work(r), "main": 1})
+    env = t.env({"SCOPE_OUTPUT": t.path("known.h5"), "SCOPE_SYMBOLIZE": "1", "SCOPE_DEBUG": "0"},
+                preload=t.preload)
+    r = t.run([t.prog, "plain", N], env=env)
+    r.expect_rc(0)
+    expect_eq(r.err_lines(), [], "lines on stderr with known variables only")
+
+
+def settings_table(root):
+    """The names of lib/settings.h's table."""
+    with open(os.path.join(root, "lib", "settings.h")) as f:
+        return set(re.findall(r'X\("(SCOPE_[A-Z_]+)"', f.read()))
+
+
+def case_settings_docs(t):
+    """The variables the library knows (lib/settings.h) are those the man pages document."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(t.src)))
+    known = settings_table(root)
+    expect(len(known) > 10, f"lib/settings.h lists only {sorted(known)}")
+    documented = set()
+    for page in os.listdir(os.path.join(root, "man")):
+        with open(os.path.join(root, "man", page)) as f:
+            text = f.read()
+        documented |= set(re.findall(r"^\.B[IR]? (SCOPE_[A-Z_]+)\b", text, re.M))
+    expect_eq(sorted(documented - known), [], "variables the man pages document that lib/settings.h lacks")
+    expect_eq(sorted(known - documented), [], "variables of lib/settings.h no man page documents")
 
 
 def case_bad_root(t):

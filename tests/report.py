@@ -12,6 +12,7 @@ it computes them. Exit status: 0 pass, 1 fail, 77 skip (printed with its reason)
 """
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -1342,6 +1343,59 @@ def current_umask():
 # Case: a large profile, in bounded time and memory
 
 
+def size_line(r):
+    """The bytes the one line on stderr estimates ("about 12.3 MiB")."""
+    lines = r.err_lines()
+    expect_eq(len(lines), 1, f"lines on stderr: {lines}")
+    m = re.search(r"about ([0-9.]+) (B|KiB|MiB|GiB|TiB)", lines[0])
+    expect(m, f"the line gives no size: {lines[0]}")
+    return float(m.group(1)) * 1024 ** ["B", "KiB", "MiB", "GiB", "TiB"].index(m.group(2))
+
+
+def leftovers(t):
+    return sorted(f for f in os.listdir(t.work) if f.startswith(".") or f.startswith("limited"))
+
+
+def case_sizes(t):
+    """-o FILE.gz compresses every export and table (gunzip gives the plain output back);
+    --max-size stops an export, estimated before writing (within 10% of the real size)
+    or measured while compressing, with one line, exit 1 and no file."""
+    path = t.profile("calls-gcc-O2", "100000", "2")
+    for view in (["--chrome"], ["--speedscope"], ["--folded"], ["--tree", "--format", "json"], ["--format", "csv"]):
+        name = view[0].strip("-") + (".json" if "json" in view or view[0] in ("--chrome", "--speedscope") else ".txt")
+        t.scope_report(*view, "-o", name, path)
+        t.scope_report(*view, "-o", name + ".gz", path)
+        with open(t.path(name), "rb") as f:
+            plain = f.read()
+        with open(t.path(name + ".gz"), "rb") as f:
+            packed = f.read()
+        expect(packed[:2] == b"\x1f\x8b", f"{name}.gz is not in gzip's format")
+        expect_eq(gzip.decompress(packed), plain, f"{name}.gz, uncompressed")
+        if name.endswith(".json"):
+            json.loads(plain)
+        print(f"{' '.join(view)}: {len(plain)} bytes, {len(packed)} compressed")
+        if view[0] not in ("--chrome", "--speedscope"):
+            continue
+        r = t.scope_report(view[0], "--max-size", "64K", "-o", "limited.json", path, rc=1)
+        est = size_line(r)
+        expect("--max-size" in r.stderr and "nothing written" in r.stderr, f"the line: {r.stderr}")
+        expect(abs(est - len(plain)) < 0.1 * len(plain), f"{view[0]}: estimated {est:.0f} bytes, wrote {len(plain)}")
+        expect_eq(leftovers(t), [], "files left by a stopped export")
+        r = t.scope_report(view[0], "--max-size", "64K", "-o", "limited.json.gz", path, rc=1)
+        expect("passed --max-size 64.0 KiB" in r.stderr, f"the line: {r.stderr}")
+        expect_eq(leftovers(t), [], "files left by a stopped compressed export")
+        r = t.scope_report(view[0], "--max-size", str(len(plain)), "-o", "limited.json", path)
+        expect_eq(r.err_lines(), [], "lines on stderr for an export that fits")
+        with open(t.path("limited.json"), "rb") as f:
+            expect_eq(f.read(), plain, "an export within --max-size")
+        os.unlink(t.path("limited.json"))
+        # one byte less: the estimate may not see it, the count does
+        t.scope_report(view[0], "--max-size", str(len(plain) - 1), "-o", "limited.json", path, rc=1)
+        expect_eq(leftovers(t), [], "files left by an export one byte too large")
+    r = t.scope_report("--tree", "--max-size", "1K", path, rc=2)
+    expect("--max-size applies to the exports" in r.stderr, f"--tree --max-size: {r.stderr}")
+
+
 def case_scale(t):
     n = int(os.environ.get("SCOPE_REPORT_SCALE_CALLS", "1000000" if t.asan else "10000000"))
     path = t.profile("calls-gcc-O2", str(n), out="big.h5")
@@ -1353,6 +1407,12 @@ def case_scale(t):
     for view, check in ((["--format", "csv"], "table"), (["--folded"], "folded"), (["--tree", "--format", "csv"], "tree"),
                         (["--chrome", "-o", "/dev/null"], None), (["--speedscope", "-o", "/dev/null"], None)):
         r = t.scope_report(*view, path, quiet=True)
+        if view[0] == "--chrome":
+            # some 150 bytes a call: over 1 GiB from 7.2 M calls on, which is announced
+            if n >= 8000000:
+                expect(size_line(r) > 1 << 30, f"the estimate of {n} calls' trace: {r.stderr}")
+            else:
+                expect_eq(r.err_lines(), [], "lines on stderr")
         figures.append(f"{' '.join(view)}: {r.seconds:.2f} s, peak RSS {r.maxrss / 1024:.0f} MiB (sampled)")
         if check == "table":
             rows = {row["region"]: int(row["calls"]) for row in parse_csv(r.stdout)}

@@ -47,7 +47,8 @@ static double bench_number(const char *opt, const char *v, double lo)
 
 int report_bench_option(const char *arg)
 {
-	static const char *const opts[] = {"--bench", "--html", "--project", "--margin"};
+	/* --html is also a view of a profile: with --bench it draws the benchmark */
+	static const char *const opts[] = {"--bench", "--project", "--margin"};
 
 	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
 		size_t n = strlen(opts[i]);
@@ -81,7 +82,7 @@ static void bench_parse(int argc, char **argv, struct bench_view *v)
 		}
 	}
 	if (!v->dir)
-		bench_usage("--html, --project and --margin apply to --bench DIR", NULL);
+		bench_usage("--project and --margin apply to --bench DIR", NULL);
 	if (optind < argc)
 		bench_usage("--bench reads a results folder, not", argv[optind]);
 	if (v->html && v->project > 0)

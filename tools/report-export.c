@@ -638,3 +638,83 @@ int view_speedscope(const struct options *o, struct rd_profile *const *in, FILE 
 		snprintf(err, cap, "%s: %s", path, p->err);
 	return rc;
 }
+
+/* ---- Sizes, estimated before writing ------------------------------------ */
+
+static uint64_t digits(uint64_t v)
+{
+	uint64_t n = 1;
+	while (v >= 10)
+		v /= 10, n++;
+	return n;
+}
+
+/* The length of s as a JSON string, quotes included, escapes not counted. */
+static uint64_t json_len(const char *s)
+{
+	return strlen(s) + 2;
+}
+
+/*
+ * Calls each pair of a selected process and region will write, summed with
+ * per_call(pair) bytes each. Estimates from /pairs: --since, --until and
+ * --thread can only make the output smaller.
+ */
+static uint64_t size_of_pairs(const struct options *o, struct rd_profile *p, uint64_t *calls,
+			      uint64_t (*per_call)(const struct options *, struct rd_profile *,
+						   const struct rd_pair *))
+{
+	unsigned char *wanted = region_mask(o, 0, p);
+	uint64_t bytes = 0;
+
+	*calls = 0;
+	for (size_t i = 0; wanted && i < p->npairs; i++) {
+		const struct rd_pair *pr = &p->pairs[i];
+		if (!wanted[pr->region] || !want_process(o, p, pr->process))
+			continue;
+		*calls += pr->count;
+		bytes += pr->count * per_call(o, p, pr);
+	}
+	free(wanted);
+	return bytes;
+}
+
+/* A Chrome trace event: its region's head and tail, and pid, tid, ts and dur. */
+static uint64_t chrome_call_bytes(const struct options *o, struct rd_profile *p,
+				  const struct rd_pair *pair)
+{
+	const struct rd_region *r = &p->regions[pair->region];
+	const struct rd_process *pr = &p->processes[pair->process];
+	uint64_t at = (pr->end - p->origin) / 1000, tid = pr->nlanes ? pr->lanes[0].tid : 0;
+	uint64_t mean = pair->count ? pair->total_all_ns / pair->count / 1000 : 0;
+	uint64_t head = 34 + json_len(region_name(o, 0, pair->region));
+	uint64_t tail = *r->file || r->line ? 34 + json_len(r->file) + digits(r->line) : 1;
+
+	return head + tail + 7 + digits((uint64_t)llabs(pr->pid)) + 7 + digits(tid) + 6 +
+	       digits(at) + 4 + 7 + digits(mean) + 4;
+}
+
+uint64_t size_chrome(const struct options *o, struct rd_profile *const *in, uint64_t *calls)
+{
+	return size_of_pairs(o, in[0], calls, chrome_call_bytes) + 64 * in[0]->nprocesses;
+}
+
+/* Two speedscope events, an open and a close. */
+static uint64_t speedscope_call_bytes(const struct options *o, struct rd_profile *p,
+				      const struct rd_pair *pair)
+{
+	const struct rd_process *pr = &p->processes[pair->process];
+
+	(void)o;
+	return 2 * (22 + digits(pair->region) + 6 + digits(pr->end - p->origin) + 1);
+}
+
+uint64_t size_speedscope(const struct options *o, struct rd_profile *const *in, uint64_t *calls)
+{
+	struct rd_profile *p = in[0];
+	uint64_t bytes = size_of_pairs(o, p, calls, speedscope_call_bytes);
+
+	for (size_t i = 0; i < p->nregions; i++)
+		bytes += 12 + json_len(region_name(o, 0, i)) + json_len(p->regions[i].file) + 20;
+	return bytes;
+}

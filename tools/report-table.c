@@ -8,23 +8,6 @@
 
 /* ---- Text --------------------------------------------------------------- */
 
-/* 1536 -> "1.5 KiB"; whole bytes below 1 KiB. */
-static const char *fmt_bytes(char *buf, size_t cap, uint64_t v)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-	double x = (double)v;
-	size_t u = 0;
-
-	if (v < 1024) {
-		snprintf(buf, cap, "%llu B", (unsigned long long)v);
-		return buf;
-	}
-	for (x /= 1024; x >= 1024 && u + 1 < sizeof units / sizeof *units; x /= 1024)
-		u++;
-	snprintf(buf, cap, "%.1f %s", x, units[u]);
-	return buf;
-}
-
 static const char *text_cell(char *buf, size_t cap, const struct column *c, const union cell *v)
 {
 	switch (c->kind) {

@@ -607,3 +607,40 @@ int view_folded(const struct options *o, struct rd_profile *const *in, FILE *out
 		snprintf(err, cap, "%s: %s", path, p->err);
 	return rc;
 }
+
+/* ---- The merged tree, for other views ----------------------------------- */
+
+int call_tree_merged(const struct options *o, struct rd_profile *p, struct call_tree *out)
+{
+	struct call_filter f;
+	struct builder b;
+	int rc = 0;
+
+	memset(out, 0, sizeof *out);
+	if (filter_init(&f, o, 0, p) != 0 || builder_init(&b, &f, 0, 0) != 0) {
+		snprintf(p->err, sizeof p->err, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < p->nprocesses && rc == 0; i++) {
+		if (!want_process(o, p, i) ||
+		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
+			continue;
+		rc = build(&b, o, p, i);
+	}
+	if (rc == 0 && b.t.len && !(out->nodes = calloc(b.t.len, sizeof *out->nodes))) {
+		snprintf(p->err, sizeof p->err, "out of memory");
+		rc = -1;
+	}
+	for (size_t i = 0; rc == 0 && i < b.t.len; i++) {
+		const struct tnode *x = &b.t.n[i];
+		out->nodes[i] = (struct call_node){.region = x->region,
+						   .parent = x->parent,
+						   .calls = x->calls,
+						   .total = x->total,
+						   .self = self_of(x)};
+	}
+	out->n = rc == 0 ? b.t.len : 0;
+	builder_free(&b);
+	filter_free(&f);
+	return rc;
+}

@@ -55,13 +55,16 @@ struct options {
 	int compensate;	 /* --compensate: times less the recording's cost */
 	int full_names;	 /* --names full */
 	int lines;	 /* --lines */
+	int quiet;	 /* -q: no progress line */
 	int per_thread;	 /* --tree --per-thread */
 	regex_t target;	 /* --callers or --callees REGEX */
 	int has_target;
 	struct gate *gates;
 	size_t ngates;
 	uint64_t min_time; /* --diff: gate only regions above this time */
+	uint64_t max_size; /* --max-size, bytes; 0: none */
 	const char *output;
+	const char *dir; /* --otf2 DIR */
 	const char *files[2];
 	size_t nfiles;
 	struct shown shown[2]; /* of files[i], filled once it is open */
@@ -268,14 +271,39 @@ int report_bench(int argc, char **argv);
 typedef int view_fn(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 		    size_t cap);
 
+/* The size of a view's output, estimated from /pairs before it runs, bytes; the
+ * calls it will write go to *calls. */
+typedef uint64_t view_size_fn(const struct options *o, struct rd_profile *const *in,
+			      uint64_t *calls);
+
 view_fn view_flat, view_threads, view_processes; /* report-flat.c */
 view_fn view_tasks;				 /* report-tasks.c */
 view_fn view_counters;				 /* report-counters.c */
 view_fn view_heap;				 /* report-heap.c */
 view_fn view_tree, view_folded;			 /* report-tree.c */
-view_fn view_chrome, view_speedscope;		 /* report-export.c */
-view_fn view_diff;				 /* report-diff.c */
-view_fn view_callers, view_callees;		 /* report-callers.c */
-view_fn view_samples, view_folded_samples;	 /* report-samples.c */
+view_fn view_html;				 /* report-html.c */
+view_fn view_otf2;				 /* report-otf2.c: writes into o->dir */
+view_size_fn size_otf2;				 /* report-otf2.c */
+
+/* A node of a call tree: one call path. */
+struct call_node {
+	uint64_t region;	     /* UINT64_MAX for the root */
+	uint32_t parent;	     /* UINT32_MAX for the root */
+	uint64_t calls, total, self; /* of the calls kept on this path, ns */
+};
+struct call_tree {
+	struct call_node
+		*nodes; /* nodes[0] is the root when n > 0; a parent comes before its children */
+	size_t n;
+};
+/* The call tree of the processes and lanes chosen, all merged into one root,
+ * of the calls the filter keeps (report-tree.c; --folded prints the same).
+ * Returns 0, or -1 with the reason in p->err. Free nodes. */
+int call_tree_merged(const struct options *o, struct rd_profile *p, struct call_tree *out);
+view_fn view_chrome, view_speedscope;	   /* report-export.c */
+view_size_fn size_chrome, size_speedscope; /* report-export.c */
+view_fn view_diff;			   /* report-diff.c */
+view_fn view_callers, view_callees;	   /* report-callers.c */
+view_fn view_samples, view_folded_samples; /* report-samples.c */
 
 #endif

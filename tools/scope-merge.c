@@ -23,12 +23,13 @@ static const char usage[] =
 	"      --chunk-size N       elements per HDF5 chunk\n"
 	"      --keep               keep the inputs (default: parts are removed once merged)\n"
 	"      --ranks N            an MPI job of N ranks: list the ranks missing in /metadata\n"
+	"  -q, --quiet              no progress line on a terminal\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
 
 struct options {
 	const char *output, *parts, *compression, *chunk;
-	int keep, ranks;
+	int keep, ranks, quiet;
 	char **inputs;
 	int ninputs;
 };
@@ -42,19 +43,21 @@ static void parse(int argc, char **argv, struct options *o)
 					      {"chunk-size", required_argument, 0, CHUNK},
 					      {"keep", no_argument, 0, KEEP},
 					      {"ranks", required_argument, 0, RANKS},
+					      {"quiet", no_argument, 0, 'q'},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
 	int c;
 
 	memset(o, 0, sizeof *o);
-	while ((c = getopt_long(argc, argv, "o:hV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qhV", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case PARTS: o->parts = optarg; break;
 		case COMPRESSION: o->compression = optarg; break;
 		case CHUNK: o->chunk = optarg; break;
 		case KEEP: o->keep = 1; break;
+		case 'q': o->quiet = 1; break;
 		case RANKS: o->ranks = atoi(optarg); break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-merge %s\n", SCOPE_VERSION); exit(0);
@@ -110,6 +113,7 @@ int main(int argc, char **argv)
 		      stderr);
 		return 2;
 	}
-	r = (struct merge_request){o.output, o.parts, o.inputs, o.ninputs, &st, o.keep, o.ranks};
+	r = (struct merge_request){o.output, o.parts, o.inputs, o.ninputs,
+				   &st,	     o.keep,  o.ranks,	o.quiet};
 	return merge_profiles(&r);
 }

@@ -5,9 +5,12 @@
 #include "h5guard.h"
 #include "names.h"
 #include "profile.h"
+#include "progress.h"
 #include "report.h"
+#include "sink.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <signal.h>
 #include <libgen.h>
@@ -58,7 +61,12 @@ static const char usage_tail[] =
 	"                           (repeatable; the first match wins, a plain PCT is the rest)\n"
 	"      --min-time TIME      gate only regions with TIME or more in BASE or NEW\n"
 	"\n"
-	"  -o, --output FILE        write to FILE (through a temporary sibling, then renamed)\n"
+	"  -o, --output FILE        write to FILE (through a temporary sibling, then renamed);\n"
+	"                           FILE.gz: gzip-compressed\n"
+	"      --max-size SIZE      exports: write nothing, and exit 1, when the output would\n"
+	"                           pass SIZE bytes (64K, 100M, 2G); an export estimated over\n"
+	"                           1 GiB is announced on stderr either way\n"
+	"  -q, --quiet              no progress line on a terminal during exports\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
 	"\n"
@@ -97,6 +105,7 @@ enum {
 	VO_COMPENSATE = 1 << 9,	 /* --compensate */
 	VO_LINES = 1 << 10,	 /* --lines */
 	VO_PER_THREAD = 1 << 11, /* --per-thread */
+	VO_SIZE = 1 << 12,	 /* --max-size */
 };
 
 /* What every view that reads calls takes. */
@@ -104,11 +113,14 @@ enum {
 
 struct view {
 	const char *name; /* its option; "" for the default, which has none */
-	const char *arg;  /* the value its option takes (REGEX), or NULL */
+	const char *arg;  /* the value its option takes (REGEX, DIR), or NULL */
+	int dir;	  /* it writes a directory, its option's value, not to -o */
+	int passes;	  /* times it reads the calls: its progress line counts them; 0: none */
 	const char *help; /* its line in --help */
 	view_fn *run;
-	size_t profiles; /* how many it reads: 1, or 2 (BASE.h5 NEW.h5) */
-	unsigned takes;	 /* VO_* */
+	view_size_fn *size; /* its output's size, estimated before it runs; NULL: small */
+	size_t profiles;    /* how many it reads: 1, or 2 (BASE.h5 NEW.h5) */
+	unsigned takes;	    /* VO_* */
 	struct {
 		unsigned opts; /* VO_* it refuses in words of its own, instead of limits[]'s */
 		const char *why;
@@ -197,20 +209,40 @@ static const struct view views[] = {
 	 .run = view_folded_samples,
 	 .profiles = 1},
 	{.name = "--chrome",
+	 .passes = 1,
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
 	 .run = view_chrome,
+	 .size = size_chrome,
 	 .profiles = 1,
-	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD},
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 	{.name = "--speedscope",
+	 .passes = 1,
 	 .help = "speedscope JSON, one evented profile per thread lane",
 	 .run = view_speedscope,
+	 .size = size_speedscope,
 	 .profiles = 1,
-	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD},
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
+	{.name = "--html",
+	 .passes = 2,
+	 .help = "one self-contained HTML page: regions, flame graph, timeline, ranks",
+	 .run = view_html,
+	 .profiles = 1,
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
+	{.name = "--otf2",
+	 .passes = 1,
+	 .arg = "DIR",
+	 .help = "an OTF2 trace archive in DIR, a new directory (Vampir, Score-P tools)",
+	 .run = view_otf2,
+	 .size = size_otf2,
+	 .dir = 1,
+	 .profiles = 1,
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 	{.name = "--folded",
+	 .passes = 1,
 	 .help = "folded stacks weighted by self time (flamegraph.pl)",
 	 .run = view_folded,
 	 .profiles = 1,
-	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD},
+	 .takes = VO_WINDOW | VO_ALIGN | VO_THREAD | VO_SIZE},
 };
 
 #define NVIEWS (sizeof views / sizeof views[0])
@@ -239,6 +271,7 @@ static const struct limit {
 	{VO_COMPENSATE, 1, "--compensate applies to %s"},
 	{VO_LINES, 1, "--lines applies to %s"},
 	{VO_PER_THREAD, 1, "--per-thread applies to %s"},
+	{VO_SIZE, 1, "--max-size applies to the exports %s"},
 };
 
 static void help(void)
@@ -383,6 +416,7 @@ enum {
 	OPT_NAMES,
 	OPT_LINES,
 	OPT_PER_THREAD,
+	OPT_MAX_SIZE,
 	OPT_VIEW, /* OPT_VIEW + i: the view views[i] */
 };
 
@@ -406,6 +440,8 @@ static const struct option common[] = {
 	{"names", required_argument, 0, OPT_NAMES},
 	{"lines", no_argument, 0, OPT_LINES},
 	{"per-thread", no_argument, 0, OPT_PER_THREAD},
+	{"max-size", required_argument, 0, OPT_MAX_SIZE},
+	{"quiet", no_argument, 0, 'q'},
 	{"output", required_argument, 0, 'o'},
 	{"help", no_argument, 0, 'h'},
 	{"version", no_argument, 0, 'V'},
@@ -445,7 +481,8 @@ static unsigned given(const struct options *o, int format_given)
 	       (o->sort_given && stats ? VO_STATS : 0u) | (o->top ? VO_TOP : 0u) |
 	       (o->depth ? VO_DEPTH : 0u) | (o->ngates || o->min_time ? VO_GATE : 0u) |
 	       (o->thread >= 0 ? VO_THREAD : 0u) | (o->compensate ? VO_COMPENSATE : 0u) |
-	       (o->lines ? VO_LINES : 0u) | (o->per_thread ? VO_PER_THREAD : 0u);
+	       (o->lines ? VO_LINES : 0u) | (o->per_thread ? VO_PER_THREAD : 0u) |
+	       (o->max_size ? VO_SIZE : 0u);
 }
 
 /* The views that take opt: "--a", "--a and --b", "--a, --b and --c". */
@@ -501,10 +538,12 @@ static void parse(int argc, char **argv, struct options *o)
 	o->view = &views[0];
 	o->process = o->rank = o->thread = -1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qhV", longs, NULL)) != -1) {
 		if (c >= OPT_VIEW) {
 			set_view(o, &views[c - OPT_VIEW]);
-			if (views[c - OPT_VIEW].arg) {
+			if (views[c - OPT_VIEW].dir) {
+				o->dir = optarg;
+			} else if (views[c - OPT_VIEW].arg) {
 				if (o->has_target)
 					regfree(&o->target);
 				compile(&o->target, views[c - OPT_VIEW].name, optarg);
@@ -543,7 +582,15 @@ static void parse(int argc, char **argv, struct options *o)
 		case OPT_NAMES: o->full_names = names_of(optarg); break;
 		case OPT_LINES: o->lines = 1; break;
 		case OPT_PER_THREAD: o->per_thread = 1; break;
+		case OPT_MAX_SIZE:
+			if (parse_bytes(optarg, &o->max_size) != 0 || !o->max_size)
+				die_usage("bad --max-size '%s': give bytes, or a number with K, M, "
+					  "G or "
+					  "T",
+					  optarg);
+			break;
 		case 'o': o->output = optarg; break;
+		case 'q': o->quiet = 1; break;
 		case 'h': help(); exit(0);
 		case 'V': printf("scope-report %s\n", SCOPE_VERSION); exit(0);
 		case ':': die_usage("option %s needs a value", argv[optind - 1]);
@@ -556,6 +603,8 @@ static void parse(int argc, char **argv, struct options *o)
 		o->files[o->nfiles++] = argv[optind];
 	}
 	o->on_timeline = (o->view->takes & VO_ALIGN) != 0;
+	if (o->view->dir && o->output)
+		die_usage("%s writes into its DIR: -o does not apply", o->view->name);
 	check_combinations(o, format_given);
 }
 
@@ -578,14 +627,34 @@ static void options_free(struct options *o)
 /* ---- Output ------------------------------------------------------------- */
 
 struct output {
-	FILE *f;
-	const char *path; /* NULL: standard output */
-	char *tmp;	  /* the temporary sibling, renamed over path at the end */
+	FILE *f;	   /* what the view writes to: under, or the sink over it */
+	FILE *under;	   /* the file itself */
+	struct sink *sink; /* with -o FILE.gz or --max-size */
+	const char *path;  /* NULL: standard output */
+	char *tmp;	   /* the temporary sibling, renamed over path at the end */
 };
+
+/* Puts a sink between the view and the file when the output is compressed
+ * or limited. Returns 0, or -1 with the reason in err. */
+static int output_sink(struct output *w, int gzip, uint64_t limit, char *err, size_t cap)
+{
+	w->under = w->f;
+	if (!gzip && !limit)
+		return 0;
+	if (!(w->sink = malloc(sizeof *w->sink)) ||
+	    !(w->f = sink_open(w->sink, w->under, gzip, limit))) {
+		free(w->sink);
+		w->sink = NULL;
+		w->f = w->under;
+		snprintf(err, cap, "out of memory");
+		return -1;
+	}
+	return 0;
+}
 
 /* Opens the output: stdout, the file itself when it exists and is not a
  * regular file (/dev/null, a pipe), else a temporary sibling. */
-static int output_open(struct output *w, const char *path, char *err, size_t cap)
+static int output_file(struct output *w, const char *path, char *err, size_t cap)
 {
 	struct stat st;
 	char *dir, *copy;
@@ -630,12 +699,35 @@ static int output_open(struct output *w, const char *path, char *err, size_t cap
 	return 0;
 }
 
+static int output_open(struct output *w, const char *path, int gzip, uint64_t limit, char *err,
+		       size_t cap)
+{
+	if (output_file(w, path, err, cap) != 0)
+		return -1;
+	if (output_sink(w, gzip, limit, err, cap) != 0) {
+		if (w->f != stdout)
+			fclose(w->f);
+		if (w->tmp)
+			unlink(w->tmp);
+		free(w->tmp);
+		return -1;
+	}
+	return 0;
+}
+
 /* Finishes the output: keep it (renamed into place) or throw it away.
  * Returns 0, or -1 with the reason in err. */
 static int output_close(struct output *w, int keep, char *err, size_t cap)
 {
-	int bad = fflush(w->f) != 0 || ferror(w->f);
-	int saved = errno;
+	int bad = 0, saved = 0;
+
+	if (w->sink) {
+		bad = fclose(w->f) != 0;
+		saved = errno;
+		w->f = w->under;
+	}
+	if (!bad && (fflush(w->f) != 0 || ferror(w->f)))
+		bad = 1, saved = errno;
 
 	if (w->f == stdout)
 		return bad && keep ? (snprintf(err, cap, "%s", strerror(saved)), -1) : 0;
@@ -668,6 +760,48 @@ static void refuse_overwrite(const struct options *o)
 
 /* ---- Main --------------------------------------------------------------- */
 
+#define BIG_EXPORT (UINT64_C(1) << 30) /* exports estimated past this are announced */
+
+/*
+ * Says on stderr how large an export will be, when it is large or plainly
+ * passes --max-size. Returns 0 to go on, or 1 when --max-size stops it
+ * before a byte is written (an export near the limit, or compressed, is
+ * measured as it is written).
+ */
+static int announce_size(const struct options *o, struct rd_profile *const *p, int gzip)
+{
+	char est[32], max[32], why[80] = "";
+	const char *to = o->view->dir				    ? o->dir
+			 : o->output && strcmp(o->output, "-") != 0 ? o->output
+								    : "standard output";
+	uint64_t calls = 0, bytes;
+
+	if (!o->view->size)
+		return 0;
+	bytes = o->view->size(o, p, &calls);
+	fmt_bytes(est, sizeof est, bytes);
+	if (o->max_size)
+		fmt_bytes(max, sizeof max, o->max_size);
+	if (o->windowed || o->thread >= 0)
+		snprintf(why, sizeof why, " at most");
+	/* the estimate is within some 10% (tests/report.py sizes): past that margin
+	 * nothing is written; below it the sink measures what is */
+	if (o->max_size && !gzip && bytes / 11 > o->max_size / 10) {
+		fprintf(stderr,
+			"scope-report: %s would be%s about %s (%llu calls), more than --max-size "
+			"%s: "
+			"nothing written (%s--since, --until, --thread write less)\n",
+			to, why, est, (unsigned long long)calls, max,
+			o->view->dir ? "" : "FILE.gz compresses; ");
+		return 1;
+	}
+	if (bytes > BIG_EXPORT)
+		fprintf(stderr, "scope-report: %s will be%s about %s%s (%llu calls)%s\n", to, why,
+			est, gzip ? " before compression" : "", (unsigned long long)calls,
+			gzip || o->view->dir ? "" : "; -o FILE.gz compresses it");
+	return 0;
+}
+
 /* The views drawn from /events show the stored calls only: says so, once
  * per profile, when filters kept calls out of it (the table counts them). */
 static void note_aggregated(const struct options *o, struct rd_profile **p)
@@ -693,14 +827,126 @@ static void note_aggregated(const struct options *o, struct rd_profile **p)
 	}
 }
 
+/* Starts the progress line of an export: the calls of the processes chosen,
+ * read as many times as the view reads them. */
+static void export_progress(struct progress *pg, const struct options *o, struct rd_profile **p,
+			    const char *to)
+{
+	uint64_t calls = 0;
+	unsigned passes = (unsigned)o->view->passes;
+
+	if (o->view->run == view_html && from_calls(o))
+		passes++; /* its table sums the calls first */
+	for (size_t i = 0; i < p[0]->npairs; i++)
+		if (want_process(o, p[0], p[0]->pairs[i].process))
+			calls += p[0]->pairs[i].count;
+	progress_start(pg, "scope-report", to, calls * passes, o->quiet || !passes);
+}
+
+/* ---- Views that write a directory -------------------------------------- */
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static uint64_t tree_bytes;
+
+static int add_size(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)path, (void)ftw;
+	if (type == FTW_F)
+		tree_bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+/* A new, empty sibling of dir to write into: ".NAME.XXXXXX", or NULL with the reason in err. */
+static char *sibling_dir(const char *dir, char *err, size_t cap)
+{
+	char *a = strdup(dir), *b = strdup(dir), *tmp = NULL;
+	mode_t mask = umask(0);
+
+	umask(mask);
+	if (!a || !b || asprintf(&tmp, "%s/.%s.XXXXXX", dirname(a), basename(b)) < 0) {
+		snprintf(err, cap, "out of memory");
+		tmp = NULL;
+	} else if (!mkdtemp(tmp) || chmod(tmp, 0777 & ~mask) != 0) {
+		snprintf(err, cap, "cannot write in its directory: %s", strerror(errno));
+		free(tmp);
+		tmp = NULL;
+	}
+	free(a);
+	free(b);
+	return tmp;
+}
+
+/*
+ * Runs a view that writes a directory (--otf2 DIR): into a new sibling, which
+ * becomes DIR when it is complete and within --max-size, and is removed
+ * otherwise. DIR must not exist. Returns the exit status.
+ */
+static int report_dir(const struct options *o, struct rd_profile **p)
+{
+	char err[RD_ERR_MAX + 320], max[32], got[32];
+	struct options in = *o;
+	struct progress pg;
+	struct stat st;
+	int rc;
+
+	if (lstat(o->dir, &st) == 0) {
+		fprintf(stderr, "scope-report: %s exists: give %s a new directory\n", o->dir,
+			o->view->name);
+		return 1;
+	}
+	if (announce_size(o, p, 0) != 0)
+		return 1;
+	if (!(in.dir = sibling_dir(o->dir, err, sizeof err))) {
+		fprintf(stderr, "scope-report: %s: %s\n", o->dir, err);
+		return 1;
+	}
+	h5guard_reading(o->files[0]);
+	err[0] = 0;
+	note_aggregated(o, p);
+	export_progress(&pg, o, p, o->dir);
+	rc = o->view->run(&in, p, NULL, err, sizeof err);
+	progress_end(&pg);
+	h5guard_reading(NULL);
+	tree_bytes = 0;
+	if (rc == 0 && o->max_size && nftw(in.dir, add_size, 16, FTW_PHYS) == 0 &&
+	    tree_bytes > o->max_size) {
+		fprintf(stderr,
+			"scope-report: %s passed --max-size %s (%s written): nothing written\n",
+			o->dir, fmt_bytes(max, sizeof max, o->max_size),
+			fmt_bytes(got, sizeof got, tree_bytes));
+		rc = 1;
+	} else if (rc == 0 && rename(in.dir, o->dir) != 0) {
+		fprintf(stderr, "scope-report: %s: %s\n", o->dir, strerror(errno));
+		rc = 1;
+	} else if (rc < 0) {
+		fprintf(stderr, "scope-report: %s\n", err);
+		rc = 1;
+	}
+	if (rc != 0)
+		nftw(in.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free((char *)in.dir);
+	return rc;
+}
+
 /* Runs o's view of p into o's output; returns the exit status. */
 static int report(const struct options *o, struct rd_profile **p)
 {
 	char err[RD_ERR_MAX + 64];
 	struct output w;
-	int rc;
+	struct progress pg;
+	int rc, gzip = sink_gzip_name(o->output);
+	const char *to = o->output ? o->output : "standard output";
 
-	if (output_open(&w, o->output, err, sizeof err) != 0) {
+	if (o->view->dir)
+		return report_dir(o, p);
+	if (announce_size(o, p, gzip) != 0)
+		return 1;
+	if (output_open(&w, o->output, gzip, o->max_size, err, sizeof err) != 0) {
 		fprintf(stderr, "scope-report: %s: %s\n", o->output, err);
 		return 1;
 	}
@@ -708,19 +954,34 @@ static int report(const struct options *o, struct rd_profile **p)
 	h5guard_reading(o->view->profiles == 1 ? o->files[0] : NULL);
 	err[0] = 0;
 	note_aggregated(o, p);
+	export_progress(&pg, o, p, to);
 	rc = o->view->run(o, p, w.f, err, sizeof err);
+	progress_end(&pg);
 	h5guard_reading(NULL);
 	*h5guard_tmp() = NULL;
+	if (rc >= 0 && w.sink && w.sink->over) {
+		char max[32], in[32];
+		output_close(&w, 0, NULL, 0);
+		fprintf(stderr, "scope-report: %s passed --max-size %s (%s%s written): %s\n", to,
+			fmt_bytes(max, sizeof max, o->max_size),
+			fmt_bytes(in, sizeof in, w.sink->in),
+			w.sink->gzip ? " before compression" : "",
+			w.path ? "nothing written" : "the rest left out");
+		free(w.sink);
+		return 1;
+	}
 	if (rc < 0) {
 		output_close(&w, 0, NULL, 0);
+		free(w.sink);
 		fprintf(stderr, "scope-report: %s\n", err);
 		return 1;
 	}
 	if (output_close(&w, 1, err, sizeof err) != 0) {
-		fprintf(stderr, "scope-report: %s: %s\n", o->output ? o->output : "standard output",
-			err);
+		free(w.sink);
+		fprintf(stderr, "scope-report: %s: %s\n", to, err);
 		return 1;
 	}
+	free(w.sink);
 	return rc;
 }
 

@@ -56,7 +56,8 @@ static const char usage[] =
 	"                           Calls not stored are still counted exactly, per function\n"
 	"      --sample HZ          also sample each thread's stack HZ times per second of its\n"
 	"                           CPU time (libunwind), instrumented code or not\n"
-	"  -q, --quiet              print no summary\n"
+	"  -q, --quiet              print no summary, and no progress line while the\n"
+	"                           profile is written (SCOPE_PROGRESS=off)\n"
 	"      --top N              rows in the summary, 0 to 1000000 (default 10)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n"
@@ -368,6 +369,8 @@ int main(int argc, char **argv)
 	int status = 0, gathered, rc;
 
 	parse(argc, argv, &o);
+	if (o.quiet) /* for the writers and the merge, in this process and the run's */
+		setenv("SCOPE_PROGRESS", "off", 1);
 	/* here, not in the child only: the run's writer records them too */
 	run_filters_export(&o.filters);
 	if (launch_find_program(o.argv[0], program, sizeof program) != 0) {

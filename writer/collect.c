@@ -2,6 +2,7 @@
 /* Turns the arena's per-thread records into per-region events with their statistics. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "progress.h"
 #include "spill.h"
 
 #include <scope/aggregate.h>
@@ -722,6 +723,7 @@ static int visit_range(struct grouping *gr, int second, uint64_t from, uint64_t 
 	for (uint64_t i = from; i < to; i++) {
 		if (visit_chunk(gr, i, second) != 0)
 			return -1;
+		progress_add(second ? gr->chunks[i].used : gr->a->recs_per_chunk);
 		madvise((void *)gr->chunks[i].at, h->chunk_bytes, MADV_DONTNEED);
 	}
 	return 0;

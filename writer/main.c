@@ -4,6 +4,7 @@
 #include "columns.h"
 #include "merge.h"
 #include "profile_out.h"
+#include "progress.h"
 #include "publish.h"
 #include "ranks.h"
 #include "run.h"
@@ -37,6 +38,7 @@ static const char usage[] =
 	"      --run-fd N           the writer of a whole run: write each arena whose path\n"
 	"                           comes through the socket N, until an empty message\n"
 	"      --at-exit            with --run-fd: write nothing until that message\n"
+	"  -q, --quiet              no progress line on a terminal (SCOPE_PROGRESS=off)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
 
@@ -189,7 +191,7 @@ static void finish_job(const struct job *job, const struct scope_arena_header *h
 
 struct options {
 	const char *output, *compression, *chunk, *arena;
-	int recover, keep, symbolize, exit_signal;
+	int recover, keep, symbolize, exit_signal, quiet;
 	int arena_fd;	   /* -1: open ARENA by its path */
 	int run_fd;	   /* the run's socket (--run-fd), -1 for one arena */
 	int at_exit;	   /* with run_fd: write nothing before the run ends */
@@ -242,6 +244,7 @@ static int parse(int argc, char **argv, struct options *o)
 					      {"detach", required_argument, 0, DETACH},
 					      {"merge", required_argument, 0, MERGE},
 					      {"watch", required_argument, 0, WATCH},
+					      {"quiet", no_argument, 0, 'q'},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
 					      {0, 0, 0, 0}};
@@ -253,7 +256,7 @@ static int parse(int argc, char **argv, struct options *o)
 	o->symbolize = !(sym && strcmp(sym, "0") == 0);
 	o->keep = keep && *keep && strcmp(keep, "0") != 0;
 	o->chunk = getenv("SCOPE_CHUNK_SIZE");
-	while ((c = getopt_long(argc, argv, "+o:hV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:qhV", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case COMPRESSION: o->compression = optarg; break;
@@ -274,6 +277,7 @@ static int parse(int argc, char **argv, struct options *o)
 		case DETACH: o->lock = optarg; break;
 		case MERGE: o->merge = optarg; break;
 		case WATCH: o->watch = (pid_t)atoi(optarg); break;
+		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
 		default: fputs("scope-writer: see scope-writer --help\n", stderr); return -1;
@@ -445,6 +449,8 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 	struct module *mods = NULL;
 	char output[4096], host[256] = "";
 	struct job job = {0};
+	struct progress pg;
+	char label[64];
 	int rc;
 
 	writer_fail_reset();
@@ -463,10 +469,16 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 	describe_run(&run, o, &a, &clock, host);
 	phase("setup");
 	rc = 1;
+	/* every record is visited twice, then written as some 6 columns; a
+	 * part of a run is named by its process, the part's path being hidden */
+	snprintf(label, sizeof label, "the profile of pid %d", (int)a.hdr->pid);
+	progress_start(&pg, "scope-writer", a.hdr->parts[0] && !o->output ? label : output,
+		       a.nchunks * a.recs_per_chunk * 8, o->quiet);
 	if (!run.command_line)
 		say_kept("out of memory", NULL, o);
 	else
 		rc = write_run(&run, o, &a, &st, output, &job);
+	progress_end(&pg);
 	if (rc == 0 && wrote)
 		snprintf(wrote, cap, "%s", output);
 	free((char *)run.command_line);

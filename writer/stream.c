@@ -2,6 +2,7 @@
 /* Grouping more calls than memory holds: the lanes merged in start order, spilled by row. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "progress.h"
 #include "spill.h"
 
 #include <scope/aggregate.h>
@@ -95,6 +96,7 @@ static void enter_chunk(const struct grouping *gr, struct cursor *c, uint64_t i)
 	c->chunk = i;
 	c->r = c->first = chunk_recs(gr, i);
 	c->end = c->r + gr->chunks[i].used;
+	progress_add(gr->chunks[i].used); /* the second visit of its records */
 }
 
 /* Moves c to its lane's next call, handling bytes records on the way,
