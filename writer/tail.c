@@ -262,6 +262,8 @@ static void push_free(struct tail *t)
 		__atomic_store_n(&h->free_ring[tail % SCOPE_FREE_RING], t->waiting[k],
 				 __ATOMIC_RELAXED);
 	__atomic_store_n(&h->free_tail, tail, __ATOMIC_RELEASE);
+	if (k == 0)
+		return; /* also when nothing waits and the list is not yet allocated */
 	memmove(t->waiting, t->waiting + k, (t->nwaiting - k) * sizeof *t->waiting);
 	t->nwaiting -= k;
 }
