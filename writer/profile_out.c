@@ -356,6 +356,9 @@ static int write_tasks(struct columns *c, hid_t lanes, const struct run_info *ru
 		end[i] = t->end ? tick_ns(run->clock, t->end) : p->end_ns;
 		end[i] = end[i] > p->end_ns ? p->end_ns : end[i] < start[i] ? start[i] : end[i];
 		busy[i] = tick_ns(run->clock, run->clock->start_tick + p->tasks[i].busy_ticks);
+		/* converted apart from start and end, it may round past their span */
+		if (busy[i] > end[i] - start[i])
+			busy[i] = end[i] - start[i];
 		name[i] = nm < a->nnames && names[nm].used &&
 					  memchr(names[nm].text, '\0', sizeof names[nm].text)
 				  ? names[nm].text
