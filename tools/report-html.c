@@ -494,7 +494,8 @@ static int regions_html(FILE *out, const struct options *o, struct rd_profile *p
 	      "<i>self</i> its calls less the recorded calls they made; <i>share</i> is self time "
 	      "over the wall time of the threads shown.</p>\n",
 	      out);
-	fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"region-table\" data-view=\"regions\"><thead><tr>"
+	fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"region-table\" "
+	      "data-view=\"regions\"><thead><tr>"
 	      "<th data-type=\"num\">calls</th><th data-type=\"num\">total</th>"
 	      "<th data-type=\"num\" class=\"sorted\">self</th><th data-type=\"num\">mean</th>"
 	      "<th data-type=\"num\">min</th><th data-type=\"num\">max</th>"
@@ -594,7 +595,8 @@ static int ranks_html(FILE *out, FILE *j, struct html *h)
 		nranks, nhot);
 	if (group > 1)
 		fprintf(out, " Each column sums %zu neighbouring ranks (their mean).", group);
-	fputs("</p>\n<div class=\"scroll\"><table class=\"sortable\" id=\"rank-table\" data-view=\"ranks\"><thead><tr>"
+	fputs("</p>\n<div class=\"scroll\"><table class=\"sortable\" id=\"rank-table\" "
+	      "data-view=\"ranks\"><thead><tr>"
 	      "<th data-type=\"num\">min</th><th data-type=\"num\">mean</th>"
 	      "<th data-type=\"num\">max</th><th data-type=\"num\">on rank</th>"
 	      "<th data-type=\"num\" class=\"sorted\">imbalance</th><th class=\"name\">region</th>"

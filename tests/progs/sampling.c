@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* "sampling [MS [rt]]": spin() computes sin() for MS ms of CPU time (default 300), then nap() sleeps MS ms;
- * with rt, first raises SIGRTMAX-5 three times with a handler of its own and prints "rt=N". */
+/* "sampling [MS [rt]]": spin() computes sin() for MS ms of CPU time (default 300), then nap()
+ * sleeps MS ms; with rt, first raises SIGRTMAX-5 three times with a handler of its own and prints
+ * "rt=N". */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
