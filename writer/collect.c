@@ -327,6 +327,21 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	return 0;
 }
 
+/* Keeps a side record's note for the second pass, which places it by call. */
+static int add_note(struct grouping *gr, struct bytes_note note)
+{
+	if (gr->nnotes == gr->notes_cap) {
+		uint64_t cap = gr->notes_cap ? 2 * gr->notes_cap : 256;
+		struct bytes_note *grown = realloc(gr->notes, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		gr->notes = grown;
+		gr->notes_cap = cap;
+	}
+	gr->notes[gr->nnotes++] = note;
+	return 0;
+}
+
 /* A bytes record: the call of its depth read last on this lane moved them. */
 static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint32_t gen)
 {
@@ -341,16 +356,7 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 	gr->bytes = 1;
 	if (!gr->rid)
 		return 0;
-	if (gr->nnotes == gr->notes_cap) {
-		uint64_t cap = gr->notes_cap ? 2 * gr->notes_cap : 256;
-		struct bytes_note *grown = realloc(gr->notes, cap * sizeof *grown);
-		if (!grown)
-			return -1;
-		gr->notes = grown;
-		gr->notes_cap = cap;
-	}
-	gr->notes[gr->nnotes++] = (struct bytes_note){gr->stack.index[depth], r->start, r->end, 0};
-	return 0;
+	return add_note(gr, (struct bytes_note){gr->stack.index[depth], r->start, r->end, 0});
 }
 
 /* A counters record: the change of counters 2k and 2k + 1 over the call of
@@ -372,17 +378,8 @@ static int first_pass_counters(struct grouping *gr, const struct scope_rec *r, u
 	gr->counters = 1;
 	if (!gr->rid)
 		return 0;
-	if (gr->nnotes == gr->notes_cap) {
-		uint64_t cap = gr->notes_cap ? 2 * gr->notes_cap : 256;
-		struct bytes_note *grown = realloc(gr->notes, cap * sizeof *grown);
-		if (!grown)
-			return -1;
-		gr->notes = grown;
-		gr->notes_cap = cap;
-	}
-	gr->notes[gr->nnotes++] =
-		(struct bytes_note){gr->stack.index[depth], r->start, r->end, (uint32_t)k + 1};
-	return 0;
+	return add_note(
+		gr, (struct bytes_note){gr->stack.index[depth], r->start, r->end, (uint32_t)k + 1});
 }
 
 /* The task the lane ran stops running at tick end: its time so far is
