@@ -5,16 +5,7 @@
 
 # figures_add(TEST CASE PROGRAM): one add_test of figures.py CASE.
 function(figures_add test case prog)
-  add_test(NAME ${test}
-    COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/figures.py ${case}
-      --prog ${prog}
-      --bin ${PROJECT_BINARY_DIR}/bin
-      --lib ${PROJECT_BINARY_DIR}/lib
-      --src ${prog_src}
-      --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/${test}
-      ${sanitize_args})
-  set_tests_properties(${test} PROPERTIES
-    SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 180 LABELS "scope;figures")
+  scope_add_driver(figures 180 "scope;figures" ${test} ${case} ${prog})
 endfunction()
 
 # The recursions the compiler shapes: every toolchain and optimisation level.

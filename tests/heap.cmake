@@ -3,16 +3,7 @@
 # scope-bench --memory. Included from tests/CMakeLists.txt; named heap-CASE[-TC-OPT].
 
 function(heap_add test case prog)
-  add_test(NAME ${test}
-    COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/heap.py ${case}
-      --prog ${prog}
-      --bin ${PROJECT_BINARY_DIR}/bin
-      --lib ${PROJECT_BINARY_DIR}/lib
-      --src ${prog_src}
-      --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/${test}
-      ${sanitize_args})
-  set_tests_properties(${test} PROPERTIES
-    SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 180 LABELS "scope;heap")
+  scope_add_driver(heap 180 "scope;heap" ${test} ${case} ${prog})
 endfunction()
 
 # The figures: every toolchain and level (the compiler must not change what is charged where).

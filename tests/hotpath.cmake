@@ -7,16 +7,7 @@
 
 # hotpath_add(TEST CASE PROGRAM): one add_test of hotpath.py CASE.
 function(hotpath_add test case prog)
-  add_test(NAME ${test}
-    COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hotpath.py ${case}
-      --prog ${prog}
-      --bin ${PROJECT_BINARY_DIR}/bin
-      --lib ${PROJECT_BINARY_DIR}/lib
-      --src ${prog_src}
-      --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/${test}
-      ${sanitize_args})
-  set_tests_properties(${test} PROPERTIES
-    SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 300 LABELS "scope;hotpath")
+  scope_add_driver(hotpath 300 "scope;hotpath" ${test} ${case} ${prog})
 endfunction()
 
 # The depths the compiler's code reaches: every toolchain and level.

@@ -7,16 +7,7 @@
 
 # libcalls_add(TEST CASE PROGRAM): one add_test of libcalls.py CASE.
 function(libcalls_add test case prog)
-  add_test(NAME ${test}
-    COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/libcalls.py ${case}
-      --prog ${prog}
-      --bin ${PROJECT_BINARY_DIR}/bin
-      --lib ${PROJECT_BINARY_DIR}/lib
-      --src ${prog_src}
-      --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/${test}
-      ${sanitize_args})
-  set_tests_properties(${test} PROPERTIES
-    SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 180 LABELS "scope;libcalls")
+  scope_add_driver(libcalls 180 "scope;libcalls" ${test} ${case} ${prog})
 endfunction()
 
 # Where the calls are and who made them: every toolchain and level.
