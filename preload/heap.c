@@ -43,15 +43,18 @@ static int resolving;
 
 static SCOPE_NOINST void *boot_alloc(size_t n, size_t align)
 {
-	size_t at, end;
+	size_t at, end, used = __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
 
 	if (align < 16)
 		align = 16;
-	at = (__atomic_load_n(&boot_used, __ATOMIC_RELAXED) + align - 1) & ~(align - 1);
-	end = at + ((n + 15) & ~(size_t)15);
-	if (end > sizeof boot || end < at)
-		return NULL;
-	__atomic_store_n(&boot_used, end, __ATOMIC_RELAXED);
+	/* another thread may be served from here at the same time */
+	do {
+		at = (used + align - 1) & ~(align - 1);
+		end = at + ((n + 15) & ~(size_t)15);
+		if (end > sizeof boot || end < at)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&boot_used, &used, end, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	return boot + at;
 }
 
@@ -62,9 +65,9 @@ static SCOPE_NOINST int in_boot(const void *p)
 
 void scope_heap_resolve(void)
 {
-	if (real_free || resolving)
+	if (real_free || __atomic_load_n(&resolving, __ATOMIC_RELAXED))
 		return;
-	resolving = 1;
+	__atomic_store_n(&resolving, 1, __ATOMIC_RELAXED);
 	real_malloc = (malloc_fn *)dlsym(RTLD_NEXT, "malloc");
 	real_calloc = (calloc_fn *)dlsym(RTLD_NEXT, "calloc");
 	real_realloc = (realloc_fn *)dlsym(RTLD_NEXT, "realloc");
@@ -79,7 +82,7 @@ void scope_heap_resolve(void)
 	/* free last, and only with the three it goes with: ready() reads it */
 	if (real_malloc && real_calloc && real_realloc)
 		__atomic_store_n(&real_free, (free_fn *)dlsym(RTLD_NEXT, "free"), __ATOMIC_RELEASE);
-	resolving = 0;
+	__atomic_store_n(&resolving, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- The tables ---------------------------------------------------------- */
@@ -248,10 +251,13 @@ static SCOPE_NOINST void note_site(struct scope_heap_region *g, uint32_t r, uint
 	}
 }
 
-static SCOPE_NOINST void forget(uintptr_t ptr)
+/* Forgets the block at ptr, counting its free; *was gets it (ptr 0: none). */
+static SCOPE_NOINST void forget(uintptr_t ptr, struct block *was)
 {
 	size_t k;
 
+	if (was)
+		was->ptr = 0;
 	for (k = slot_of(ptr, heap.cap); heap.v[k].ptr; k = (k + 1) & (heap.cap - 1)) {
 		if (heap.v[k].ptr != ptr)
 			continue;
@@ -259,6 +265,8 @@ static SCOPE_NOINST void forget(uintptr_t ptr)
 		g->frees++;
 		g->live -= heap.v[k].size;
 		heap.live -= heap.v[k].size;
+		if (was)
+			*was = heap.v[k];
 		heap.v[k].ptr = TOMB;
 		heap.used--;
 		heap.tombs++;
@@ -276,7 +284,7 @@ static SCOPE_NOINST void remember(uintptr_t ptr, uint64_t size, uint64_t fn, uin
 		return;
 	}
 	/* an address the allocator gave out again, its free unseen: that free first */
-	forget(ptr);
+	forget(ptr, NULL);
 	r = region_of(fn);
 	for (k = slot_of(ptr, heap.cap); heap.v[k].ptr > TOMB; k = (k + 1) & (heap.cap - 1))
 		;
@@ -339,15 +347,45 @@ static SCOPE_NOINST void track_alloc(void *p, uint64_t size, void *site)
 	leave();
 }
 
-static SCOPE_NOINST void track_free(void *p)
+/* Counts p's free; *was gets its block when was is not NULL (ptr 0: not
+ * tracked). */
+static SCOPE_NOINST void track_free(void *p, struct block *was)
 {
+	if (was)
+		was->ptr = 0;
 	/* a free is counted even when the library frees the program's block */
 	if (!p || !__atomic_load_n(&heap.on, __ATOMIC_ACQUIRE) || heap_inside || heap_quiet)
 		return;
 	heap_inside = 1;
 	lock();
 	if (heap.on)
-		forget((uintptr_t)p);
+		forget((uintptr_t)p, was);
+	leave();
+}
+
+/* A realloc that failed: its block, forgotten before, is live again. */
+static SCOPE_NOINST void track_kept(const struct block *b)
+{
+	struct scope_heap_region *g;
+
+	if (!b->ptr || heap_inside || heap_quiet)
+		return;
+	heap_inside = 1;
+	lock();
+	if (heap.on && heap.hdr) {
+		g = &heap.regions[b->region];
+		g->frees--;
+		g->live += b->size;
+		heap.live += b->size;
+		if ((heap.used + heap.tombs + 1) * 2 <= heap.cap || grow() == 0) {
+			size_t k = slot_of(b->ptr, heap.cap);
+			for (; heap.v[k].ptr > TOMB; k = (k + 1) & (heap.cap - 1))
+				;
+			heap.tombs -= heap.v[k].ptr == TOMB;
+			heap.v[k] = *b;
+			heap.used++;
+		}
+	}
 	leave();
 }
 
@@ -433,7 +471,7 @@ static SCOPE_NOINST int ready(void)
 {
 	if (__atomic_load_n(&real_free, __ATOMIC_ACQUIRE))
 		return 1;
-	if (!resolving)
+	if (!__atomic_load_n(&resolving, __ATOMIC_RELAXED))
 		scope_heap_resolve();
 	return real_free != NULL;
 }
@@ -469,12 +507,13 @@ SCOPE_HEAP_EXPORT void free(void *p)
 		return;
 	if (!ready())
 		return;
-	track_free(p);
+	track_free(p, NULL);
 	real_free(p);
 }
 
 SCOPE_HEAP_EXPORT void *realloc(void *old, size_t n)
 {
+	struct block was;
 	void *p;
 
 	if (!ready() || in_boot(old)) {
@@ -489,15 +528,17 @@ SCOPE_HEAP_EXPORT void *realloc(void *old, size_t n)
 		return p;
 	}
 	if (old && n == 0) {
-		track_free(old);
+		track_free(old, NULL);
 		return real_realloc(old, 0);
 	}
+	/* The old block is forgotten first: once realloc has moved it, another
+	 * thread may be given its address, and that block must stay counted. */
+	track_free(old, &was);
 	p = real_realloc(old, n);
-	if (p) {
-		if (old)
-			track_free(old);
+	if (p)
 		track_alloc(p, n, SITE());
-	}
+	else
+		track_kept(&was);
 	return p;
 }
 
@@ -593,7 +634,7 @@ static SCOPE_NOINST void cxx_delete(void **slot, const char *name, void *p)
 
 	if (!p)
 		return;
-	track_free(p);
+	track_free(p, NULL);
 	heap_quiet = 1;
 	if (real)
 		real(p);

@@ -113,6 +113,21 @@ def case_fork(t):
     expect_eq(rows.get("forks()"), (1, 1, 64, 64, 0), "parent: heap of forks()")
 
 
+def case_churn(t):
+    """Four threads allocating, reallocating and freeing at once: the region's allocations, frees
+    and bytes equal what the program counted itself, nothing is live at exit, nothing untracked
+    (a realloc's old block is forgotten before another thread can be given its address)."""
+    for run in range(3):
+        _, r = t.profile("churn", env={"SCOPE_HEAP": "1"})
+        words = t.text(r).split()
+        expect(len(words) == 4 and words[0] == "churn", f"output {t.text(r)!r}")
+        allocations, frees, total = (int(w) for w in words[1:])
+        rows, attrs, _ = heap_rows(t.path("out.h5"))
+        expect_eq(rows.get("churn(void*)"), (allocations, frees, total, rows["churn(void*)"][3], 0),
+                  f"run {run}: heap of churn(void*)")
+        expect_eq(attrs["untracked"], 0, f"run {run}: calls untracked")
+
+
 def case_report(t):
     """scope-report --heap: rows by peak live bytes, as in the file; JSON holds the same numbers."""
     t.profile(env={"SCOPE_HEAP": "1"})
