@@ -477,8 +477,9 @@ def case_run_writer(t):
 def case_write_at_exit(t):
     """--write-at-exit: the same profile, and the writer idle until the program has ended."""
     during, after = forks_case(t, "--write-at-exit")
-    expect_eq(during, 0.0, "the writer's CPU seconds while the program ran")
-    expect(after > 0, "the writer's CPU seconds after the program")
+    # its start (exec, loading HDF5 and libdw) is all it may do meanwhile: 10 ms here
+    expect(during <= 0.03, f"the writer used {during} s of CPU while the program ran: more than its start")
+    expect(after > 4 * during, f"the writer's CPU seconds after the program: {after}, against {during} during")
 
 
 def case_plain_root_killed(t):

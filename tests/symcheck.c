@@ -287,13 +287,16 @@ static int timed(const char *path, int repeat, double limit)
 		fprintf(stderr, "symcheck: out of memory\n");
 		return 2;
 	}
+	/* The least round counts: a first round that reads the file cold may
+	 * pass the limit where the next does not. */
 	for (int r = 0; r < repeat; r++) {
 		double t = round_of(path, &funcs, out, limit);
-		if (t < 0) {
-			printf("cpu-limit %.3f %zu\n", limit, funcs.n);
-			return 3;
-		}
-		best = best < 0 || t < best ? t : best;
+		if (t >= 0)
+			best = best < 0 || t < best ? t : best;
+	}
+	if (best < 0) {
+		printf("cpu-limit %.3f %zu\n", limit, funcs.n);
+		return 3;
 	}
 	printf("cpu %.6f %zu\n", best, funcs.n);
 	for (size_t i = 0; i < funcs.n; i++) {

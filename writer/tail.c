@@ -289,7 +289,10 @@ static void free_chunk(struct tail *t, uint64_t i)
 	__atomic_store_n(&ch->magic, SCOPE_CHUNK_FREE, __ATOMIC_SEQ_CST);
 	memset(ch + 1, 0, t->hdr->chunk_bytes - sizeof *ch);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	drop_pages(t, i);
+	/* The first chunks' pages stay mapped: they come back full, and
+	 * dropping them would cost a TLB flush now and page faults then. */
+	if (i >= SCOPE_RESIDENT_CHUNKS)
+		drop_pages(t, i);
 	t->slot[i].state = FREE;
 	t->waiting[t->nwaiting++] = (uint32_t)i;
 	t->freed++;
@@ -304,11 +307,12 @@ static void consume(struct tail *t, uint64_t i)
 		return;
 	s->store_at = t->stored++;
 	__atomic_store_n(&t->hdr->store_chunks, t->stored, __ATOMIC_RELEASE);
-	if (done)
+	if (done) {
 		free_chunk(t, i);
-	else
+	} else {
 		s->state = PINNED;
-	drop_pages(t, i);
+		drop_pages(t, i);
+	}
 }
 
 /* A pinned chunk whose calls have all returned: its store copy made
