@@ -266,7 +266,8 @@ static SCOPE_NOINST void leave_chunk(struct scope_thread *t, struct scope_rec *e
 	/* The run's writer consumes the chunks and hands them back: the
 	 * arena's first chunks stay in memory (see SCOPE_RESIDENT_CHUNKS). */
 	if (lo - (uintptr_t)scope_proc.base <
-		    scope_proc.hdr->chunks_off + SCOPE_RESIDENT_CHUNKS * scope_proc.hdr->chunk_bytes &&
+		    scope_proc.hdr->chunks_off +
+			    SCOPE_RESIDENT_CHUNKS * scope_proc.hdr->chunk_bytes &&
 	    __atomic_load_n(&scope_proc.hdr->free_tail, __ATOMIC_RELAXED))
 		return;
 	if (!t->holding) {
