@@ -28,6 +28,8 @@ _ORDER = {
     "threads": ("tid", "name", "parent", "start", "end", "cpu_ns"),
     "tasks": ("id", "name", "parent", "start", "end", "threads", "busy_ns"),
     "modules": ("path", "bias", "low", "high", "build_id"),
+    "heap": ("region", "allocations", "frees", "bytes_allocated", "peak_live_bytes", "live_bytes_at_exit"),
+    "heap_sites": ("region", "bytes", "allocations", "address", "function", "file", "line"),
 }
 _EVENT_COLUMNS = ("start_delta", "duration", "thread", "task", "depth", "flags")
 _TIME_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -143,6 +145,13 @@ class Profile:
                /events/task value, from 1), id, name, parent (thread lane), start and
                end (relative ns), threads ("0,2"), busy_ns
     modules    one row per mapped object of each process
+    heap       with SCOPE_HEAP=1, one row per process and region that allocated: process,
+               region (its name), allocations, frees, bytes_allocated, peak_live_bytes,
+               live_bytes_at_exit; empty otherwise
+    heap_sites the call sites that allocated most in each region: process, region, bytes,
+               allocations, address, function, file, line
+    heap_totals one row per process with heap tracking: process, peak_live_bytes,
+               live_bytes_at_exit, untracked
     metadata   the attributes of /metadata, as a dict
     """
 
@@ -165,6 +174,9 @@ class Profile:
         self.lanes = self._lanes()
         self.tasks = self._tasks()
         self.modules = self._modules()
+        self.heap = self._per_process("heap", "heap")
+        self.heap_sites = self._per_process("heap_sites", "heap_sites")
+        self.heap_totals = self._heap_totals()
         self.origin = int(self.processes["start"].min()) if len(self.processes) else 0
         self._names = {}
         for rid, name in enumerate(self.regions["name"]):
@@ -214,6 +226,17 @@ class Profile:
 
     def _modules(self):
         return self._per_process("modules", "modules")
+
+    def _heap_totals(self):
+        rows = {"process": [], "peak_live_bytes": [], "live_bytes_at_exit": [], "untracked": []}
+        for p in range(len(self.processes)):
+            where = f"process{p}/heap"
+            if where not in self._file:
+                continue
+            rows["process"].append(p)
+            for k in ("peak_live_bytes", "live_bytes_at_exit", "untracked"):
+                rows[k].append(int(self._file[where].attrs[k]))
+        return pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in rows.items()})
 
     def summary(self):
         """One row per region with calls: calls, total_ns, self_ns, total_all_ns, min_ns,

@@ -40,12 +40,13 @@ class Made:
         return out.stdout
 
 
-def _profile(tmp_path_factory, name, prog, *args, status=0, options=()):
+def _profile(tmp_path_factory, name, prog, *args, status=0, options=(), extra_env=None):
     progs = _progs()
     run = _scope_run()
     out = tmp_path_factory.mktemp(name) / f"{name}.h5"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCOPE_") and k != "LD_PRELOAD"}
     env["SCOPE_TMPDIR"] = str(out.parent)
+    env.update(extra_env or {})
     if os.environ.get("SCOPE_TEST_ASAN"):  # a sanitized build: its runtime must load first
         env["LD_PRELOAD"] = os.environ["SCOPE_TEST_ASAN"]
     r = subprocess.run([run, "-q", *options, "-o", str(out), "--", os.path.join(progs, prog), *args],
@@ -90,6 +91,14 @@ def counted(tmp_path_factory):
     """counters with two software counters: touch_pages makes 64 page faults a call, 5 calls."""
     return _profile(tmp_path_factory, "counted", "counters-gcc-O2",
                     options=("--counters", "perf::TASK-CLOCK,perf::PAGE-FAULTS"))
+
+
+@pytest.fixture(scope="session")
+def heaped(tmp_path_factory):
+    """heap with SCOPE_HEAP=1: known blocks per function (tests/heap.py's figures)."""
+    if os.environ.get("SCOPE_TEST_ASAN"):
+        pytest.skip("built with ASan: its allocator takes the calls heap tracking would count")
+    return _profile(tmp_path_factory, "heap", "heap-gcc-O2", extra_env={"SCOPE_HEAP": "1"})
 
 
 @pytest.fixture(scope="session", params=["threads", "forked", "fib", "exited"])

@@ -3,6 +3,7 @@
 
 import csv
 import io
+import json
 
 import h5py
 import numpy as np
@@ -238,3 +239,28 @@ def test_tree_fast_path_refuses_what_it_cannot_do():
              np.array([10, 4, 6, 8], dtype=np.uint64))
     assert _tree._parents_by_depth(*ended) is None
     assert _tree._parents_by_stack(*ended)[0].tolist() == [-1, 0, 0, 0]
+
+
+def test_heap_tables(heaped, threads):
+    with scope_profile.load(heaped.path) as p:
+        rows = {r.region: (r.allocations, r.frees, r.bytes_allocated, r.peak_live_bytes, r.live_bytes_at_exit)
+                for r in p.heap.itertuples()}
+        sites = p.heap_sites
+        totals = p.heap_totals
+    # figures the program's code fixes (tests/heap.py)
+    assert rows["leaky()"] == (3, 1, 3000, 3000, 2000)
+    assert rows["peaky()"] == (3, 3, 102400, 98304, 0)
+    assert rows["cxx()"] == (4, 3, 406, 373, 77)
+    doc = json.loads(heaped.tool("scope-report", "--heap", "--format", "json"))
+    report = {(x["region"] if x["region"] != "(outside any region)" else ""):
+              (x["allocations"], x["frees"], x["bytes_allocated"], x["peak_live_bytes"], x["live_bytes_at_exit"])
+              for x in doc["regions"]}
+    assert rows == report
+    assert list(totals["process"]) == [0]
+    assert int(totals["live_bytes_at_exit"][0]) == doc["live_bytes_at_exit"] == sum(r[4] for r in rows.values())
+    assert int(totals["untracked"][0]) == 0
+    big = sites[sites["bytes"] == 65536]
+    assert list(big["region"]) == ["peaky()"] and list(big["allocations"]) == [1]
+    assert list(big["file"].map(lambda f: f.rsplit("/", 1)[-1])) == ["heap.cpp"]
+    with scope_profile.load(threads.path) as p:
+        assert p.heap.empty and p.heap_sites.empty and p.heap_totals.empty
