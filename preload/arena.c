@@ -94,8 +94,13 @@ static SCOPE_NOINST int size_and_map(struct scope_process *p, struct scope_arena
 		if (ftruncate(p->fd, (off_t)total) != 0)
 			return -errno;
 		p->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
-		if (p->base != MAP_FAILED)
+		if (p->base != MAP_FAILED) {
+			/* No read-ahead: the page cache then holds the arena in
+			 * single pages, and a call returning in a chunk that left
+			 * memory brings back its page, not a large folio around it. */
+			madvise(p->base, total, MADV_RANDOM);
 			return 0;
+		}
 		err = -errno;
 		if ((err != -ENOMEM && err != -EINVAL) || p->cfg.arena_max_bytes / 2 < ARENA_MIN)
 			return err;

@@ -115,6 +115,28 @@ void scope_busy_end(struct scope_thread *t)
 	resume(t);
 }
 
+/*
+ * While the run's writer recycles chunks, the arena's first chunks stay in
+ * memory: a chunk that comes back costs no TLB flush and no page faults.
+ * There are SCOPE_RESIDENT_BASE of them and SCOPE_RESIDENT_PER_LANE more
+ * for each thread lane, at most SCOPE_RESIDENT_CHUNKS: a few MiB a thread.
+ * Returns where the chunks that leave memory begin.
+ */
+static SCOPE_NOINST uintptr_t resident_end(void)
+{
+	const struct scope_process *p = &scope_proc;
+	const struct scope_arena_header *h = p->hdr;
+	uint64_t n =
+		SCOPE_RESIDENT_BASE +
+		SCOPE_RESIDENT_PER_LANE * (uint64_t)__atomic_load_n(&h->nlanes, __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&h->free_tail, __ATOMIC_RELAXED))
+		n = 0;
+	else if (n > SCOPE_RESIDENT_CHUNKS)
+		n = SCOPE_RESIDENT_CHUNKS;
+	return (uintptr_t)p->base + h->chunks_off + n * h->chunk_bytes;
+}
+
 /* Drops [lo, hi) from this process's memory: the pages stay in the file
  * (the page cache writes them out), so resident memory grows with the
  * calls still open, not with everything recorded. Only ever the arena's
@@ -122,8 +144,7 @@ void scope_busy_end(struct scope_thread *t)
 static SCOPE_NOINST void release(uintptr_t lo, uintptr_t hi)
 {
 	struct scope_process *p = &scope_proc;
-	uintptr_t first = (uintptr_t)p->base + p->hdr->chunks_off,
-		  last = (uintptr_t)p->base + p->map_bytes;
+	uintptr_t first = resident_end(), last = (uintptr_t)p->base + p->map_bytes;
 
 	lo = lo < first ? first : lo;
 	hi = hi > last ? last : hi;
@@ -256,24 +277,22 @@ static SCOPE_NOINST void hold(struct scope_thread *t, uintptr_t lo, uintptr_t hi
 	t->held[t->nheld++] = (struct scope_held){lo, hi, r, depth, 1, 0, 0};
 }
 
-/* The thread leaves the chunk that ends at end. */
+/* The thread leaves the chunk that ends at end. The held chunks are
+ * looked at whichever chunk it leaves: a thread that moves between
+ * resident chunks still lets go of those its returning calls brought
+ * back. */
 static SCOPE_NOINST void leave_chunk(struct scope_thread *t, struct scope_rec *end)
 {
 	uintptr_t lo = chunk_of(end), hi = lo + scope_proc.hdr->chunk_bytes;
-	const struct scope_rec *r;
-	uint32_t depth;
+	int keep = lo < resident_end();
+	const struct scope_rec *r = NULL;
+	uint32_t depth = 0;
 
-	/* The run's writer consumes the chunks and hands them back: the
-	 * arena's first chunks stay in memory (see SCOPE_RESIDENT_CHUNKS). */
-	if (lo - (uintptr_t)scope_proc.base <
-		    scope_proc.hdr->chunks_off +
-			    SCOPE_RESIDENT_CHUNKS * scope_proc.hdr->chunk_bytes &&
-	    __atomic_load_n(&scope_proc.hdr->free_tail, __ATOMIC_RELAXED))
-		return;
 	if (!t->holding) {
 		t->holding = 1;
 		scope_signal_fence();
-		r = shallowest_open(t, lo, hi, &depth);
+		if (!keep)
+			r = shallowest_open(t, lo, hi, &depth);
 		if (t->nheld)
 			release_returned(t, r != NULL);
 		if (r)
@@ -281,7 +300,8 @@ static SCOPE_NOINST void leave_chunk(struct scope_thread *t, struct scope_rec *e
 		scope_signal_fence();
 		t->holding = 0;
 	}
-	release(lo, hi);
+	if (!keep)
+		release(lo, hi);
 }
 
 /* A task that is not the one this state was registered for runs on it:

@@ -52,8 +52,16 @@ static int keep(struct kept *k, const char *path)
 	return 0;
 }
 
-/* How often the arenas of running processes are read, in ms. */
-#define POLL_MS 5
+/* How often the arenas of running processes are read, in ms: soon again
+ * after a round that consumed chunks, since a thread recording fast fills
+ * tens of chunks a millisecond and each chunk not yet handed back grows
+ * the arena; less and less often while they record nothing. */
+#define POLL_MIN_MS 1
+#define POLL_MAX_MS 16
+
+struct pace {
+	uint64_t polled, every; /* ms: when the last round was, and the wait before the next */
+};
 
 /* The arenas being consumed while their processes run. */
 struct tails {
@@ -117,14 +125,21 @@ static void tails_forget(struct tails *ts, const char *path)
 
 /* One round over the running processes' arenas; those whose process is
  * gone (killed) are left, with their stores, to the writer that recovers
- * them. */
-static void tails_poll(struct tails *ts)
+ * them. Returns whether it consumed a chunk. */
+static int tails_poll(struct tails *ts)
 {
-	for (size_t i = 0; i < ts->n;)
-		if (tail_poll(ts->t[i]))
-			i++;
-		else
+	int moved = 0;
+
+	for (size_t i = 0; i < ts->n;) {
+		uint64_t before = tail_stored(ts->t[i]);
+		if (!tail_poll(ts->t[i])) {
 			tails_drop(ts, i);
+			continue;
+		}
+		moved |= tail_stored(ts->t[i]) != before;
+		i++;
+	}
+	return moved;
 }
 
 static uint64_t now_ms(void)
@@ -135,9 +150,9 @@ static uint64_t now_ms(void)
 }
 
 /* Waits for the next message, or for the watched process to end, reading
- * the running processes' arenas every POLL_MS meanwhile; returns its
- * length, 0 for the end of the run, -1 on an error. */
-static ssize_t next(int fd, int pidfd, char *buf, size_t cap, struct tails *ts, uint64_t *polled)
+ * the running processes' arenas meanwhile; returns its length, 0 for the
+ * end of the run, -1 on an error. */
+static ssize_t next(int fd, int pidfd, char *buf, size_t cap, struct tails *ts, struct pace *pc)
 {
 	for (;;) {
 		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
@@ -147,11 +162,14 @@ static ssize_t next(int fd, int pidfd, char *buf, size_t cap, struct tails *ts, 
 		ssize_t n;
 
 		if (ts->n) {
-			if (now >= *polled + POLL_MS) {
-				tails_poll(ts);
-				*polled = now = now_ms();
+			if (now >= pc->polled + pc->every) {
+				int moved = tails_poll(ts);
+				pc->every = moved || pc->every < POLL_MIN_MS ? POLL_MIN_MS
+					    : pc->every < POLL_MAX_MS	     ? 2 * pc->every
+									     : POLL_MAX_MS;
+				pc->polled = now = now_ms();
 			}
-			wait = (int)(*polled + POLL_MS - now);
+			wait = (int)(pc->polled + pc->every - now);
 		}
 		ready = poll(p, pidfd >= 0 ? 2 : 1, wait);
 		if (ready < 0 && errno != EINTR)
@@ -174,12 +192,12 @@ int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *are
 	char path[PATH_MAX + 2];
 	struct kept k = {0};
 	struct tails ts = {0};
-	uint64_t polled = 0;
+	struct pace pc = {0, POLL_MIN_MS};
 	int pidfd = watch > 0 ? (int)syscall(SYS_pidfd_open, watch, 0) : -1;
 	int rc = 0;
 
 	for (;;) {
-		ssize_t n = next(fd, pidfd, path, sizeof path - 1, &ts, &polled);
+		ssize_t n = next(fd, pidfd, path, sizeof path - 1, &ts, &pc);
 		if (n < 0) {
 			fprintf(stderr, "scope-writer: the run's socket: %s\n", strerror(errno));
 			rc = 1;

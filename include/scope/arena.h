@@ -214,12 +214,16 @@ enum scope_lost_cause {
 /* Freed chunks waiting to be taken again; a power of two. */
 #define SCOPE_FREE_RING 512
 
-/* While the run's writer recycles chunks, the arena's first chunks (16 MiB
- * of the default 64 KiB ones) stay mapped in the program and the writer:
- * a chunk that comes back costs no TLB flush and no page faults. Those
+/* While the run's writer recycles chunks, the arena's first chunks stay
+ * mapped: a chunk that comes back costs no TLB flush and no page faults.
+ * In the program, SCOPE_RESIDENT_BASE of them and SCOPE_RESIDENT_PER_LANE
+ * more for each thread lane (a few MiB a thread of the default 64 KiB
+ * chunks), in the writer SCOPE_RESIDENT_CHUNKS, the most of either. Those
  * past them, reached when the writer falls behind, leave memory as they
  * fill, so neither process's memory grows with the arena. */
-#define SCOPE_RESIDENT_CHUNKS 256
+#define SCOPE_RESIDENT_CHUNKS	256
+#define SCOPE_RESIDENT_BASE	64
+#define SCOPE_RESIDENT_PER_LANE 16
 
 /* The store: the file the run's writer copies a running process's full
  * chunks to, named after the arena with this suffix, chunk after chunk in
