@@ -613,3 +613,64 @@ int col_end(struct col_out *o)
 {
 	return o->d >= 0 && H5Dclose(o->d) < 0 ? -1 : 0;
 }
+
+int col_stream_begin(struct columns *c, hid_t loc, const char *name, int width, uint64_t n,
+		     struct col_stream *s)
+{
+	*s = (struct col_stream){.o = {.d = -1, .width = width}};
+	if (col_begin(c, loc, name, width, n, &s->o) != 0)
+		return -1;
+	s->grain = s->o.deflated && s->o.chunk_elems ? s->o.chunk_elems : column_chunk_elems(&c->st);
+	s->buf = malloc(2 * s->grain * (uint64_t)width);
+	return s->buf ? 0 : -1;
+}
+
+/* Writes the whole chunks the column holds, or with all, every row. */
+static int stream_flush(struct columns *c, struct col_stream *s, int all)
+{
+	uint64_t k = all ? s->have : s->have / s->grain * s->grain;
+	size_t w = (size_t)s->o.width;
+
+	if (k == 0)
+		return 0;
+	if (col_put(c, &s->o, s->buf, s->done, k) != 0)
+		return -1;
+	memmove(s->buf, s->buf + k * w, (s->have - k) * w);
+	s->done += k;
+	s->have -= k;
+	return 0;
+}
+
+int col_stream_commit(struct columns *c, struct col_stream *s, uint64_t len)
+{
+	s->have += len;
+	return stream_flush(c, s, 0);
+}
+
+int col_stream_put(struct columns *c, struct col_stream *s, const void *data, uint64_t len)
+{
+	const unsigned char *from = data;
+	size_t w = (size_t)s->o.width;
+
+	while (len) {
+		uint64_t k = len < s->grain ? len : s->grain;
+		memcpy(col_stream_room(s), from, k * w);
+		if (col_stream_commit(c, s, k) != 0)
+			return -1;
+		from += k * w;
+		len -= k;
+	}
+	return 0;
+}
+
+int col_stream_end(struct columns *c, struct col_stream *s, int write)
+{
+	int rc = write && s->buf && stream_flush(c, s, 1) != 0 ? -1 : 0;
+
+	if (col_end(&s->o) != 0)
+		rc = -1;
+	free(s->buf);
+	s->buf = NULL;
+	s->o.d = -1;
+	return rc;
+}

@@ -47,6 +47,33 @@ int col_begin(struct columns *c, hid_t loc, const char *name, int width, uint64_
 int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off, uint64_t len);
 int col_end(struct col_out *o);
 
+/* A column appended to in pieces of any length: rows wait in a buffer
+ * until they make whole chunks, which are written as they fill. */
+struct col_stream {
+	struct col_out o;
+	unsigned char *buf; /* rows [done, done + have) */
+	uint64_t done, have;
+	uint64_t grain; /* rows per write: the column's chunk */
+};
+
+/* Creates the column of n rows of width bytes. Returns 0 or -1; s is
+ * ready for col_stream_end either way. */
+int col_stream_begin(struct columns *c, hid_t loc, const char *name, int width, uint64_t n,
+		     struct col_stream *s);
+/* Room for up to the column's grain rows, to fill and then hand to
+ * col_stream_commit. */
+static inline void *col_stream_room(struct col_stream *s)
+{
+	return s->buf + s->have * (uint64_t)s->o.width;
+}
+/* The len rows written at col_stream_room (len at most the grain). */
+int col_stream_commit(struct columns *c, struct col_stream *s, uint64_t len);
+/* Appends len rows of the column's width. */
+int col_stream_put(struct columns *c, struct col_stream *s, const void *data, uint64_t len);
+/* Writes the rows left (when write) and closes the column; -1 when a write
+ * failed. */
+int col_stream_end(struct columns *c, struct col_stream *s, int write);
+
 /* The narrowest width (1, 2, 4, 8 bytes) that holds max. */
 int width_for(uint64_t max);
 

@@ -7,6 +7,7 @@
 
 #include "columns.h"
 #include "merge_parts.h"
+#include "parents.h"
 #include "progress.h"
 #include "publish.h"
 #include "reader.h"
@@ -79,14 +80,6 @@ static int reserve(void **v, uint64_t *cap, uint64_t need, size_t size)
 
 /* An event column of the output, appended input after input: whole
  * chunks are written as they fill, so about two chunks of it are in memory. */
-struct event_col {
-	struct col_out o;
-	unsigned char *buf; /* rows [done, done + have) */
-	uint64_t done, have;
-	uint64_t grain; /* rows per write: the column's chunk */
-	int width;
-};
-
 struct merged {
 	uint64_t nproc, npairs, nevents; /* the totals, from the scan */
 	uint64_t procs, pairs, events;	 /* rows filled so far */
@@ -97,7 +90,7 @@ struct merged {
 	uint64_t *pair[SC_NPAIR];
 	int has_proc[SC_NPROC], has_pair[SC_NPAIR];
 	int ewidth[SC_NEV];		 /* the widest input's, 0 when none has it */
-	struct event_col *event[SC_NEV]; /* while the events are appended */
+	struct col_stream *event[SC_NEV]; /* while the events are appended */
 	struct strs rname, rmodule, rfile, rkind;
 	struct col roffset, rline;
 	struct u64map regions; /* hash of a region's name, module and offset -> merged id */
@@ -359,27 +352,11 @@ static int add_pairs(struct merged *m, struct input *in, const uint32_t *rmap, u
 	return 0;
 }
 
-/* Writes the whole chunks the column holds, or with all, every row. */
-static int event_flush(struct columns *c, struct event_col *e, int all)
-{
-	uint64_t k = all ? e->have : e->have / e->grain * e->grain;
-	size_t w = (size_t)e->width;
-
-	if (k == 0)
-		return 0;
-	if (col_put(c, &e->o, e->buf, e->done, k) != 0)
-		return -1;
-	memmove(e->buf, e->buf + k * w, (e->have - k) * w);
-	e->done += k;
-	e->have -= k;
-	return 0;
-}
-
 /* Appends one column of the input's events, a chunk's rows at a time; an
  * input without an optional column adds zeros. */
 static int append_event_column(struct columns *c, struct merged *m, struct input *in, int k)
 {
-	struct event_col *e = m->event[k];
+	struct col_stream *e = m->event[k];
 	uint64_t n = in->nevents;
 	int have = rd_event_width(in->p, k) > 0, rc = 0;
 	char name[64];
@@ -389,15 +366,14 @@ static int append_event_column(struct columns *c, struct merged *m, struct input
 		return in_fail(in, "is missing", name);
 	for (uint64_t off = 0; rc == 0 && off < n;) {
 		uint64_t len = n - off < e->grain ? n - off : e->grain;
-		unsigned char *to = e->buf + e->have * (uint64_t)e->width;
+		unsigned char *to = col_stream_room(e);
 		if (!have) {
-			memset(to, 0, len * (uint64_t)e->width);
+			memset(to, 0, len * (uint64_t)e->o.width);
 			progress_add(len); /* as if read, as the progress line counts it */
-		} else if (rd_event_rows(in->p, k, off, len, e->width, to) != 0)
+		} else if (rd_event_rows(in->p, k, off, len, e->o.width, to) != 0)
 			rc = in_fail(in, "cannot be read", name);
-		e->have += len;
 		off += len;
-		if (rc == 0 && event_flush(c, e, 0) != 0)
+		if (rc == 0 && col_stream_commit(c, e, len) != 0)
 			rc = in_fail(in, "cannot be appended to the output", name);
 	}
 	return rc;
@@ -423,20 +399,14 @@ static int events_begin(struct columns *c, hid_t file, struct merged *m)
 	int rc = g >= 0 ? 0 : -1;
 
 	for (int k = 0; rc == 0 && k < SC_NEV; k++) {
-		struct event_col *e;
 		if (!m->ewidth[k])
 			continue;
-		if (!(e = m->event[k] = calloc(1, sizeof *e))) {
+		if (!(m->event[k] = calloc(1, sizeof *m->event[k]))) {
 			rc = -1;
 			break;
 		}
-		e->width = m->ewidth[k];
-		e->o.d = -1;
-		rc = col_begin(c, g, sc_events[k].name, e->width, m->nevents, &e->o);
-		e->grain = e->o.deflated && e->o.chunk_elems ? e->o.chunk_elems
-							     : column_chunk_elems(&c->st);
-		if (rc == 0 && !(e->buf = malloc(2 * e->grain * (uint64_t)e->width)))
-			rc = -1;
+		rc = col_stream_begin(c, g, sc_events[k].name, m->ewidth[k], m->nevents,
+				      m->event[k]);
 	}
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
@@ -449,15 +419,11 @@ static int events_end(struct columns *c, struct merged *m, int write)
 {
 	int rc = 0;
 	for (int k = 0; k < SC_NEV; k++) {
-		struct event_col *e = m->event[k];
-		if (!e)
+		if (!m->event[k])
 			continue;
-		if (write && event_flush(c, e, 1) != 0)
+		if (col_stream_end(c, m->event[k], write) != 0)
 			rc = -1;
-		if (col_end(&e->o) != 0)
-			rc = -1;
-		free(e->buf);
-		free(e);
+		free(m->event[k]);
 		m->event[k] = NULL;
 	}
 	return rc;
@@ -539,101 +505,6 @@ out:
 	return rc;
 }
 
-/* Rows sorted by pid, then start, then row: a pid's images in the order they ran. */
-struct pid_order {
-	const uint64_t *pid, *start;
-};
-
-static int by_pid_start(const void *x, const void *y, void *ctx)
-{
-	const struct pid_order *k = ctx;
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	if (k->pid[a] != k->pid[b])
-		return k->pid[a] < k->pid[b] ? -1 : 1;
-	if (k->start[a] != k->start[b])
-		return k->start[a] < k->start[b] ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-/* The number of sorted rows before (pid, start), or up to it with at_too. */
-static uint64_t bound(const uint64_t *order, uint64_t n, const struct pid_order *k, uint64_t pid,
-		      uint64_t start, int at_too)
-{
-	uint64_t lo = 0, hi = n;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2, q = order[mid];
-		int before = k->pid[q] < pid ||
-			     (k->pid[q] == pid &&
-			      (k->start[q] < start || (at_too && k->start[q] == start)));
-		if (before)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * The process each one came from: for a program an exec started, the one
- * that exec'd it (same pid, earlier, ended by exec); else the newest
- * earlier process whose pid is its ppid. Of two equally new, the lower row.
- * Sorted by pid and start, each lookup is two binary searches, and
- * last_exec[i] (the latest position up to i in its pid's run that ended by
- * exec) answers the exec case at once: O(n log n) in all.
- */
-static int link_parents(struct merged *m, int64_t *parent)
-{
-	const uint64_t *pid = m->proc[SC_PROC_PID], *ppid = m->proc[SC_PROC_PPID];
-	const uint64_t *start = m->proc[SC_PROC_START], *exec = m->proc[SC_PROC_EXEC];
-	uint64_t n = m->procs;
-	uint64_t *order = malloc((n + 1) * sizeof *order);
-	int64_t *last_exec = malloc((n + 1) * sizeof *last_exec);
-	struct pid_order k = {pid, start};
-
-	if (!order || !last_exec) {
-		free(order);
-		free(last_exec);
-		return -1;
-	}
-	for (uint64_t i = 0; i < n; i++)
-		order[i] = i;
-	qsort_r(order, n, sizeof *order, by_pid_start, &k);
-	for (uint64_t i = 0; i < n; i++) {
-		int same_run = i > 0 && pid[order[i - 1]] == pid[order[i]];
-		last_exec[i] = exec[order[i]] ? (int64_t)i : same_run ? last_exec[i - 1] : -1;
-	}
-	for (uint64_t r = 0; r < n; r++) {
-		int64_t best = -1;
-		uint64_t at;
-		/* exec'd it: the latest earlier image of the same pid that ended by exec */
-		at = bound(order, n, &k, pid[r], start[r], 0);
-		if (at > 0 && pid[order[at - 1]] == pid[r] && last_exec[at - 1] >= 0) {
-			uint64_t e = (uint64_t)last_exec[at - 1];
-			while (e > 0 && pid[order[e - 1]] == pid[r] &&
-			       start[order[e - 1]] == start[order[e]] && exec[order[e - 1]])
-				e--;
-			best = (int64_t)order[e];
-		}
-		/* forked it: the newest process of pid ppid that started by then */
-		at = bound(order, n, &k, ppid[r], start[r], 1);
-		if (at > 0 && order[at - 1] == r)
-			at--;
-		if (at > 0 && pid[order[at - 1]] == ppid[r]) {
-			uint64_t s = start[order[at - 1]];
-			uint64_t f = bound(order, n, &k, ppid[r], s, 0);
-			if (order[f] == r)
-				f++;
-			if (best < 0 || s > start[best] ||
-			    (s == start[best] && order[f] < (uint64_t)best))
-				best = (int64_t)order[f];
-		}
-		parent[r] = best;
-	}
-	free(order);
-	free(last_exec);
-	return 0;
-}
-
 struct job {
 	struct merged *m;
 	struct input *inputs;
@@ -655,7 +526,11 @@ static int write_processes(struct columns *c, hid_t file, struct merged *m)
 	uint64_t n = m->procs;
 	int64_t *parent = malloc((n + 1) * sizeof *parent);
 	hid_t g = H5Gcreate2(file, SC_PROCESSES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = g >= 0 && parent && link_parents(m, parent) == 0 ? 0 : -1;
+	int rc = g >= 0 && parent &&
+			 parents_link(m->proc[SC_PROC_PID], m->proc[SC_PROC_PPID],
+				      m->proc[SC_PROC_START], m->proc[SC_PROC_EXEC], n, parent) == 0
+		 ? 0
+		 : -1;
 
 	for (int k = 0; rc == 0 && k < SC_NPROC; k++)
 		if (k == SC_PROC_PARENT)
