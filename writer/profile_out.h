@@ -27,6 +27,17 @@ struct run_info {
 };
 
 int metadata_write(hid_t file, const struct run_info *run);
+
+struct columns;
+struct scope_sym_module;
+
+/* The run's modules, as the symbolizer takes them; NULL without memory. */
+struct scope_sym_module *run_sym_modules(const struct run_info *run);
+
+/* Writes /process<index>: the process's lanes, modules, crash stack, heap,
+ * samples and the sums of calls not stored. Returns 0 or -1. */
+int process_group_write(struct columns *c, hid_t file, size_t index, const struct run_info *run,
+			const struct profile *p);
 /* The record-time filters the run had (its SCOPE_* variables) and the
  * calls stored and summed: only in profiles that had some. */
 int metadata_filters(hid_t file, const struct profile *p);
