@@ -26,12 +26,13 @@ static int64_t sample_hz(void)
 	return *v && !*end && hz >= 1 && hz <= 100000 ? hz : 0;
 }
 
-int metadata_filters(hid_t file, const struct profile *p)
+int metadata_filters(hid_t file, const struct proc_out *procs, size_t n)
 {
 	const char *only = setting("SCOPE_ONLY"), *exclude = setting("SCOPE_NOT");
 	const char *sub = setting("SCOPE_NOT_SUBTREE");
 	uint64_t min_ns = 0, stored = 0, summed = 0;
 	uint32_t depth = 0;
+	int aggregates = 0;
 	hid_t g;
 
 	if (filterspec_depth(setting("SCOPE_DEPTH"), &depth) != 0)
@@ -43,12 +44,16 @@ int metadata_filters(hid_t file, const struct profile *p)
 		if (H5Gclose(g) < 0)
 			return -1;
 	}
-	if (!*only && !*exclude && !depth && !min_ns && !p->aggregates)
-		return 0;
-	for (uint32_t i = 0; i < p->nregions; i++) {
-		stored += p->regions[i].count;
-		summed += p->regions[i].aggregated;
+	for (size_t k = 0; k < n; k++) {
+		const struct profile *p = procs[k].p;
+		aggregates |= p->aggregates;
+		for (uint32_t i = 0; i < p->nregions; i++) {
+			stored += p->regions[i].count;
+			summed += p->regions[i].aggregated;
+		}
 	}
+	if (!*only && !*exclude && !depth && !min_ns && !aggregates)
+		return 0;
 	if ((g = H5Gopen2(file, SC_METADATA, H5P_DEFAULT)) < 0)
 		return -1;
 	attr_str(g, SC_META(FILTER_ONLY), only);

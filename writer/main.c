@@ -175,7 +175,8 @@ struct write_job {
 static int write_profile(const char *tmp, void *ctx)
 {
 	struct write_job *j = ctx;
-	int rc = profile_write(tmp, j->run, j->p, j->st);
+	struct proc_out one = {j->run, j->p};
+	int rc = profile_write(tmp, &one, 1, j->st);
 	phase("close");
 	return rc;
 }

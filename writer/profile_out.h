@@ -28,6 +28,17 @@ struct run_info {
 
 int metadata_write(hid_t file, const struct run_info *run);
 
+/* One process of a profile being written: what it was, and its calls. */
+struct proc_out {
+	const struct run_info *run;
+	struct profile *p;
+};
+
+/* The record-time filters the run had (its SCOPE_* variables) and the
+ * calls stored and summed, in all the processes: only in profiles that had
+ * some. */
+int metadata_filters(hid_t file, const struct proc_out *procs, size_t n);
+
 struct columns;
 struct scope_sym_module;
 
@@ -38,13 +49,11 @@ struct scope_sym_module *run_sym_modules(const struct run_info *run);
  * samples and the sums of calls not stored. Returns 0 or -1. */
 int process_group_write(struct columns *c, hid_t file, size_t index, const struct run_info *run,
 			const struct profile *p);
-/* The record-time filters the run had (its SCOPE_* variables) and the
- * calls stored and summed: only in profiles that had some. */
-int metadata_filters(hid_t file, const struct profile *p);
 
-/* Writes the whole profile into a new file at path (which must not be the
- * final name: see publish.c). Returns 0, or -1 after printing why. */
-int profile_write(const char *path, const struct run_info *run, struct profile *p,
-		  const struct storage *st);
+/* Writes the profile of the n processes into a new file at path (which
+ * must not be the final name: see publish.c), in the order of their start
+ * (procs is sorted so). Their calls held in memory are spent. Returns 0,
+ * or -1 (HDF5 or memory). */
+int profile_write(const char *path, struct proc_out *procs, size_t n, const struct storage *st);
 
 #endif
