@@ -240,7 +240,7 @@ def check_nesting(p):
         check_pair_stats(p, row)
 
 
-def expect_same_profile(t, held, spilled):
+def expect_same_profile(t, held, spilled, what="the spilled profile differs from the one grouped in memory"):
     """Every column of /regions, /pairs, /events and /processes equal, in value and type."""
     a, b = h5py.File(t.path(held), "r"), h5py.File(t.path(spilled), "r")
     differ = []
@@ -250,5 +250,5 @@ def expect_same_profile(t, held, spilled):
             x, y = a[group][name], b[group][name]
             if x.dtype != y.dtype or not np.array_equal(x[:], y[:]):
                 differ.append(f"/{group}/{name} ({x.dtype} {len(x)} rows, spilled: {y.dtype} {len(y)} rows)")
-    expect(not differ, "the spilled profile differs from the one grouped in memory:\n  " + "\n  ".join(differ))
+    expect(not differ, f"{what}:\n  " + "\n  ".join(differ))
     return len(a["events/duration"])

@@ -132,8 +132,9 @@ def check_partial_run(t, r, out, before):
 
 
 def case_partial_disk(t):
-    """The output's folder fills up after the child's profile: the parent's writer fails (ENOSPC),
-    cleanly, and nothing is published under the output's name."""
+    """Each process written apart (SCOPE_WRITER_BATCH=1): the output's folder fills up after the
+    child's profile, the parent's writer fails (ENOSPC), cleanly, and nothing is published under
+    the output's name."""
     t.need_prog()
     # Uncompressed, both processes' profiles are the same size: the tmpfs
     # holds one and a half of them.
@@ -141,12 +142,46 @@ def case_partial_disk(t):
     size = os.path.getsize(t.path("size.h5")) * 3 // 2 // 4096 * 4096
     with small_tmpfs(t, "small", str(size)) as small:
         out = os.path.join(small, "out.h5")
-        r = t.scope("-q", "--compression", "none", "-o", out, "--", t.prog, N, 1)
+        r = t.scope("-q", "--compression", "none", "-o", out, "--", t.prog, N, 1,
+                    env={"SCOPE_WRITER_BATCH": "1"})
         expect(not re.search(r"killed by signal", r.stderr), f"a writer crashed:\n{r.stderr}")
         writer = one_line(r, r"^scope-writer:", "from the failed writer")
         expect(re.search(r"No space left", writer), f"the writer's line does not say the disk is full: {writer!r}")
         expect_eq(len(r.err_lines()), 2, f"lines on stderr:\n{r.stderr}")
         check_partial_run(t, r, out, None)
+
+
+def case_partial_disk_batch(t):
+    """The run's writer holds both processes to write them into one part, which does not fit:
+    one line says so and where their arenas are, nothing is published, and writing the arenas
+    by hand as the line says gives the whole profile."""
+    t.need_prog()
+    t.scope("-q", "--compression", "none", "-o", "size.h5", "--", t.prog, N).expect_rc(0)
+    size = os.path.getsize(t.path("size.h5")) * 3 // 2 // 4096 * 4096
+    with small_tmpfs(t, "small", str(size)) as small:
+        out = os.path.join(small, "out.h5")
+        r = t.scope("-q", "--compression", "none", "-o", out, "--", t.prog, N, 1)
+        expect_eq(r.rc, 1, "scope-run's exit status when no process of the run left a profile")
+        expect_no_summary(r)
+        expect(not os.path.exists(out), f"{out} exists though the run left no profile")
+        line = one_line(r, r"^scope-writer:", "from the failed writer")
+        expect(re.search(r"No space left", line) and "its 2 processes" in line,
+               f"the line does not say the disk is full for both processes: {line!r}")
+        expect_eq(len(r.err_lines()), 1, f"lines on stderr:\n{r.stderr}")
+        folder = re.search(r"in their arenas in (\S+) \(", line).group(1)
+        arenas_kept = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".arena"))
+        expect_eq(len(arenas_kept), 2, f"arenas kept in {folder}")
+    finished = t.path("finished")
+    os.makedirs(finished)
+    for i, arena in enumerate(arenas_kept):
+        t.run([t.writer, "-o", os.path.join(finished, f"{i}.h5"), arena], env=t.env()).expect_rc(0)
+    t.run([t.merge_tool(), "--parts", finished, "-o", t.path("finished.h5")], env=t.env()).expect_rc(0)
+    whole = t.load("finished.h5")
+    pids = [int(x) for x in whole.processes["pid"]]
+    expect_eq(len(pids), 2, "processes of the run finished by hand")
+    for row in range(2):
+        expect_counts(whole, counts(N, child=int(whole.processes["parent"][row]) >= 0), row,
+                      " (the run finished by hand)")
 
 
 def case_partial_killed(t):

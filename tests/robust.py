@@ -235,6 +235,29 @@ def case_system(t):
     expect_counts(p, {"a": 1, "leaf": 0}, 0)
 
 
+def case_batch_merge(t):
+    """The run's writer writes the processes of a run (a fork that execs, a system() shell and
+    the program it runs) into one file: the same file, column for column, as writing each of
+    their arenas alone and merging the parts."""
+    t.need_prog()
+    env = {"SCOPE_KEEP_ARENA": "1"}
+    r = t.scope("-q", "-o", "batched.h5", "--", t.prog, "system", env=env)
+    r.expect_rc(0)
+    kept = sorted(arenas(t.tmp))
+    p = t.load("batched.h5")
+    expect_eq(len(kept), len(p.processes["pid"]), f"arenas kept in {t.tmp}, one for each process")
+    expect(len(kept) >= 3, f"only {len(kept)} processes: too few to batch")
+    parts = t.path("parts")
+    os.makedirs(parts)
+    for i, arena in enumerate(kept):
+        t.run([t.writer, "-o", os.path.join(parts, f"{i}.h5"), arena], env=t.env()).expect_rc(0)
+    merge = os.path.join(os.path.dirname(t.scope_run), "scope-merge")
+    t.run([merge, "--parts", parts, "-o", t.path("merged.h5")], env=t.env()).expect_rc(0)
+    expect_same_profile(t, "merged.h5", "batched.h5", "the batched profile differs from the merged parts "
+                        "(second: batched)")
+    check_processes(p)
+
+
 def case_exec_self(t):
     """A process that execs writes the calls of the image before the exec first."""
     p, r = t.profile("exec-self")

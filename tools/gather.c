@@ -162,11 +162,12 @@ struct missing {
 
 /*
  * Every process of the run recorded into an arena in d->arenas, and its
- * writer publishes d->parts/PID-START.h5 (see the writer's resolve_output)
- * before it removes the arena. So an arena left there is a process whose
- * profile is missing, unless its part is there: a writer that could not
- * remove the arena (SCOPE_KEEP_ARENA, or a program that gave up the
- * privileges to) wrote it all the same.
+ * writer publishes d->parts/PID-START.h5 (see the writer's resolve_output),
+ * or a part of several processes named after the first of them, and marks
+ * the arena published before it removes it. So an arena left there is a
+ * process whose profile is missing, unless it is marked or its part is
+ * there: a writer that could not remove the arena (SCOPE_KEEP_ARENA, or a
+ * program that gave up the privileges to) wrote it all the same.
  */
 static void find_missing(const struct run_dirs *d, struct missing *m)
 {
@@ -192,7 +193,8 @@ static void find_missing(const struct run_dirs *d, struct missing *m)
 			continue; /* a process that never began to record */
 		snprintf(part, sizeof part, "%s/%d-%llu.h5", d->parts, (int)h.pid,
 			 (unsigned long long)h.start_unix_ns);
-		if (access(part, F_OK) == 0) {
+		/* published: in its own part, or in one with other processes */
+		if (h.published || access(part, F_OK) == 0) {
 			if (!(keep && *keep && strcmp(keep, "0") != 0)) {
 				char store[sizeof arena + sizeof SCOPE_STORE_SUFFIX];
 				snprintf(store, sizeof store, "%s%s", arena, SCOPE_STORE_SUFFIX);

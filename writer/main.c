@@ -166,21 +166,6 @@ static void spill_dirs(char dirs[3][4096], const char *list[4], const char *aren
 	list[n] = NULL;
 }
 
-struct write_job {
-	const struct run_info *run;
-	struct profile *p;
-	const struct storage *st;
-};
-
-static int write_profile(const char *tmp, void *ctx)
-{
-	struct write_job *j = ctx;
-	struct proc_out one = {j->run, j->p};
-	int rc = profile_write(tmp, &one, 1, j->st);
-	phase("close");
-	return rc;
-}
-
 /* The last rank of a job to publish merges every rank's profile. */
 static void finish_job(const struct job *job, const struct scope_arena_header *h)
 {
@@ -400,42 +385,169 @@ static void remove_arena(const struct arena *a, const char *arena, const char *o
 		output, arena, strerror(err));
 }
 
-/* Groups the calls, writes and publishes the profile; returns 0 or 1. */
-static int write_run(struct run_info *run, const struct options *o, struct arena *a,
-		     const struct storage *st, const char *output, const struct job *job)
-{
-	char spill[3][4096], why[512];
-	const char *spill_list[4];
+/*
+ * One process's arena with its calls collected, waiting to be written:
+ * alone, or, in a run's writer, with others of the run into one file.
+ */
+struct held {
+	struct options o; /* o.arena is path */
+	char path[SCOPE_PATH_BYTES + 1];
+	struct arena a;
+	int opened, collected;
+	struct tick_clock clock;
+	struct storage st;
+	struct run_info run;
+	struct module *mods;
 	struct profile p;
-	struct write_job wj = {run, &p, st};
-	int rc = 1;
+	struct job job;
+	char output[4096], host[256];
+};
 
-	spill_dirs(spill, spill_list, o->arena, output);
-	if (collect(a, run->clock, run->mods, run->nmods, window(st), spill_list, &p) != 0) {
-		say_kept(writer_failure() ? writer_failure() : "out of memory", NULL, o);
+/* Opens o's arena and groups its calls into h. Returns -1 when h holds
+ * them, else the exit status, the reason said. */
+static int hold(struct held *h, const struct options *o)
+{
+	char spill[3][4096];
+	const char *spill_list[4];
+	struct progress pg;
+	char label[64];
+	int rc;
+
+	writer_fail_reset();
+	h->o = *o;
+	snprintf(h->path, sizeof h->path, "%s", o->arena);
+	h->o.arena = h->path;
+	if (arena_open_fd(&h->a, h->path, o->arena_fd) != 0)
+		return 1;
+	h->opened = 1;
+	if ((rc = refuse(&h->o, &h->a, &h->st)) >= 0)
+		return rc;
+	if (resolve_output(h->output, sizeof h->output, o->output, h->a.hdr, &h->job) != 0)
+		return 2;
+	tick_clock_init(&h->clock, &h->a);
+	h->run.nmods = modules_parse(&h->a, &h->mods);
+	h->run.mods = h->mods;
+	gethostname(h->host, sizeof h->host - 1);
+	describe_run(&h->run, &h->o, &h->a, &h->clock, h->host);
+	phase("setup");
+	if (!h->run.command_line) {
+		say_kept("out of memory", NULL, &h->o);
 		return 1;
 	}
-	run->lost = p.lost;
-	run->end_ns = p.end_ns;
-	arena_release_records(a);
+	/* every record is visited twice, then written as some 6 columns; a
+	 * part of a run is named by its process, the part's path being hidden */
+	snprintf(label, sizeof label, "the profile of pid %d", (int)h->a.hdr->pid);
+	progress_start(&pg, "scope-writer", h->a.hdr->parts[0] && !o->output ? label : h->output,
+		       h->a.nchunks * h->a.recs_per_chunk * 8, o->quiet);
+	spill_dirs(spill, spill_list, h->path, h->output);
+	rc = collect(&h->a, h->run.clock, h->run.mods, h->run.nmods, window(&h->st), spill_list,
+		     &h->p);
+	progress_end(&pg);
+	if (rc != 0) {
+		say_kept(writer_failure() ? writer_failure() : "out of memory", NULL, &h->o);
+		return 1;
+	}
+	h->collected = 1;
+	h->run.lost = h->p.lost;
+	h->run.end_ns = h->p.end_ns;
+	arena_release_records(&h->a);
 	phase("collect");
+	return -1;
+}
+
+/* Lets go of h, its arena marked as said for when rc says it failed:
+ * the library that started this writer need not say it again. */
+static void release(struct held *h, int rc)
+{
+	if (h->collected)
+		profile_free(&h->p);
+	free((char *)h->run.command_line);
+	modules_free(h->mods, h->run.nmods);
+	if (h->opened && rc != 0)
+		arena_mark_reported(&h->a);
+	if (h->opened)
+		arena_close(&h->a);
+	free(h);
+}
+
+struct write_job {
+	struct proc_out *procs;
+	size_t n;
+	const struct storage *st;
+};
+
+static int write_profile(const char *tmp, void *ctx)
+{
+	struct write_job *j = ctx;
+	int rc = profile_write(tmp, j->procs, j->n, j->st);
+	phase("close");
+	return rc;
+}
+
+static int held_by_start(const void *x, const void *y)
+{
+	const struct scope_arena_header *a = (*(struct held *const *)x)->a.hdr,
+					*b = (*(struct held *const *)y)->a.hdr;
+	if (a->start_unix_ns != b->start_unix_ns)
+		return a->start_unix_ns < b->start_unix_ns ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* The processes' profiles could not be written: one line, their arenas kept. */
+static void say_not_written(struct held **h, size_t n, const char *why)
+{
+	char folder[4096];
+
+	if (n == 1) {
+		say_kept(writer_failure() ? writer_failure() : why, h[0]->output, &h[0]->o);
+		return;
+	}
+	fprintf(stderr,
+		"scope-writer: cannot write %s: %s; the recorded data of its %zu processes is kept "
+		"in their arenas in %s (write each with: scope-writer -o FILE ARENA)\n",
+		h[0]->output, writer_failure() ? writer_failure() : why, n,
+		folder_of(folder, sizeof folder, h[0]->path));
+}
+
+/* Writes the held processes h[0..n) as one profile, at the output of the
+ * first to start, and publishes it; each arena goes then, unless kept.
+ * Returns 0 or 1. */
+static int publish_held(struct held **h, size_t n, char *wrote, size_t cap)
+{
+	struct proc_out *procs = calloc(n + 1, sizeof *procs);
+	struct write_job wj = {procs, n, &h[0]->st};
+	char why[512];
+	int flags, rc = 1;
+
+	if (!procs) {
+		say_not_written(h, n, "out of memory");
+		return 1;
+	}
+	qsort(h, n, sizeof *h, held_by_start);
+	for (size_t k = 0; k < n; k++)
+		procs[k] = (struct proc_out){&h[k]->run, &h[k]->p};
 	/* A part in the run's parts folder is read back by the run's merge,
 	 * which publishes the profile durably: syncing each part would make
 	 * every process of the run wait for the disk. */
-	if (publish_file(output, write_profile, &wj, -1, NULL, why, sizeof why,
-			 run->hdr->parts[0] && !o->output ? PUBLISH_NO_SYNC : 0) == 0) {
+	flags = h[0]->a.hdr->parts[0] && !h[0]->o.output ? PUBLISH_NO_SYNC : 0;
+	if (publish_file(h[0]->output, write_profile, &wj, -1, NULL, why, sizeof why, flags) == 0) {
 		phase("publish");
 		rc = 0;
-		if (job->size > 1)
-			finish_job(job, a->hdr);
-		if (o->keep)
-			arena_mark_published(a);
-		else
-			remove_arena(a, o->arena, output);
+		for (size_t k = 0; k < n; k++) {
+			if (h[k]->job.size > 1)
+				finish_job(&h[k]->job, h[k]->a.hdr);
+			/* marked first: a writer stopped before the arena goes
+			 * leaves nothing for the run's gather to write again */
+			arena_mark_published(&h[k]->a);
+			if (!h[k]->o.keep)
+				remove_arena(&h[k]->a, h[k]->path, h[k]->output);
+		}
+		if (wrote)
+			snprintf(wrote, cap, "%s", h[0]->output);
 	} else {
-		say_kept(writer_failure() ? writer_failure() : why, output, o);
+		say_not_written(h, n, why);
 	}
-	profile_free(&p);
+	free(procs);
 	return rc;
 }
 
@@ -443,77 +555,106 @@ static int write_run(struct run_info *run, const struct options *o, struct arena
  * NULL); returns the exit status. */
 static int write_arena(struct options *o, char *wrote, size_t cap)
 {
-	struct arena a;
-	struct tick_clock clock;
-	struct storage st;
-	struct run_info run = {0};
-	struct module *mods = NULL;
-	char output[4096], host[256] = "";
-	struct job job = {0};
-	struct progress pg;
-	char label[64];
+	struct held *h = calloc(1, sizeof *h);
 	int rc;
 
-	writer_fail_reset();
-	if (arena_open_fd(&a, o->arena, o->arena_fd) != 0)
+	if (!h) {
+		fputs("scope-writer: out of memory\n", stderr);
 		return 1;
-	if ((rc = refuse(o, &a, &st)) >= 0)
-		goto done;
-	if (resolve_output(output, sizeof output, o->output, a.hdr, &job) != 0) {
-		rc = 2;
-		goto done;
 	}
-	tick_clock_init(&clock, &a);
-	run.nmods = modules_parse(&a, &mods);
-	run.mods = mods;
-	gethostname(host, sizeof host - 1);
-	describe_run(&run, o, &a, &clock, host);
-	phase("setup");
-	rc = 1;
-	/* every record is visited twice, then written as some 6 columns; a
-	 * part of a run is named by its process, the part's path being hidden */
-	snprintf(label, sizeof label, "the profile of pid %d", (int)a.hdr->pid);
-	progress_start(&pg, "scope-writer", a.hdr->parts[0] && !o->output ? label : output,
-		       a.nchunks * a.recs_per_chunk * 8, o->quiet);
-	if (!run.command_line)
-		say_kept("out of memory", NULL, o);
-	else
-		rc = write_run(&run, o, &a, &st, output, &job);
-	progress_end(&pg);
-	if (rc == 0 && wrote)
-		snprintf(wrote, cap, "%s", output);
-	free((char *)run.command_line);
-	modules_free(mods, run.nmods);
-done:
-	/* Every failure above printed its line: the library that started
-	 * this writer need not print another. */
-	if (rc != 0)
-		arena_mark_reported(&a);
-	arena_close(&a);
+	if ((rc = hold(h, o)) < 0)
+		rc = publish_held(&h, 1, wrote, cap);
+	release(h, rc);
 	return rc;
 }
 
-/* The run's writer: its options, and the profiles it wrote. */
+/*
+ * The run's writer holds the processes of the run that end before it
+ * does, to write them into one part: up to BATCH_PROCESSES of them (or
+ * SCOPE_WRITER_BATCH; 1 writes each at once), and calls in memory up to
+ * BATCH_CALLS (a process whose calls were spilled holds few). The first
+ * process of a run, of an MPI rank, or one with -o is written at once.
+ */
+#define BATCH_PROCESSES 64
+#define BATCH_CALLS	(UINT64_C(1) << 21)
+
+struct batch {
+	struct held *h[BATCH_PROCESSES];
+	size_t n, max;
+	uint64_t calls; /* held in memory */
+};
+
+static uint64_t calls_held(const struct held *h)
+{
+	return h->p.spill ? 0 : h->p.nevents;
+}
+
+static int batchable(const struct held *h)
+{
+	return h->a.hdr->role == SCOPE_ROLE_PART && !h->o.output && h->job.size <= 1;
+}
+
+/* The run's writer: its options, the profiles it wrote, those it holds. */
 struct run_state {
 	const struct options *o;
 	char **wrote;
 	size_t n, cap;
+	struct batch b;
 };
+
+static void wrote_part(struct run_state *rs, const char *path)
+{
+	if (path[0] && rs->n < rs->cap)
+		rs->wrote[rs->n++] = strdup(path);
+}
+
+/* Writes the processes held into one part. Returns 0 or 1. */
+static int flush(struct run_state *rs)
+{
+	char wrote[4096] = "";
+	int rc = 0;
+
+	if (rs->b.n)
+		rc = publish_held(rs->b.h, rs->b.n, wrote, sizeof wrote);
+	for (size_t k = 0; k < rs->b.n; k++)
+		release(rs->b.h[k], rc);
+	if (rc == 0)
+		wrote_part(rs, wrote);
+	rs->b.n = 0;
+	rs->b.calls = 0;
+	return rc;
+}
 
 /* One arena of the run, with the options of the command line. */
 static int write_run_arena(const char *path, void *ctx)
 {
 	struct run_state *rs = ctx;
 	struct options one = *rs->o;
-	char wrote[4096];
-	int rc;
+	struct held *h = calloc(1, sizeof *h);
+	char wrote[4096] = "";
+	int rc = 0;
 
 	one.arena = path;
 	one.arena_fd = -1;
-	wrote[0] = '\0';
-	rc = write_arena(&one, wrote, sizeof wrote);
-	if (rc == 0 && wrote[0] && rs->n < rs->cap)
-		rs->wrote[rs->n++] = strdup(wrote);
+	if (!h) {
+		fprintf(stderr, "scope-writer: out of memory; %s is kept\n", path);
+		return 1;
+	}
+	if ((rc = hold(h, &one)) >= 0) {
+		release(h, rc);
+		return rc;
+	}
+	if (rs->b.max <= 1 || !batchable(h)) {
+		rc = publish_held(&h, 1, wrote, sizeof wrote);
+		release(h, rc);
+		if (rc == 0)
+			wrote_part(rs, wrote);
+		return rc;
+	}
+	if (rs->b.n && (rs->b.n == rs->b.max || rs->b.calls + calls_held(h) > BATCH_CALLS))
+		rc = flush(rs);
+	rs->b.h[rs->b.n++] = h;
+	rs->b.calls += calls_held(h);
 	return rc;
 }
 
@@ -588,14 +729,20 @@ static void forget_run(const char *lock)
 static int serve_run(struct options *o)
 {
 	enum { MAX_PARTS = 65536 };
-	struct run_state rs = {o, calloc(MAX_PARTS, sizeof(char *)), 0, MAX_PARTS};
+	struct run_state rs = {
+		.o = o, .wrote = calloc(MAX_PARTS, sizeof(char *)), .cap = MAX_PARTS};
+	const char *batch = getenv("SCOPE_WRITER_BATCH");
 	int rc;
 
 	if (o->lock && detach(o->lock) < 0)
 		_exit(0);
 	if (!rs.wrote)
 		return 1;
+	rs.b.max = batch && *batch ? strtoul(batch, NULL, 10) : BATCH_PROCESSES;
+	if (rs.b.max > BATCH_PROCESSES)
+		rs.b.max = BATCH_PROCESSES;
 	rc = run_serve(o->run_fd, o->at_exit, o->watch, write_run_arena, &rs);
+	rc |= flush(&rs);
 	if (o->merge)
 		rc |= merge_run(&rs, o->merge);
 	if (o->lock)

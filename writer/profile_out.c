@@ -218,7 +218,8 @@ static int write_regions(struct columns *c, hid_t file, struct layout *L)
 	    col_str(g, SC_REG(MODULE), module, L->nregions) == 0 &&
 	    col_uint(c, g, SC_REG(OFFSET), offset, L->nregions, 8) == 0 &&
 	    col_str(g, SC_REG(FILE), source, L->nregions) == 0 &&
-	    col_uint(c, g, SC_REG(LINE), line, L->nregions, 4) == 0 &&
+	    (L->n > 1 ? col_narrow(c, g, SC_REG(LINE), line, 4, L->nregions)
+		      : col_uint(c, g, SC_REG(LINE), line, L->nregions, 4)) == 0 &&
 	    col_str(g, SC_REG(KIND), kind, L->nregions) == 0)
 		rc = 0;
 out:
@@ -326,10 +327,14 @@ static int write_pairs(struct columns *c, hid_t file, const struct layout *L)
 		for (size_t k = 0; k < L->n; k++)
 			for (uint32_t r = 0; r < L->procs[k].p->nregions; r++)
 				v[i++] = pair_of(L, k, r, col);
-		if (col == SC_PAIR_PROCESS || col == SC_PAIR_REGION)
-			narrow(v, v, n, 4);
-		rc = col_uint(c, g, sc_pairs[col].name, v, n,
-			      col == SC_PAIR_PROCESS || col == SC_PAIR_REGION ? 4 : 8);
+		/* process and region in 32 bits; in a file of several
+		 * processes at the narrowest width, as the merge has them */
+		if ((col == SC_PAIR_PROCESS || col == SC_PAIR_REGION) && L->n > 1)
+			rc = col_narrow(c, g, sc_pairs[col].name, v, 8, n);
+		else if (col == SC_PAIR_PROCESS || col == SC_PAIR_REGION)
+			rc = (narrow(v, v, n, 4), col_uint(c, g, sc_pairs[col].name, v, n, 4));
+		else
+			rc = col_uint(c, g, sc_pairs[col].name, v, n, 8);
 	}
 	free(v);
 	if (g >= 0 && H5Gclose(g) < 0)
