@@ -494,43 +494,55 @@ static int held_by_start(const void *x, const void *y)
 }
 
 /* The processes' profiles could not be written: one line, their arenas kept. */
-static void say_not_written(struct held **h, size_t n, const char *why)
+static void say_not_written(struct held **h, size_t n, const char *output, const char *why)
 {
 	char folder[4096];
 
 	if (n == 1) {
-		say_kept(writer_failure() ? writer_failure() : why, h[0]->output, &h[0]->o);
+		say_kept(writer_failure() ? writer_failure() : why, output, &h[0]->o);
 		return;
 	}
 	fprintf(stderr,
 		"scope-writer: cannot write %s: %s; the recorded data of its %zu processes is kept "
 		"in their arenas in %s (write each with: scope-writer -o FILE ARENA)\n",
-		h[0]->output, writer_failure() ? writer_failure() : why, n,
+		output, writer_failure() ? writer_failure() : why, n,
 		folder_of(folder, sizeof folder, h[0]->path));
 }
 
-/* Writes the held processes h[0..n) as one profile, at the output of the
- * first to start, and publishes it; each arena goes then, unless kept.
- * Returns 0 or 1. */
+/* Whose output a file of the processes h[0..n) is: the run's first
+ * process's (the output itself) when it is among them, else the first to
+ * start's (a part). */
+static const struct held *destination(struct held *const *h, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (h[k]->a.hdr->role == SCOPE_ROLE_ROOT)
+			return h[k];
+	return h[0];
+}
+
+/* Writes the held processes h[0..n) as one profile and publishes it; each
+ * arena goes then, unless kept. Returns 0 or 1. */
 static int publish_held(struct held **h, size_t n, char *wrote, size_t cap)
 {
 	struct proc_out *procs = calloc(n + 1, sizeof *procs);
 	struct write_job wj = {procs, n, &h[0]->st};
+	const struct held *to;
 	char why[512];
 	int flags, rc = 1;
 
 	if (!procs) {
-		say_not_written(h, n, "out of memory");
+		say_not_written(h, n, h[0]->output, "out of memory");
 		return 1;
 	}
 	qsort(h, n, sizeof *h, held_by_start);
 	for (size_t k = 0; k < n; k++)
 		procs[k] = (struct proc_out){&h[k]->run, &h[k]->p};
+	to = destination(h, n);
 	/* A part in the run's parts folder is read back by the run's merge,
 	 * which publishes the profile durably: syncing each part would make
 	 * every process of the run wait for the disk. */
-	flags = h[0]->a.hdr->parts[0] && !h[0]->o.output ? PUBLISH_NO_SYNC : 0;
-	if (publish_file(h[0]->output, write_profile, &wj, -1, NULL, why, sizeof why, flags) == 0) {
+	flags = to->a.hdr->parts[0] && !to->o.output ? PUBLISH_NO_SYNC : 0;
+	if (publish_file(to->output, write_profile, &wj, -1, NULL, why, sizeof why, flags) == 0) {
 		phase("publish");
 		rc = 0;
 		for (size_t k = 0; k < n; k++) {
@@ -543,9 +555,9 @@ static int publish_held(struct held **h, size_t n, char *wrote, size_t cap)
 				remove_arena(&h[k]->a, h[k]->path, h[k]->output);
 		}
 		if (wrote)
-			snprintf(wrote, cap, "%s", h[0]->output);
+			snprintf(wrote, cap, "%s", to->output);
 	} else {
-		say_not_written(h, n, why);
+		say_not_written(h, n, to->output, why);
 	}
 	free(procs);
 	return rc;
@@ -569,11 +581,14 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 }
 
 /*
- * The run's writer holds the processes of the run that end before it
- * does, to write them into one part: up to BATCH_PROCESSES of them (or
+ * The run's writer holds the processes of the run as they end, to write
+ * them into one file when the run ends: up to BATCH_PROCESSES of them (or
  * SCOPE_WRITER_BATCH; 1 writes each at once), and calls in memory up to
- * BATCH_CALLS (a process whose calls were spilled holds few). The first
- * process of a run, of an MPI rank, or one with -o is written at once.
+ * BATCH_CALLS (a process whose calls were spilled holds few); past that,
+ * those held go into a part of their own, which the run's merge reads. The
+ * file is the output of the first of them to start: with plain LD_PRELOAD,
+ * the run's first process's, the output itself. The processes of an MPI
+ * rank, or one with -o, are written at once.
  */
 #define BATCH_PROCESSES 64
 #define BATCH_CALLS	(UINT64_C(1) << 21)
@@ -591,7 +606,7 @@ static uint64_t calls_held(const struct held *h)
 
 static int batchable(const struct held *h)
 {
-	return h->a.hdr->role == SCOPE_ROLE_PART && !h->o.output && h->job.size <= 1;
+	return !h->o.output && h->job.size <= 1;
 }
 
 /* The run's writer: its options, the profiles it wrote, those it holds. */
