@@ -936,24 +936,55 @@ def case_callers(t):
     expect_eq([(x["region"], x["calls"], [(y["region"], y["calls"]) for y in x["callees"]]) for x in doc["callees"]],
               [("b", 6, [("c", 30)])], "JSON callees of b")
 
-    # recursion and threads, against the replayed calls
-    for prog, regex in (("fib-gcc-O2", "^fib$"), ("threads-gcc-O2", "^work")):
-        path = t.profile(prog, out=prog + ".h5")
-        calls = replay(path)
-        for view, key in (("--callers", "caller"), ("--callees", "callee")):
-            want = {}
-            for c in calls:
-                up = c.caller
-                target, other = (c, up) if key == "caller" else (up, c)
-                if target is None or not re.search(regex, target.region):
-                    continue
-                v = want.setdefault((target.region, other.region if other else "(none)"), [0, 0, 0])
-                v[0] += 1
-                v[1] += c.total
-                v[2] += c.self
-            rows = parse_csv(t.scope_report(view, regex, "--format", "csv", path).stdout)
-            got = {(r["region"], r[key]): [int(r["calls"]), int(r["total_ns"]), int(r["self_ns"])] for r in rows}
-            expect_eq(got, want, f"{prog}: {view} {regex}")
+    # Recursion: a call's total counts only when no call of its region is open around it on
+    # its lane, so a region's total is /pairs/total_ns and a recursive edge has none. The
+    # counts are the programs': fib(20) makes 21891 calls of fib, one from main; ping(9)
+    # twice makes 10 calls of ping (2 from main, 8 from pong) and 10 of pong, all from ping.
+    def edges(view, regex, path):
+        rows = parse_csv(t.scope_report(view, regex, "--format", "csv", path).stdout)
+        key = "caller" if view == "--callers" else "callee"
+        return {(r["region"], r[key]): [int(r["calls"]), int(r["total_ns"]), int(r["self_ns"])] for r in rows}
+
+    def self_of(calls, region, depth):
+        return sum(c.self for c in calls if c.region == region and c.depth == depth)
+
+    path = t.profile("fib-gcc-O2", out="fib.h5")
+    totals, calls = Profile(path).region_totals(), replay(path)
+    total, self_ = totals["fib"][1:3]
+    outer = self_of(calls, "fib", 1)  # the self time of the one call main made
+    expect(total < totals["main"][1], f"fib's total {total} ns is not within main's {totals['main'][1]} ns")
+    expect_eq(edges("--callers", "^fib$", path),
+              {("fib", "main"): [1, total, outer], ("fib", "fib"): [21890, 0, self_ - outer]}, "callers of fib")
+    expect_eq(edges("--callees", "^fib$", path), {("fib", "fib"): [21890, 0, self_ - outer]}, "callees of fib")
+    expect_eq(edges("--callees", "^main$", path), {("main", "fib"): [1, total, outer]}, "callees of main")
+    doc = json.loads(t.scope_report("--callers", "^fib$", "--format", "json", path).stdout)
+    expect_eq([(x["region"], x["calls"], x["total_ns"], x["self_ns"],
+                [(y["region"], y["calls"], y["total_ns"]) for y in x["callers"]]) for x in doc["callers"]],
+              [("fib", 21891, total, self_, [("main", 1, total), ("fib", 21890, 0)])], "JSON callers of fib")
+    out = t.scope_report("--callers", "^fib$", path).stdout
+    expect(re.search(r"^callers of fib: 21891 calls, total (\S+ \S+), ", out, re.M).group(1) ==
+           re.search(r"^ *(\S+ \S+) .* 1  main$", out, re.M).group(1), f"text of --callers ^fib$:\n{out}")
+
+    path = t.profile("figures-gcc-O2", "mutual", out="mutual.h5")
+    totals, calls = Profile(path).region_totals(), replay(path)
+    ping, pong = totals["ping"][1:3], totals["pong"][1:3]
+    outer = self_of(calls, "ping", 1)
+    expect_eq(edges("--callers", "^p[io]ng$", path),
+              {("ping", "main"): [2, ping[0], outer], ("ping", "pong"): [8, 0, ping[1] - outer],
+               ("pong", "ping"): [10, pong[0], pong[1]]}, "callers of ping and pong")
+    got = edges("--callees", "^pong$", path)
+    expect_eq(got.get(("pong", "ping")), [8, 0, ping[1] - outer], "callees of pong: ping")
+    expect_eq(edges("--callees", "^ping$", path).get(("ping", "pong")), [10, pong[0], pong[1]],
+              "callees of ping: pong")
+
+    # Threads: each lane's worker calls work, its lanes' outermost calls have no caller.
+    path = t.profile("threads-gcc-O2", out="threads.h5")
+    totals = Profile(path).region_totals()
+    expect_eq(edges("--callers", "^work", path),
+              {("worker", "(none)"): [4, *totals["worker"][1:3]], ("work", "worker"): [10000, *totals["work"][1:3]]},
+              "callers of worker and work")
+    expect_eq(edges("--callees", "^work", path), {("worker", "work"): [10000, *totals["work"][1:3]]},
+              "callees of worker and work")
     rows = parse_csv(t.scope_report("--callers", "^work$", "--thread", "2", "--format", "csv", path).stdout)
     k = int(Profile(path).lanes[0]["name"][2].split("-")[1])
     expect_eq([(r["caller"], int(r["calls"])) for r in rows], [("worker", 1000 * k)], "--callers on lane 2")
@@ -1101,6 +1132,28 @@ def case_diff(t):
     expect_eq(doc["slower"], 4, "JSON: regions slower")
     expect_eq(sorted(r["region"] for r in doc["regions"]), ["a", "b", "c", "main"], "JSON regions")
     expect(all(r["status"] == "SLOWER" for r in doc["regions"]), "JSON status")
+
+    # Recursion: nest() 1 or 30 levels deep lasts 100 ms either way, its innermost call burning
+    # the wall clock to a deadline; 200 ms is a real slowdown. A preemption can only lengthen a
+    # call, by far less than the 25% allowed; --min-time leaves out main's few us of self time.
+    shallow = t.profile("figures-gcc-O2", "depth", "1", "100", out="shallow.h5")
+    deep = t.profile("figures-gcc-O2", "depth", "30", "100", out="deep.h5")
+    slow = t.profile("figures-gcc-O2", "depth", "1", "200", out="slow.h5")
+    d = Profile(deep)
+    row = d.pair_rows("nest")[0]
+    expect_eq(d.count("nest"), 31, "calls of nest 30 levels deep")
+    expect(int(d.pairs["total_all_ns"][row]) > 20 * int(d.pairs["total_ns"][row]),
+           "nest's calls 30 deep do not sum to 20 times its outermost call's time: no test")
+    gate = ("--diff", "--max-regression", "25", "--min-time", "10ms")
+    rows = parse_csv(t.scope_report(*gate, "--format", "csv", shallow, deep).stdout)
+    nest = next(r for r in rows if r["region"] == "nest")
+    expect_eq((int(nest["calls_base"]), int(nest["calls_new"]), nest["status"]), (2, 31, ""),
+              "--diff of nest 1 and 30 levels deep")
+    for args in ([], ["--compensate"], ["--min-duration", "1us"]):
+        t.scope_report(*gate, *args, shallow, deep, rc=0)
+    r = t.scope_report(*gate, shallow, slow, rc=1)
+    expect_eq(sorted(line.split(": ")[2].split()[0] for line in r.err_lines()), ["main", "nest"],
+              "what got slower at 200 ms")
 
     # Regions only in one of the two.
     other = t.profile("fib-gcc-O2", out="fib.h5")

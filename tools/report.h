@@ -139,6 +139,20 @@ void print_recording(const struct options *o, size_t k, const struct rd_profile 
 void json_recording(const struct options *o, size_t k, const struct rd_profile *p, int64_t i,
 		    uint64_t wall, FILE *out);
 
+/* ---- Recursion (report-select.c) ---------------------------------------- */
+
+/*
+ * A call counts in a total only when no call of its region is open around it
+ * on its lane, as /pairs/total_ns: the inner calls of a recursion lie inside
+ * the outermost one's time. A walk's visitor calls open_enter at every enter
+ * and open_leave at every leave, whatever it keeps, with one map (zeroed
+ * first, map_free at the end) of the calls open per lane and pair.
+ * open_enter returns 0, or -1 when out of memory; open_leave, 1 when the call
+ * leaving is its region's outermost on its lane, else 0.
+ */
+int open_enter(struct u64map *open, const struct wk_lane *l);
+int open_leave(struct u64map *open, const struct wk_lane *l);
+
 /* ---- Calls summed per pair (report-select.c) ---------------------------- */
 
 /* A pair's calls that the filter keeps, from the events. */
