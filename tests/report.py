@@ -850,8 +850,8 @@ def case_lines(t):
 
 def case_compensate(t):
     """--compensate: each call less the measured cost of its own hooks and those of the calls
-    under it, exactly; the headings say what recording cost; and a loop of empty calls comes
-    close to the same loop timed without the hooks."""
+    under it, exactly; the headings and scope-run's summary say what recording cost, the calls
+    that the filters counted without storing them included."""
     path = t.profile("fib-gcc-O2")
     cost = overheads(path)
     expect(0 < cost[0] < 1000, f"overhead_ns_per_call {cost[0]}")
@@ -883,32 +883,96 @@ def case_compensate(t):
     doc = json.loads(t.scope_report("--format", "json", path).stdout)
     expect_eq((doc["recording_ns"], doc["compensated"]), (round(n * cost[0]), False), "JSON recording_ns")
 
-    # 10^6 empty calls, in 1000 rounds of 1000, each round after the same loop without hooks
-    r = t.run([t.scope_run, "-q", "-o", "loop.h5", "--", t.prog("overhead-gcc-O2"), "1000", "1000"],
+    # scope-run's summary: the calls times the cost, per call, and its share of the wall time
+    r = t.run([t.scope_run, "-o", "summary.h5", "--", t.prog("fib-gcc-O2")], env=t.env(preload_asan=True))
+    r.expect_rc(0)
+    expect_summary_cost(r.stderr, t.path("summary.h5"), 21892, 0)
+    # calls the filters kept out ran the hooks too: c's 30 calls, counted but not stored
+    r = t.run([t.scope_run, "--not", "^c$", "-o", "filtered.h5", "--", t.prog("chain-gcc-O2")],
+              env=t.env(preload_asan=True))
+    r.expect_rc(0)
+    path = t.path("filtered.h5")
+    expect_summary_cost(r.stderr, path, 10, 30)
+    cost = overheads(path)[0]
+    doc = json.loads(t.scope_report("--format", "json", path).stdout)
+    expect_eq(doc["recording_ns"], round(40 * cost), "JSON recording_ns of 10 calls stored and 30 not")
+    m = re.search(r", recording \S+ \S+ \(\d+\.\d% of wall, (\d+\.\d) ns a call\)$",
+                  t.scope_report(path).stdout.splitlines()[0])
+    expect(m and m.group(1) == f"{cost:.1f}", "the heading's cost a call, with calls not stored")
+
+
+def fmt_ns(ns):
+    """A time as lib/format.c's fmt_ns prints it."""
+    unit = 0
+    while ns >= (999.5 if unit == 0 else 999.9995) and unit < 3:
+        ns /= 1000
+        unit += 1
+    return f"{ns:.0f} ns" if unit == 0 else f"{ns:.3f} {['ns', 'us', 'ms', 's'][unit]}"
+
+
+def expect_summary_cost(stderr, path, stored, unstored):
+    """scope-run's summary of the profile at PATH: STORED calls in /events and UNSTORED more
+    that the filters counted, recording them STORED + UNSTORED times the cost of a call."""
+    cost = overheads(path)[0]
+    with h5py.File(path, "r") as f:
+        wall = float(f["metadata"].attrs["wall_seconds"])
+    lines = stderr.splitlines()
+    said = [line for line in lines if line.startswith(f"scope-run: {stored} calls of ")]
+    expect(said, f"no line says {stored} calls were stored:\n{stderr}")
+    expect_eq(said[0].endswith(f", and {unstored} more that the filters counted without storing them"),
+              unstored > 0, f"the line of the calls not stored: {said[0]!r}")
+    ns = (stored + unstored) * cost
+    part = "the stored calls' part" if unstored else "it"
+    want = (f"scope-run: recording them cost about {fmt_ns(ns)} ({cost:.1f} ns a call), "
+            f"{100 * ns / (wall * 1e9):.1f}% of the program's wall time (scope-report --compensate subtracts {part})")
+    expect(want in lines, f"no line {want!r} in:\n{stderr}")
+
+
+def case_compensate_loop(t):
+    """A function making 10^6 empty calls: its compensated self time against the same loop
+    without hooks, timed by the program itself in every round.
+
+    The bound: the compensated self time of the round least disturbed exceeds the fastest
+    uninstrumented loop's CPU time by at most B plus the time the thread was off its core in
+    that round, B being a third of the hooks' measured cost a call times 10^6 (6 ms at 18 ns
+    a call, against 9 to 12 ms uncompensated). Why it holds on a loaded 2-core machine: the
+    plain loop is timed by its CPU time, which preemption does not lengthen; the instrumented
+    one by the wall clock, so a preemption lands in whichever call was running, and the time
+    off its core (wall less CPU, which the program measures) bounds what it adds. What is
+    left is how far the hooks' cost at start-up (the best of 8 rounds of 256 calls) is from
+    their cost in the loop, times 10^6: under 1 ns a call on an idle machine, up to 3.3 ns
+    seen when other programs kept both cores busy (the loop's hooks write 24 MB a round and
+    slow down more than the plain loop does). Below, the compensated time is at least 0 by
+    construction, and no tighter bound holds: the start-up measurement's own spread, about
+    1 ns a call, is as large as the plain loop."""
+    n, rounds = 1000000, 20
+    r = t.run([t.scope_run, "-q", "-o", "loop.h5", "--", t.prog("overhead-gcc-O2"), str(n), str(rounds)],
               env=t.env(preload_asan=True)).expect_rc(0)
-    plain = sorted(int(line.split()[1]) for line in r.stdout.splitlines())
-    expect_eq(len(plain), 1000, "rounds timed without hooks")
-    loop = Profile(t.path("loop.h5")).calls("loop")
-    k = int(np.argmin(loop["duration"]))
-    least, start = int(loop["duration"][k]), int(loop["start"][k])
-    rows = parse_csv(t.scope_report("--compensate", "--format", "csv", "--include", "^loop$", "--since",
-                                    f"{start}ns", "--until", f"{start + 1}ns", "loop.h5").stdout)
-    expect_eq([(row["region"], int(row["calls"])) for row in rows], [("loop", 1)], "the round chosen")
-    self_ns = int(rows[0]["self_ns"])
-    rows = parse_csv(t.scope_report("--format", "csv", "--include", "^loop$", "--since", f"{start}ns", "--until",
-                                    f"{start + 1}ns", "loop.h5").stdout)
-    raw_self = int(rows[0]["self_ns"])
-    print(f"least disturbed round of 1000 calls: {least} ns recorded, self {raw_self} ns, compensated "
-          f"{self_ns} ns; without hooks: {plain[0]} ns (fastest), {plain[500]} ns (median); "
-          f"{cost[0]:.1f} ns a call measured")
-    # The least disturbed round against the fastest without hooks: of 1000 short rounds some
-    # escape preemption and page faults even on a loaded machine, and both sides are minima.
-    # The hooks are over 90% of such a round: uncompensated, the self time is off by that much;
-    # compensated, by less than a quarter of the round (the cost measured at start-up and the
-    # cost in the loop differ by a few ns a call).
-    expect(abs(self_ns - plain[0]) <= least / 4,
-           f"compensated self {self_ns} ns is not within {least / 4:.0f} ns of {plain[0]} ns without hooks")
-    expect(abs(raw_self - plain[0]) > least / 4, "the uncompensated round is already that close: no test")
+    timed = [tuple(int(v) for v in line.split()[1:]) for line in r.stdout.splitlines()]
+    expect_eq(len(timed), rounds, "rounds timed")
+    path = t.path("loop.h5")
+    cost = overheads(path)[0]
+    starts = sorted(int(s) for s in Profile(path).calls("loop")["start"])
+    expect_eq(len(starts), rounds, "calls of loop")
+    plain = min(cpu for _, cpu, _ in timed)
+    k = min(range(rounds), key=lambda i: timed[i][2])
+    off, bound = timed[k][2], n * cost / 3
+
+    def self_of(*args):
+        rows = parse_csv(t.scope_report(*args, "--format", "csv", "--include", "^loop$", "--since",
+                                        f"{starts[k]}ns", "--until", f"{starts[k] + 1}ns", path).stdout)
+        expect_eq([(row["region"], int(row["calls"])) for row in rows], [("loop", 1)], "the round chosen")
+        return int(rows[0]["self_ns"])
+
+    compensated, raw = self_of("--compensate"), self_of()
+    print(f"round {k} of 10^6 calls, {off} ns off its core: self {raw} ns, compensated {compensated} ns; "
+          f"without hooks {plain} ns of CPU (fastest round); {cost:.1f} ns a call measured, bound {bound:.0f} ns")
+    expect(compensated <= plain + bound + off,
+           f"compensated self {compensated} ns is more than {bound:.0f} ns (and {off} ns off its core) over "
+           f"{plain} ns without hooks")
+    if raw <= plain + bound + off:
+        raise Skipped(f"the least disturbed round was {off} ns off its core: too busy a machine to tell "
+                      f"the uncompensated self time ({raw} ns) from the bound")
 
 
 def case_callers(t):

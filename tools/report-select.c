@@ -310,7 +310,8 @@ double recording_ns(const struct options *o, size_t k, const struct rd_profile *
 
 	for (size_t j = 0; j < p->npairs; j++)
 		if (of_process(o, p, i, &p->pairs[j]))
-			ns += (double)p->pairs[j].count * o->shown[k].cost[p->pairs[j].process];
+			ns += (double)rd_pair_calls(&p->pairs[j]) *
+			      o->shown[k].cost[p->pairs[j].process];
 	return ns;
 }
 
@@ -323,7 +324,7 @@ void print_recording(const struct options *o, size_t k, const struct rd_profile 
 
 	for (size_t j = 0; j < p->npairs; j++)
 		if (of_process(o, p, i, &p->pairs[j]))
-			calls += p->pairs[j].count;
+			calls += rd_pair_calls(&p->pairs[j]);
 	if (!(ns > 0) || !calls) {
 		fputs(", recording cost not measured\n", out);
 		return;

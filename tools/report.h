@@ -127,8 +127,9 @@ static inline uint64_t filter_at(const struct call_filter *f, size_t process, ui
 /* The ns to take off each call of process i of profile k: its cost with
  * --compensate, else 0 (wk_visitor.overhead_ns). */
 double call_cost(const struct options *o, size_t k, size_t i);
-/* What recording the calls of process i (-1: of the processes chosen) cost, ns: calls
- * times each process's cost of one call. */
+/* What recording the calls of process i (-1: of the processes chosen) cost, ns: calls,
+ * those the recording's filters kept out of /events too, times each process's cost of
+ * one call. */
 double recording_ns(const struct options *o, size_t k, const struct rd_profile *p, int64_t i);
 /* Ends a text heading with ", recording 1.2 ms (3.4% of wall, 20.1 ns a call)" for process
  * i (-1: the processes chosen), wall being theirs, and with --compensate adds a line
