@@ -14,6 +14,8 @@ line and status 2 before the program runs. The cxx cases match C++ names
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
+import csv
+import io
 import os
 import re
 import shutil
@@ -371,9 +373,9 @@ def case_sample(t):
                f"a sample in sin is not under main and spin: {stack}")
     r = t.run([os.path.join(t.bin, "scope-report"), "--samples", "--format", "csv", p.path],
               env=t.env()).expect_rc(0)
-    rows = [line.split(",") for line in t.text(r).splitlines()]
-    expect(len(rows) > 1 and "sin" in rows[1][-1], f"scope-report --samples does not put sin first: {rows[:3]}")
-    cpu = int(rows[1][1])
+    rows = list(csv.DictReader(io.StringIO(t.text(r).split("\n\n")[0])))
+    expect(rows and "sin" in rows[0]["function"], f"scope-report --samples does not put sin first: {rows[:3]}")
+    cpu = int(rows[0]["cpu_ns"])
     expect(200_000_000 <= cpu <= 400_000_000, f"sin's on-CPU time {cpu} ns, spin spun 300 ms")
     r = t.run([os.path.join(t.bin, "scope-report"), "--folded-samples", p.path], env=t.env()).expect_rc(0)
     folded = [line.rsplit(" ", 1) for line in t.text(r).splitlines()]
@@ -386,6 +388,44 @@ def case_sample(t):
     r = t.run([os.path.join(t.bin, "scope-report"), "--samples", p0.path], env=t.env())
     expect(r.rc == 1 and len(r.err_lines()) == 1 and "--sample" in r.stderr,
            f"scope-report --samples of a profile without samples: {r.rc} {r.err_lines()}")
+
+
+def case_sample_names(t):
+    """The samples' functions by the names the other views give them: geo::spin<double> and
+    geo::spin<int> of tests/progs/cxxnames.cpp, 200 ms of CPU time each, are the regions
+    geo::spin and geo::spin#2 in the table, and so in --samples and --folded-samples;
+    --names full gives the signatures."""
+    t.prog = os.path.join(t.progs, "cxxnames-gcc-O2")
+    p, _ = t.profile("spin", "200", out="sampled.h5", options=("-q", "--sample", "1000"))
+    report = os.path.join(t.bin, "scope-report")
+    full = {"geo::spin": "double geo::spin<double>(double, long)", "geo::spin#2": "int geo::spin<int>(int, long)"}
+
+    def tables(*args):
+        r = t.run([report, "--samples", "--format", "csv", *args, p.path], env=t.env()).expect_rc(0)
+        fns, regions = (list(csv.DictReader(io.StringIO(part))) for part in t.text(r).split("\n\n"))
+        return fns, regions
+
+    table = t.run([report, "--format", "csv", p.path], env=t.env()).expect_rc(0)
+    expect_eq(sorted(row["region"] for row in csv.DictReader(io.StringIO(t.text(table)))),
+              ["geo::spin", "geo::spin#2", "main"], "the table's regions")
+    fns, regions = tables()
+    expect_eq(sorted(row["region"] for row in regions), ["geo::spin", "geo::spin#2"], "--samples: regions sampled")
+    for row in regions:
+        expect(int(row["samples"]) >= 10, f"{row['samples']} samples in {row['region']} for 200 ms of CPU time")
+    by_name = {row["function"]: row for row in fns}
+    for name in full:
+        expect(name in by_name, f"--samples: no function {name}: {sorted(by_name)}")
+    fns, regions = tables("--names", "full")
+    expect_eq(sorted(row["region"] for row in regions), sorted(full.values()), "--samples --names full: regions")
+    expect(set(full.values()) <= {row["function"] for row in fns}, "--samples --names full: the signatures")
+
+    for args, names in (([], full), (["--names", "full"], {v: v for v in full.values()})):
+        r = t.run([report, "--folded-samples", *args, p.path], env=t.env()).expect_rc(0)
+        stacks = [line.rsplit(" ", 1)[0].split(";") for line in t.text(r).splitlines()]
+        for name in names:
+            expect([s for s in stacks if s[-2:] == ["main", name]], f"--folded-samples {args}: no stack main;{name}")
+        short = [f for s in stacks for f in s if "<" in f or "(" in f.replace("(anonymous namespace)", "")]
+        expect(bool(args) or not short, f"--folded-samples: frames not short: {short[:3]}")
 
 
 def case_sample_signal(t):

@@ -14,6 +14,7 @@ Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 
 import json
 import os
+import re
 import sys
 
 import h5py
@@ -128,18 +129,32 @@ def case_churn(t):
         expect_eq(attrs["untracked"], 0, f"run {run}: calls untracked")
 
 
+def short(name):
+    """heap.cpp's C++ names as the views show them: without parameter lists and clone suffixes."""
+    return re.sub(r" \[clone [^]]*\]$", "", name).split("(")[0] if name else "(outside any region)"
+
+
 def case_report(t):
-    """scope-report --heap: rows by peak live bytes, as in the file; JSON holds the same numbers."""
+    """scope-report --heap: rows by peak live bytes, as in the file, by the names the other views
+    show (--names full: the file's); JSON holds the same numbers."""
     t.profile(env={"SCOPE_HEAP": "1"})
     report = os.path.join(t.bin, "scope-report")
-    rows, attrs, _ = heap_rows(t.path("out.h5"))
-    r = t.run([report, "--heap", "--format", "json", t.path("out.h5")], env=t.env())
+    rows, attrs, sites = heap_rows(t.path("out.h5"))
+    r = t.run([report, "--heap", "--format", "json", "--names", "full", t.path("out.h5")], env=t.env())
     r.expect_rc(0)
     doc = json.loads(t.text(r))
     expect_eq(doc["live_bytes_at_exit"], attrs["live_bytes_at_exit"], "JSON live at exit")
     got = {x["region"]: tuple(x[k] for k in FIELDS) for x in doc["regions"]}
     want = {(k or "(outside any region)"): v for k, v in rows.items()}
-    expect_eq(got, want, "JSON rows")
+    expect_eq(got, want, "JSON rows, --names full")
+    r = t.run([report, "--heap", "--format", "json", t.path("out.h5")], env=t.env())
+    r.expect_rc(0)
+    doc = json.loads(t.text(r))
+    got = {x["region"]: tuple(x[k] for k in FIELDS) for x in doc["regions"]}
+    expect_eq(got, {short(k): v for k, v in rows.items()}, "JSON rows")
+    expect_eq(sorted((x["region"], x["function"], x["bytes"]) for x in doc["sites"]),
+              sorted((short(s[0]), short(s[3]), s[1]) for s in sites),
+              "JSON sites: regions and functions")
     peaks = [x["peak_live_bytes"] for x in doc["regions"]]
     expect_eq(peaks, sorted(peaks, reverse=True), "rows by peak")
     expect_eq((doc["sites"][0]["bytes"], doc["sites"][0]["allocations"]), (65536, 1), "the site of most bytes")
@@ -147,7 +162,7 @@ def case_report(t):
     r.expect_rc(0)
     lines = t.text(r).splitlines()
     expect(lines[0].startswith(f"{t.path('out.h5')}: heap of 1 process: "), f"first line {lines[0]!r}")
-    expect(lines[3].split() == ["3", "3", "100.0", "KiB", "96.0", "KiB", "0", "B", "peaky()"], f"top row {lines[3]!r}")
+    expect(lines[3].split() == ["3", "3", "100.0", "KiB", "96.0", "KiB", "0", "B", "peaky"], f"top row {lines[3]!r}")
     expect(lines[4].startswith("... ") and lines[4].endswith(" more regions (--top)"), f"--top line {lines[4]!r}")
 
 

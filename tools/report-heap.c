@@ -2,6 +2,7 @@
 /* scope-report --heap: what each region allocated, its peak and its leaks (SCOPE_HEAP=1), and the
  * call sites that allocated most. */
 #define _GNU_SOURCE
+#include "names.h"
 #include "profile.h"
 #include "report.h"
 #include "schema.h"
@@ -250,12 +251,25 @@ static int by_site(const void *x, const void *y)
 	return strcmp(a->region, b->region);
 }
 
-static const char *shown(const char *region)
+/* The names the other views show the n names full[i] by ("" is outside any region), in
+ * full[i]'s place; -1 when out of memory. */
+static int names_of(const struct options *o, const struct rd_profile *p, const char **full,
+		    size_t n, char ***names)
 {
-	return *region ? region : OUTSIDE;
+	*names = function_names(o, 0, p, full, n);
+	for (size_t i = 0; *names && i < n; i++)
+		if (!*full[i]) {
+			free((*names)[i]);
+			if (!((*names)[i] = strdup(OUTSIDE))) {
+				names_free(*names, n);
+				*names = NULL;
+			}
+		}
+	return *names ? 0 : -1;
 }
 
-static void print_rows(const struct options *o, const struct heap_view *h, int many, FILE *out)
+static int print_rows(const struct options *o, const struct rd_profile *p,
+		      const struct heap_view *h, int many, FILE *out)
 {
 	static const struct column cols[] = {
 		{"process", "process", CELL_U64, 7, 0, 0, 0},
@@ -268,21 +282,33 @@ static void print_rows(const struct options *o, const struct heap_view *h, int m
 	};
 	struct table t = {out, o->format, cols + !many, NCOLS(cols) - !many, 0};
 	size_t n = o->top && o->top < h->nrows ? o->top : h->nrows;
+	const char **full = malloc((n + 1) * sizeof *full);
+	char **names = NULL;
 
+	for (size_t i = 0; full && i < n; i++)
+		full[i] = h->rows[i].region;
+	if (!full || names_of(o, p, full, n, &names) != 0) {
+		free(full);
+		return -1;
+	}
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < n; i++) {
 		const struct heap_row *r = &h->rows[i];
-		union cell c[] = {{.u = r->process},	  {.u = r->allocs}, {.u = r->frees},
-				  {.u = r->bytes},	  {.u = r->peak},   {.u = r->leaked},
-				  {.s = shown(r->region)}};
+		union cell c[] = {{.u = r->process}, {.u = r->allocs}, {.u = r->frees},
+				  {.u = r->bytes},   {.u = r->peak},   {.u = r->leaked},
+				  {.s = names[i]}};
 		table_row(&t, c + !many);
 	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && n < h->nrows)
 		fprintf(out, "... %zu more regions (--top)\n", h->nrows - n);
+	names_free(names, n);
+	free(full);
+	return 0;
 }
 
-static void print_sites(const struct options *o, const struct heap_view *h, int many, FILE *out)
+static int print_sites(const struct options *o, const struct rd_profile *p,
+		       const struct heap_view *h, int many, FILE *out)
 {
 	static const struct column cols[] = {
 		{"process", "process", CELL_U64, 7, 0, 0, 0},
@@ -295,21 +321,36 @@ static void print_sites(const struct options *o, const struct heap_view *h, int 
 	};
 	struct table t = {out, o->format, cols + !many, NCOLS(cols) - !many, 0};
 	size_t n = o->top && o->top < h->nsites ? o->top : h->nsites;
+	const char **full[2] = {malloc((n + 1) * sizeof *full[0]),
+				malloc((n + 1) * sizeof *full[1])};
+	char **fn = NULL, **region = NULL;
+	int rc = full[0] && full[1] ? 0 : -1;
 
-	table_begin(&t, "sites");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		full[0][i] = h->sites[i].function, full[1][i] = h->sites[i].region;
+	if (rc == 0)
+		rc = names_of(o, p, full[0], n, &fn) | names_of(o, p, full[1], n, &region);
+	if (rc == 0)
+		table_begin(&t, "sites");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct site_row *s = &h->sites[i];
 		const char *base = strrchr(s->file, '/');
 		union cell c[] = {{.u = s->process},
 				  {.u = s->bytes},
 				  {.u = s->allocs},
-				  {.s = s->function},
+				  {.s = fn[i]},
 				  {.s = o->format == FMT_TEXT && base ? base + 1 : s->file},
 				  {.u = s->line},
-				  {.s = shown(s->region)}};
+				  {.s = region[i]}};
 		table_row(&t, c + !many);
 	}
-	table_end(&t);
+	if (rc == 0)
+		table_end(&t);
+	names_free(fn, n);
+	names_free(region, n);
+	free(full[0]);
+	free(full[1]);
+	return rc;
 }
 
 int view_heap(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
@@ -345,13 +386,15 @@ int view_heap(const struct options *o, struct rd_profile *const *in, FILE *out, 
 			h.processes == 1 ? "" : " (each process's, summed)", (long long)h.leaked,
 			(long long)h.untracked);
 	}
-	print_rows(o, &h, many, out);
-	if (o->format == FMT_TEXT)
+	rc = print_rows(o, p, &h, many, out);
+	if (rc == 0 && o->format == FMT_TEXT)
 		fputs("\nthe call sites that allocated most:\n", out);
-	if (o->format != FMT_CSV)
-		print_sites(o, &h, many, out);
-	if (o->format == FMT_JSON)
+	if (rc == 0 && o->format != FMT_CSV)
+		rc = print_sites(o, p, &h, many, out);
+	if (rc == 0 && o->format == FMT_JSON)
 		json_doc_end(out);
 	heap_view_free(&h);
-	return 0;
+	if (rc != 0)
+		snprintf(err, cap, "%s: out of memory", path);
+	return rc;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* scope-report --samples: on-CPU time per function, instrumented or not, from the samples. */
 #include "map.h"
+#include "names.h"
 #include "report.h"
 
 #include <math.h>
@@ -124,11 +125,14 @@ static void sampled_free(struct sampled *s)
 	free(s->weight);
 }
 
-static int print_functions(const struct options *o, const struct sampled *sm, FILE *out)
+static int print_functions(const struct options *o, const struct rd_profile *p,
+			   const struct sampled *sm, FILE *out)
 {
 	struct fn_row *rows = calloc(sm->n + 1, sizeof *rows);
 	struct u64map m = {0};
 	struct table t = {out, o->format, fn_cols, NCOLS(fn_cols), 0};
+	const char **full = NULL;
+	char **names = NULL;
 	size_t n = 0, shown;
 
 	if (!rows)
@@ -155,15 +159,25 @@ static int print_functions(const struct options *o, const struct sampled *sm, FI
 	map_free(&m);
 	qsort(rows, n, sizeof *rows, by_samples);
 	shown = o->top && o->top < n ? o->top : n;
+	full = malloc((shown + 1) * sizeof *full);
+	for (size_t i = 0; full && i < shown; i++)
+		full[i] = rows[i].name;
+	if (!full || !(names = function_names(o, 0, p, full, shown))) {
+		free(rows);
+		free(full);
+		return -1;
+	}
 	table_begin(&t, "functions");
 	for (size_t i = 0; i < shown; i++)
 		table_row(&t, (union cell[]){{.u = rows[i].samples},
 					     {.u = (uint64_t)rows[i].cpu_ns},
 					     {.f = 100.0 * (double)rows[i].samples / (double)sm->n},
-					     {.s = rows[i].name}});
+					     {.s = names[i]}});
 	table_end(&t);
 	if (o->format == FMT_TEXT && shown < n)
 		fprintf(out, "... %zu more functions (--top)\n", n - shown);
+	names_free(names, shown);
+	free(full);
 	free(rows);
 	return 0;
 }
@@ -235,7 +249,7 @@ int view_samples(const struct options *o, struct rd_profile *const *in, FILE *ou
 			"%s: %zu samples, %.3f ms of CPU time; on CPU per function (innermost "
 			"frame, instrumented or not):\n\n",
 			path, sm.n, cpu / 1e6);
-	if (print_functions(o, &sm, out) != 0)
+	if (print_functions(o, p, &sm, out) != 0)
 		goto oom;
 	if (o->format == FMT_TEXT)
 		fputs("\nper region (the innermost recorded call open when sampled): its time on "
@@ -256,8 +270,43 @@ out:
 	return rc;
 }
 
-/* Folded stacks (flamegraph.pl) of the samples: each distinct stack, with
- * the CPU time its samples stand for, in ns. */
+/* The frames of n stacks, split at ';' into copies, in order: their number
+ * in *nframes, stack i's from first[i] to first[i + 1]. NULL when out of memory. */
+static char **split_frames(const char *const *stack, size_t n, size_t *first, size_t *nframes)
+{
+	size_t k = 0, cap = 0;
+	char **frames = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		cap++;
+		for (const char *c = stack[i]; *c; c++)
+			cap += *c == ';';
+	}
+	if (!(frames = calloc(cap + 1, sizeof *frames)))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = stack[i];
+		first[i] = k;
+		for (;;) {
+			const char *semi = strchr(s, ';');
+			size_t len = semi ? (size_t)(semi - s) : strlen(s);
+			if (!(frames[k++] = strndup(s, len))) {
+				names_free(frames, k);
+				return NULL;
+			}
+			if (!semi)
+				break;
+			s = semi + 1;
+		}
+	}
+	first[n] = k;
+	*nframes = k;
+	return frames;
+}
+
+/* Folded stacks (flamegraph.pl) of the samples: each distinct stack, its
+ * frames named as the other views name them, with the CPU time its samples
+ * stand for, in ns. */
 int view_folded_samples(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
 			size_t cap)
 {
@@ -267,10 +316,10 @@ int view_folded_samples(const struct options *o, struct rd_profile *const *in, F
 	struct u64map m = {0};
 	double *cpu = NULL;
 	const char **stack = NULL;
-	size_t n = 0;
+	char **frames = NULL, **names = NULL;
+	size_t n = 0, nframes = 0, *first = NULL;
 	int rc = -1;
 
-	(void)o;
 	if (read_samples(p, &sm) != 0) {
 		snprintf(err, cap, "%s: %s", path, p->err);
 		goto out;
@@ -296,14 +345,24 @@ int view_folded_samples(const struct options *o, struct rd_profile *const *in, F
 			stack[n++] = sm.s[i].stack;
 		cpu[*row] += sm.weight[i];
 	}
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s %llu\n", stack[i], (unsigned long long)(cpu[i] + 0.5));
+	if (!(first = malloc((n + 1) * sizeof *first)) ||
+	    !(frames = split_frames(stack, n, first, &nframes)) ||
+	    !(names = function_names(o, 0, p, (const char *const *)frames, nframes)))
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t f = first[i]; f < first[i + 1]; f++)
+			fprintf(out, "%s%s", f > first[i] ? ";" : "", names[f]);
+		fprintf(out, " %llu\n", (unsigned long long)(cpu[i] + 0.5));
+	}
 	rc = 0;
 	goto out;
 oom:
 	snprintf(err, cap, "%s: out of memory", path);
 out:
 	map_free(&m);
+	names_free(names, nframes);
+	names_free(frames, nframes);
+	free(first);
 	free(cpu);
 	free(stack);
 	sampled_free(&sm);

@@ -33,9 +33,10 @@ struct gate {
 
 /* What scope-report adds to each profile it reads, once it is open. */
 struct shown {
-	char **names; /* per region: its name as shown (--names), kept apart */
-	char **where; /* per region: "file:line", "" when not known */
-	double *cost; /* per process: ns one recorded call cost (overhead_ns_per_call) */
+	char **names;	   /* per region: its name as shown (--names), kept apart */
+	char **where;	   /* per region: "file:line", "" when not known */
+	double *cost;	   /* per process: ns one recorded call cost (overhead_ns_per_call) */
+	uint64_t *by_name; /* the regions, in byte order of their full names (region_named) */
 };
 
 struct options {
@@ -235,6 +236,23 @@ void json_double(FILE *out, double v);
 int report_open(struct options *o, struct rd_profile **p, const char *prog);
 /* Closes what report_open opened (p[k] NULL: not opened). */
 void report_close(struct options *o, struct rd_profile **p);
+
+/* The region of profile k (files[k]) whose full name is full; -1 when none is. */
+int64_t region_named(const struct options *o, size_t k, const struct rd_profile *p,
+		     const char *full);
+
+/*
+ * The names to show for n functions that the profile p (files[k]) names in
+ * full outside /regions (the frames of samples, heap sites' functions),
+ * repeats allowed: a region's full name gets the name the region is shown
+ * by; any other, its short form (--names full: itself), numbered after the
+ * regions that show the same short form, "#2", "#3"... in byte order of the
+ * full names, so that no two functions are shown alike and a region keeps
+ * its number of the other views. Returns n new strings (names_free), NULL
+ * when out of memory.
+ */
+char **function_names(const struct options *o, size_t k, const struct rd_profile *p,
+		      const char *const *full, size_t n);
 
 /* ---- Comparing two profiles (report-diff.c) ------------------------------ */
 
