@@ -393,12 +393,14 @@ def case_sample(t):
 def case_sample_names(t):
     """The samples' functions by the names the other views give them: geo::spin<double> and
     geo::spin<int> of tests/progs/cxxnames.cpp, 200 ms of CPU time each, are the regions
-    geo::spin and geo::spin#2 in the table, and so in --samples and --folded-samples;
-    --names full gives the signatures."""
+    geo::spin and geo::spin#2 in the table, and so in --samples and --folded-samples, with
+    their file and line (a function that is no region has none); --names full gives the
+    signatures."""
     t.prog = os.path.join(t.progs, "cxxnames-gcc-O2")
     p, _ = t.profile("spin", "200", out="sampled.h5", options=("-q", "--sample", "1000"))
     report = os.path.join(t.bin, "scope-report")
     full = {"geo::spin": "double geo::spin<double>(double, long)", "geo::spin#2": "int geo::spin<int>(int, long)"}
+    where = {n: (f, int(line)) for n, f, line in zip(p.names, p.regions["file"], p.regions["line"])}
 
     def tables(*args):
         r = t.run([report, "--samples", "--format", "csv", *args, p.path], env=t.env()).expect_rc(0)
@@ -411,10 +413,20 @@ def case_sample_names(t):
     fns, regions = tables()
     expect_eq(sorted(row["region"] for row in regions), ["geo::spin", "geo::spin#2"], "--samples: regions sampled")
     for row in regions:
+        expect_eq((row["file"], int(row["line"])), where[full[row["region"]]], f"file and line of {row['region']}")
         expect(int(row["samples"]) >= 10, f"{row['samples']} samples in {row['region']} for 200 ms of CPU time")
     by_name = {row["function"]: row for row in fns}
     for name in full:
         expect(name in by_name, f"--samples: no function {name}: {sorted(by_name)}")
+        expect_eq((by_name[name]["file"], int(by_name[name]["line"])), where[full[name]], f"file and line of {name}")
+    for row in fns:
+        expect(row["function"] in full or (row["file"], row["line"]) == ("", "0"),
+               f"a function that is no region has a file and line: {row}")
+    r = t.run([report, "--samples", "--lines", p.path], env=t.env()).expect_rc(0)
+    for name in full:
+        f, n = where[full[name]]
+        expect(len([line for line in t.text(r).splitlines() if line.endswith(f"  {f}:{n}  {name}")]) == 2,
+               f"--samples --lines: {name} at {f}:{n} in both tables:\n{t.text(r)}")
     fns, regions = tables("--names", "full")
     expect_eq(sorted(row["region"] for row in regions), sorted(full.values()), "--samples --names full: regions")
     expect(set(full.values()) <= {row["function"] for row in fns}, "--samples --names full: the signatures")

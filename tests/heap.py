@@ -136,10 +136,14 @@ def short(name):
 
 def case_report(t):
     """scope-report --heap: rows by peak live bytes, as in the file, by the names the other views
-    show (--names full: the file's); JSON holds the same numbers."""
+    show (--names full: the file's), with each region's file and line; JSON holds the same
+    numbers."""
     t.profile(env={"SCOPE_HEAP": "1"})
     report = os.path.join(t.bin, "scope-report")
     rows, attrs, sites = heap_rows(t.path("out.h5"))
+    with h5py.File(t.path("out.h5"), "r") as f:
+        where = {n.decode(): (fl.decode(), int(line))
+                 for n, fl, line in zip(f["regions/name"][()], f["regions/file"][()], f["regions/line"][()])}
     r = t.run([report, "--heap", "--format", "json", "--names", "full", t.path("out.h5")], env=t.env())
     r.expect_rc(0)
     doc = json.loads(t.text(r))
@@ -152,9 +156,21 @@ def case_report(t):
     doc = json.loads(t.text(r))
     got = {x["region"]: tuple(x[k] for k in FIELDS) for x in doc["regions"]}
     expect_eq(got, {short(k): v for k, v in rows.items()}, "JSON rows")
+    expect_eq({x["region"]: (x["file"], x["line"]) for x in doc["regions"]},
+              {short(k): where.get(k, ("", 0)) for k in rows}, "JSON rows: file and line")
     expect_eq(sorted((x["region"], x["function"], x["bytes"]) for x in doc["sites"]),
               sorted((short(s[0]), short(s[3]), s[1]) for s in sites),
               "JSON sites: regions and functions")
+    r = t.run([report, "--heap", "--format", "csv", t.path("out.h5")], env=t.env())
+    r.expect_rc(0)
+    head = t.text(r).splitlines()[0].split(",")
+    expect_eq(head[-3:], ["region", "file", "line"], "CSV columns")
+    r = t.run([report, "--heap", "--lines", t.path("out.h5")], env=t.env())
+    r.expect_rc(0)
+    lines = t.text(r).splitlines()
+    peaky = [line for line in lines if line.endswith("  peaky")]
+    f, n = where["peaky()"]
+    expect(peaky and peaky[0].split()[-2] == f"{f}:{n}", f"--lines: the row of peaky: {peaky}")
     peaks = [x["peak_live_bytes"] for x in doc["regions"]]
     expect_eq(peaks, sorted(peaks, reverse=True), "rows by peak")
     expect_eq((doc["sites"][0]["bytes"], doc["sites"][0]["allocations"]), (65536, 1), "the site of most bytes")

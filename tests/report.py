@@ -802,8 +802,8 @@ def case_names(t):
 
 
 def case_lines(t):
-    """--lines: file:line in the table and the tree; file and line in CSV and JSON always, and
-    in the args of Chrome trace events."""
+    """--lines: file:line in the table, the tree, --callers, --callees, --processes and --diff;
+    file and line in their CSV and JSON always, and in the args of Chrome trace events."""
     path = t.profile("chain-gcc-O2")
     p = Profile(path)
     where = {n: (f, int(line)) for n, f, line in zip(p.names, p.regions["file"], p.regions["line"])}
@@ -824,7 +824,26 @@ def case_lines(t):
         f, n = where[name]
         expect(re.match(rf"^.*  {re.escape(f)}:{n}  +{name}$", line), f"tree line {line!r} has no {f}:{n}")
 
-    for args in ([], ["--tree"], ["--processes"], ["--callers", "."], ["--callees", "."]):
+    # the lists: each row's region or the other end at its place, and none without --lines
+    def at(name):
+        return "{}:{}".format(*where[name])
+
+    out = t.scope_report("--callers", "^c$", "--lines", path).stdout
+    expect(re.search(rf"^callers of c at {re.escape(at('c'))}: 30 calls, .*\n +total +self +calls +location +caller\n"
+                     rf".* 30  {re.escape(at('b'))}  b$", out, re.M), f"--callers ^c$ --lines:\n{out}")
+    out = t.scope_report("--callees", "^a$", "--lines", path).stdout
+    expect(re.search(rf"^callees of a at {re.escape(at('a'))}: 3 calls, .*\n +total +self +calls +location +callee\n"
+                     rf".* 6  {re.escape(at('b'))}  b$", out, re.M), f"--callees ^a$ --lines:\n{out}")
+    for args in (["--processes"], ["--diff", path]):
+        out = t.scope_report(*args, "--lines", path).stdout
+        rows = text_rows(out.split("\n\n")[-1])
+        expect_eq({r[-1]: r[-2] for r in rows}, {n: at(n) for n in where}, f"{args[0]} --lines: file:line of each region")
+        expect(out.split("\n\n")[-1].strip().splitlines()[0].split()[-2:] == ["location", "region"],
+               f"{args[0]} --lines: header")
+        out = t.scope_report(*args, path).stdout
+        expect("location" not in out and "chain.c" not in out, f"{args[0]} shows locations without --lines")
+
+    for args in ([], ["--tree"], ["--processes"], ["--callers", "."], ["--callees", "."], ["--diff", path]):
         text = t.scope_report(*args, "--format", "csv", path).stdout
         part = text.split("\n\n")[-1]
         for row in parse_csv(part):
@@ -840,6 +859,17 @@ def case_lines(t):
     expect_eq((node["region"], node["file"], node["line"]), ("main", *where["main"]), "JSON tree: file and line")
     doc = json.loads(t.scope_report("--diff", "--format", "json", path, path).stdout)
     expect_eq({r["region"]: (r["file"], r["line"]) for r in doc["regions"]}, where, "--diff JSON file and line")
+    doc = json.loads(t.scope_report("--processes", "--format", "json", path).stdout)
+    expect_eq({r["region"]: (r["file"], r["line"]) for r in doc["regions"]}, where, "--processes JSON file and line")
+    for view in ("callers", "callees"):
+        doc = json.loads(t.scope_report(f"--{view}", ".", "--format", "json", path).stdout)
+        got = {}
+        for x in doc[view]:
+            got[x["region"]] = (x["file"], x["line"])
+            for y in x[view]:
+                got[y["region"]] = (y["file"], y["line"])
+        want = dict(where, **({"(none)": ("", 0)} if view == "callers" else {}))
+        expect_eq(got, want, f"--{view} JSON: file and line of the regions and of the other ends")
 
     doc = json.loads(t.scope_report("--chrome", path, quiet=True).stdout)
     xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]

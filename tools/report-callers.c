@@ -211,8 +211,10 @@ static void print_text(const struct options *o, const struct graph *g, FILE *out
 		uint64_t t = g->targets[i];
 		const struct figures *own = &g->own[t];
 		size_t from = j, n = edges_of(g, t, &j);
-		fprintf(out, "\n%ss of %s: %llu calls, total %s, self %s\n", what, name_of(t, none),
-			(unsigned long long)own->calls, fmt_ns(b[0], 32, (double)own->total),
+		const char *at = o->lines ? where_of(o, t, none) : "";
+		fprintf(out, "\n%ss of %s%s%s: %llu calls, total %s, self %s\n", what,
+			name_of(t, none), *at ? " at " : "", at, (unsigned long long)own->calls,
+			fmt_ns(b[0], 32, (double)own->total),
 			fmt_ns(b[1], 32, (double)(own->self > 0 ? own->self : 0)));
 		if (!n) {
 			fprintf(out, "no %ss\n", what);

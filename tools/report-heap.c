@@ -268,35 +268,62 @@ static int names_of(const struct options *o, const struct rd_profile *p, const c
 	return *names ? 0 : -1;
 }
 
+/* The location column's width: the widest "file:line", at least that of "location". */
+static int where_width(const char *const *where, size_t n)
+{
+	size_t w = strlen("location");
+
+	for (size_t i = 0; i < n; i++)
+		w = strlen(where[i]) > w ? strlen(where[i]) : w;
+	return w > 4096 ? 4096 : (int)w;
+}
+
 static int print_rows(const struct options *o, const struct rd_profile *p,
 		      const struct heap_view *h, int many, FILE *out)
 {
-	static const struct column cols[] = {
+	struct column cols[] = {
 		{"process", "process", CELL_U64, 7, 0, 0, 0},
 		{"allocs", "allocations", CELL_U64, 10, 0, 0, 0},
 		{"frees", "frees", CELL_U64, 10, 0, 0, 0},
 		{"allocated", "bytes_allocated", CELL_BYTES, 11, 0, 0, 0},
 		{"peak live", "peak_live_bytes", CELL_BYTES, 11, 0, 0, 0},
 		{"at exit", "live_bytes_at_exit", CELL_BYTES, 11, 0, 0, 0},
+		{"location", "location", CELL_STR, 8, 0, 1, !o->lines},
 		{"region", "region", CELL_STR, 0, 0, 0, 0},
+		{"file", "file", CELL_STR, 0, 1, 0, 0},
+		{"line", "line", CELL_U64, 0, 1, 0, 0},
 	};
 	struct table t = {out, o->format, cols + !many, NCOLS(cols) - !many, 0};
 	size_t n = o->top && o->top < h->nrows ? o->top : h->nrows;
-	const char **full = malloc((n + 1) * sizeof *full);
+	const char **full = malloc((n + 1) * sizeof *full),
+		   **where = malloc((n + 1) * sizeof *where);
 	char **names = NULL;
 
-	for (size_t i = 0; full && i < n; i++)
+	for (size_t i = 0; full && where && i < n; i++) {
+		int64_t g = region_named(o, 0, p, h->rows[i].region);
 		full[i] = h->rows[i].region;
-	if (!full || names_of(o, p, full, n, &names) != 0) {
+		where[i] = g < 0 ? "" : o->shown[0].where[g];
+	}
+	if (!full || !where || names_of(o, p, full, n, &names) != 0) {
 		free(full);
+		free(where);
 		return -1;
 	}
+	cols[6].width = where_width(where, n);
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < n; i++) {
 		const struct heap_row *r = &h->rows[i];
-		union cell c[] = {{.u = r->process}, {.u = r->allocs}, {.u = r->frees},
-				  {.u = r->bytes},   {.u = r->peak},   {.u = r->leaked},
-				  {.s = names[i]}};
+		int64_t g = region_named(o, 0, p, r->region);
+		union cell c[] = {{.u = r->process},
+				  {.u = r->allocs},
+				  {.u = r->frees},
+				  {.u = r->bytes},
+				  {.u = r->peak},
+				  {.u = r->leaked},
+				  {.s = where[i]},
+				  {.s = names[i]},
+				  {.s = g < 0 ? "" : p->regions[g].file},
+				  {.u = g < 0 ? 0 : p->regions[g].line}};
 		table_row(&t, c + !many);
 	}
 	table_end(&t);
@@ -304,6 +331,7 @@ static int print_rows(const struct options *o, const struct rd_profile *p,
 		fprintf(out, "... %zu more regions (--top)\n", h->nrows - n);
 	names_free(names, n);
 	free(full);
+	free(where);
 	return 0;
 }
 

@@ -52,18 +52,35 @@ static const char *leaf_of(const char *stack)
 	return semi ? semi + 1 : stack;
 }
 
-static const struct column fn_cols[] = {
+/* A function's file and line are known when it is a region. */
+enum { FC_SAMPLES, FC_CPU, FC_SHARE, FC_WHERE, FC_NAME, FC_FILE, FC_LINE, FC_N };
+static const struct column fn_cols[FC_N] = {
 	{"samples", "samples", CELL_U64, 9, 0, 0, 0},
 	{"on cpu", "cpu_ns", CELL_NS, 11, 0, 0, 0},
 	{"share", "share_pct", CELL_PCT, 6, 0, 0, 0},
+	{"location", "location", CELL_STR, 8, 0, 1, 0},
 	{"function", "function", CELL_STR, 0, 0, 0, 0},
+	{"file", "file", CELL_STR, 0, 1, 0, 0},
+	{"line", "line", CELL_U64, 0, 1, 0, 0},
 };
 
-static const struct column region_cols[] = {
-	{"samples", "samples", CELL_U64, 9, 0, 0, 0}, {"on cpu", "cpu_ns", CELL_NS, 11, 0, 0, 0},
-	{"total", "total_ns", CELL_NS, 11, 0, 0, 0},  {"on cpu", "cpu_pct", CELL_PCT, 6, 0, 0, 0},
-	{"region", "region", CELL_STR, 0, 0, 0, 0},
+enum { RC_SAMPLES, RC_CPU, RC_TOTAL, RC_PCT, RC_WHERE, RC_NAME, RC_FILE, RC_LINE, RC_N };
+static const struct column region_cols[RC_N] = {
+	{"samples", "samples", CELL_U64, 9, 0, 0, 0},	{"on cpu", "cpu_ns", CELL_NS, 11, 0, 0, 0},
+	{"total", "total_ns", CELL_NS, 11, 0, 0, 0},	{"on cpu", "cpu_pct", CELL_PCT, 6, 0, 0, 0},
+	{"location", "location", CELL_STR, 8, 0, 1, 0}, {"region", "region", CELL_STR, 0, 0, 0, 0},
+	{"file", "file", CELL_STR, 0, 1, 0, 0},		{"line", "line", CELL_U64, 0, 1, 0, 0},
 };
+
+/* The widest of n "file:line" (or "location") as a column's width. */
+static int where_width(const char *const *where, size_t n)
+{
+	size_t w = strlen("location");
+
+	for (size_t i = 0; i < n; i++)
+		w = strlen(where[i]) > w ? strlen(where[i]) : w;
+	return w > 4096 ? 4096 : (int)w;
+}
 
 struct sampled {
 	struct rd_sample *s; /* every process's */
@@ -130,8 +147,9 @@ static int print_functions(const struct options *o, const struct rd_profile *p,
 {
 	struct fn_row *rows = calloc(sm->n + 1, sizeof *rows);
 	struct u64map m = {0};
-	struct table t = {out, o->format, fn_cols, NCOLS(fn_cols), 0};
-	const char **full = NULL;
+	struct column cols[FC_N];
+	struct table t = {out, o->format, cols, FC_N, 0};
+	const char **full = NULL, **where = NULL;
 	char **names = NULL;
 	size_t n = 0, shown;
 
@@ -160,24 +178,39 @@ static int print_functions(const struct options *o, const struct rd_profile *p,
 	qsort(rows, n, sizeof *rows, by_samples);
 	shown = o->top && o->top < n ? o->top : n;
 	full = malloc((shown + 1) * sizeof *full);
+	where = malloc((shown + 1) * sizeof *where);
 	for (size_t i = 0; full && i < shown; i++)
 		full[i] = rows[i].name;
-	if (!full || !(names = function_names(o, 0, p, full, shown))) {
+	if (!full || !where || !(names = function_names(o, 0, p, full, shown))) {
 		free(rows);
 		free(full);
+		free(where);
 		return -1;
 	}
+	for (size_t i = 0; i < shown; i++) {
+		int64_t r = region_named(o, 0, p, rows[i].name);
+		where[i] = r < 0 ? "" : o->shown[0].where[r];
+	}
+	memcpy(cols, fn_cols, sizeof cols);
+	cols[FC_WHERE].off = !o->lines;
+	cols[FC_WHERE].width = where_width(where, shown);
 	table_begin(&t, "functions");
-	for (size_t i = 0; i < shown; i++)
+	for (size_t i = 0; i < shown; i++) {
+		int64_t r = region_named(o, 0, p, rows[i].name);
 		table_row(&t, (union cell[]){{.u = rows[i].samples},
 					     {.u = (uint64_t)rows[i].cpu_ns},
 					     {.f = 100.0 * (double)rows[i].samples / (double)sm->n},
-					     {.s = names[i]}});
+					     {.s = where[i]},
+					     {.s = names[i]},
+					     {.s = r < 0 ? "" : p->regions[r].file},
+					     {.u = r < 0 ? 0 : p->regions[r].line}});
+	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && shown < n)
 		fprintf(out, "... %zu more functions (--top)\n", n - shown);
 	names_free(names, shown);
 	free(full);
+	free(where);
 	free(rows);
 	return 0;
 }
@@ -186,11 +219,16 @@ static int print_regions(const struct options *o, const struct rd_profile *p,
 			 const struct sampled *sm, FILE *out)
 {
 	struct region_row *rows = calloc(p->nregions + 1, sizeof *rows);
-	struct table t = {out, o->format, region_cols, NCOLS(region_cols), 0};
+	const char **where = calloc(p->nregions + 1, sizeof *where);
+	struct column cols[RC_N];
+	struct table t = {out, o->format, cols, RC_N, 0};
 	size_t n = 0, shown;
 
-	if (!rows)
+	if (!rows || !where) {
+		free(rows);
+		free(where);
 		return -1;
+	}
 	for (size_t r = 0; r < p->nregions; r++)
 		rows[r].region = r;
 	for (size_t i = 0; i < p->npairs; i++)
@@ -205,8 +243,14 @@ static int print_regions(const struct options *o, const struct rd_profile *p,
 			rows[n++] = rows[r];
 	qsort(rows, n, sizeof *rows, by_region_samples);
 	shown = o->top && o->top < n ? o->top : n;
-	table_begin(&t, "regions");
 	for (size_t i = 0; i < shown; i++)
+		where[i] = o->shown[0].where[rows[i].region];
+	memcpy(cols, region_cols, sizeof cols);
+	cols[RC_WHERE].off = !o->lines;
+	cols[RC_WHERE].width = where_width(where, shown);
+	table_begin(&t, "regions");
+	for (size_t i = 0; i < shown; i++) {
+		const struct rd_region *g = &p->regions[rows[i].region];
 		table_row(&t, (union cell[]){
 				      {.u = rows[i].samples},
 				      {.u = (uint64_t)rows[i].cpu_ns},
@@ -214,11 +258,16 @@ static int print_regions(const struct options *o, const struct rd_profile *p,
 				      {.f = rows[i].total_ns ? 100.0 * rows[i].cpu_ns /
 								       (double)rows[i].total_ns
 							     : NAN},
+				      {.s = where[i]},
 				      {.s = region_name(o, 0, rows[i].region)},
+				      {.s = g->file},
+				      {.u = g->line},
 			      });
+	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && shown < n)
 		fprintf(out, "... %zu more regions (--top)\n", n - shown);
+	free(where);
 	free(rows);
 	return 0;
 }

@@ -178,7 +178,7 @@ static const struct view views[] = {
 	 .help = "each region's counters (scope-run --counters): total, self, IPC",
 	 .run = view_counters,
 	 .profiles = 1,
-	 .takes = VO_FORMAT,
+	 .takes = VO_FORMAT | VO_LINES,
 	 .refuse = {VO_SORT | VO_TOP,
 		    "--counters lists every region by its first counter: --sort and --top do not "
 		    "apply"}},
@@ -191,7 +191,7 @@ static const struct view views[] = {
 	 .help = "each region's heap blocks: allocated, peak, leaked (SCOPE_HEAP=1)",
 	 .run = view_heap,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_TOP},
+	 .takes = VO_FORMAT | VO_TOP | VO_LINES},
 	{.name = "--diff",
 	 .help = "BASE.h5 NEW.h5: change of calls, total and self per region",
 	 .run = view_diff,
@@ -202,7 +202,7 @@ static const struct view views[] = {
 		 "of scope-run --sample",
 	 .run = view_samples,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_TOP},
+	 .takes = VO_FORMAT | VO_TOP | VO_LINES},
 	{.name = "--folded-samples",
 	 .help = "folded stacks of the samples, instrumented code or not, weighted by CPU ns "
 		 "(flamegraph.pl)",
