@@ -354,7 +354,8 @@ def case_sample(t):
     """tests/progs/sampling.c: spin() spends 300 ms of CPU time in libm's sin(), which is not
     instrumented, then nap() sleeps 300 ms. Sampled at 1 kHz: sin shows under spin with at least
     80% of spin's samples (the loop around it is a few instructions a call: the truth is above
-    95%), nap has none, and scope-report --samples puts sin first."""
+    95%), nap has none, and scope-report --samples puts sin first; --since and --until choose
+    the samples of --samples and --folded-samples."""
     t.prog = os.path.join(t.progs, "sampling-gcc-O2")
     expect(os.access(t.prog, os.X_OK), f"test program {t.prog} was not built")
     p, _ = t.profile("300", out="sampled.h5", options=("-q", "--sample", "1000"))
@@ -382,6 +383,38 @@ def case_sample(t):
     expect(folded and all(w.isdigit() for _, w in folded), f"--folded-samples lines: {folded[:3]}")
     expect(any(";spin;" in st and "sin" in st.split(";")[-1] for st, _ in folded),
            f"no folded stack main;...;spin;sin: {folded[:3]}")
+    # --since and --until: the samples taken in that time, on the job's timeline (here the
+    # process's own), each standing for as much CPU time as without them
+    import h5py
+    with h5py.File(p.path, "r") as f:
+        g = f["process0/samples"]
+        times, lanes, stacks = g["time"][()].tolist(), g["thread"][()].tolist(), g["stack"].asstr()[()].tolist()
+        cpu_ns = f["process0/lanes/threads/cpu_ns"][()].tolist()
+    per_lane = {lane: lanes.count(lane) for lane in set(lanes)}
+    order = sorted(times)
+    since, until = order[len(order) // 4], order[3 * len(order) // 4]
+    kept = [i for i, at in enumerate(times) if since <= at < until]
+    expect(0 < len(kept) < len(times), f"{len(kept)} of {len(times)} samples in the window: no test")
+    window = ("--since", f"{since}ns", "--until", f"{until}ns")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--samples", *window, p.path], env=t.env()).expect_rc(0)
+    expect(t.text(r).startswith(f"{p.path}: {len(kept)} samples between --since and --until, "),
+           f"--samples {' '.join(window)}: {t.text(r).splitlines()[0]!r}, {len(kept)} samples taken then")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--samples", "--format", "csv", *window, p.path],
+              env=t.env()).expect_rc(0)
+    rows = list(csv.DictReader(io.StringIO(t.text(r).split("\n\n")[0])))
+    expect_eq(sum(int(row["samples"]) for row in rows), len(kept), "--samples in a window: samples per function")
+    want = {}
+    for i in kept:
+        want[stacks[i]] = want.get(stacks[i], 0.0) + cpu_ns[lanes[i]] / per_lane[lanes[i]]
+    r = t.run([os.path.join(t.bin, "scope-report"), "--folded-samples", *window, p.path], env=t.env()).expect_rc(0)
+    got = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in t.text(r).splitlines()}
+    expect_eq(sorted(got), sorted(want), "--folded-samples in a window: the stacks")
+    for stack, ns in got.items():
+        expect(abs(ns - want[stack]) <= 1, f"--folded-samples in a window: {stack} {ns} ns, its samples {want[stack]}")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--folded-samples", "--since", f"{order[-1] + 1}ns", p.path],
+              env=t.env()).expect_rc(0)
+    expect_eq(t.text(r), "", "--folded-samples after the last sample")
+
     # without --sample: no samples, and --samples says so
     p0, _ = t.profile("50", out="plain.h5")
     expect_eq(samples_of(p0), [], "samples without --sample")

@@ -1120,7 +1120,7 @@ def case_merged(t):
 
 def case_filters(t):
     """--min-duration, --since and --until choose the calls of the table, the tree, --callers,
-    --threads and --processes, as they do for the exports."""
+    --callees, --threads, --processes and --diff, as they do for the exports."""
     path = t.profile("threads-gcc-O2")
     calls = replay(path)
     cut = sorted(c.duration for c in calls)[len(calls) // 2] + 1
@@ -1151,6 +1151,25 @@ def case_filters(t):
     rows = parse_csv(t.scope_report("--callers", "^work$", "--min-duration", f"{cut}ns", "--format", "csv",
                                     path).stdout)
     expect_eq(sum(int(r["calls"]) for r in rows), want["work"][0], "--callers: calls of work kept")
+    edges = {}
+    for c in calls:
+        up = kept_caller(c) if c.kept else None
+        if up is not None and up.region == "worker":
+            v = edges.setdefault(("worker", c.region), [0, 0, 0])
+            v[0] += 1
+            v[1] += c.total
+            v[2] += c.self
+    expect(edges, "no call under worker is kept: no test")
+    rows = parse_csv(t.scope_report("--callees", "^worker$", "--min-duration", f"{cut}ns", "--format", "csv",
+                                    path).stdout)
+    expect_eq({(r["region"], r["callee"]): [int(r["calls"]), int(r["total_ns"]), int(r["self_ns"])] for r in rows},
+              edges, "--callees: the calls of worker's callees kept")
+    rows = parse_csv(t.scope_report("--diff", "--min-duration", f"{cut}ns", "--format", "csv", path, path).stdout)
+    expect_eq({r["region"]: [int(r["calls_base"]), int(r["total_base_ns"]), int(r["self_base_ns"])] for r in rows},
+              want, "--diff: BASE's calls kept")
+    expect_eq({r["region"]: [int(r["calls_new"]), int(r["total_new_ns"]), int(r["self_new_ns"])] for r in rows},
+              want, "--diff: NEW's calls kept")
+    t.scope_report("--diff", "--max-regression", "0", "--min-duration", f"{cut}ns", path, path, rc=0)
 
     # a window: the calls that end at --since or later and start before --until
     starts = sorted(c.start for c in calls)
@@ -1405,6 +1424,14 @@ def case_cli(t):
             (("--thread", "1", good), r"no thread lane 1"),
             (("--processes", "--thread", "0", good), r"--thread does not apply"),
             (("--tree", "--sort", "std", good), r"sorts by self, total, calls or name"),
+            (("--counters", "--since", "1ms", good), r"--counters shows .* over the whole run .*: --since, "
+                                                     r"--until and --min-duration do not apply"),
+            (("--heap", "--min-duration", "1ms", good), r"--heap counts .* blocks have no times: --since"),
+            (("--tasks", "--until", "1ms", good), r"--tasks shows .* over the whole run, as recorded: --since"),
+            (("--samples", "--min-duration", "1ms", good), r"a sample is an instant, not a call: --min-duration "
+                                                           r"does not apply to --samples \(--since and --until do\)"),
+            (("--folded-samples", "--min-duration", "1ms", good), r"--min-duration does not apply to --folded-samples"),
+            (("--folded", "--min-duration", "1ms", "--lines", good), r"--lines applies to"),
     ):
         usage_error(t, *args, pattern=pattern)
     text = t.scope_report("--help").stdout

@@ -83,13 +83,41 @@ static int where_width(const char *const *where, size_t n)
 }
 
 struct sampled {
-	struct rd_sample *s; /* every process's */
+	struct rd_sample *s; /* every process's, in the window (--since, --until) */
 	size_t n;
+	size_t taken;	/* before the window */
 	double *weight; /* per sample: its lane's CPU time / its lane's samples */
 };
 
-/* Reads every process's samples and weighs them. */
-static int read_samples(struct rd_profile *p, struct sampled *out)
+/* Keeps the samples taken between --since and --until, on the job's timeline.
+ * Returns 0, or -1 with the reason in p->err. */
+static int keep_window(const struct options *o, struct rd_profile *p, struct sampled *sm)
+{
+	struct call_filter f;
+	size_t n = 0;
+
+	sm->taken = sm->n;
+	if (!o->windowed)
+		return 0;
+	if (filter_init(&f, o, 0, p) != 0)
+		return snprintf(p->err, sizeof p->err, "out of memory"), -1;
+	for (size_t i = 0; i < sm->n; i++) {
+		if (!filter_time(&f, sm->s[i].process, sm->s[i].time, 0)) {
+			free(sm->s[i].stack);
+			continue;
+		}
+		sm->weight[n] = sm->weight[i];
+		sm->s[n++] = sm->s[i];
+	}
+	sm->n = n;
+	filter_free(&f);
+	return 0;
+}
+
+/* Reads every process's samples and weighs them: a sample stands for its
+ * lane's CPU time over all of the lane's samples, those a window leaves out
+ * too. */
+static int read_samples(const struct options *o, struct rd_profile *p, struct sampled *out)
 {
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; i < p->nprocesses; i++) {
@@ -133,7 +161,7 @@ static int read_samples(struct rd_profile *p, struct sampled *out)
 		free(count);
 		i = j;
 	}
-	return 0;
+	return keep_window(o, p, out);
 }
 
 static void sampled_free(struct sampled *s)
@@ -215,8 +243,10 @@ static int print_functions(const struct options *o, const struct rd_profile *p,
 	return 0;
 }
 
-static int print_regions(const struct options *o, const struct rd_profile *p,
-			 const struct sampled *sm, FILE *out)
+/* Returns 0; -1 when out of memory; -2 when the calls cannot be read (the reason in
+ * p->err). */
+static int print_regions(const struct options *o, struct rd_profile *p, const struct sampled *sm,
+			 FILE *out)
 {
 	struct region_row *rows = calloc(p->nregions + 1, sizeof *rows);
 	const char **where = calloc(p->nregions + 1, sizeof *where);
@@ -231,8 +261,21 @@ static int print_regions(const struct options *o, const struct rd_profile *p,
 	}
 	for (size_t r = 0; r < p->nregions; r++)
 		rows[r].region = r;
-	for (size_t i = 0; i < p->npairs; i++)
-		rows[p->pairs[i].region].total_ns += p->pairs[i].total_ns;
+	if (o->windowed) {
+		/* the totals of the calls that the window keeps, as the table has them */
+		struct pair_sum *sum = sum_calls(o, 0, p);
+		if (!sum) {
+			free(rows);
+			free(where);
+			return -2;
+		}
+		for (size_t i = 0; i < p->npairs; i++)
+			rows[p->pairs[i].region].total_ns += sum[i].total;
+		free(sum);
+	} else {
+		for (size_t i = 0; i < p->npairs; i++)
+			rows[p->pairs[i].region].total_ns += p->pairs[i].total_ns;
+	}
 	for (size_t i = 0; i < sm->n; i++)
 		if (sm->s[i].region < p->nregions) {
 			rows[sm->s[i].region].samples++;
@@ -281,11 +324,11 @@ int view_samples(const struct options *o, struct rd_profile *const *in, FILE *ou
 	double cpu = 0;
 	int rc = -1;
 
-	if (read_samples(p, &sm) != 0) {
+	if (read_samples(o, p, &sm) != 0) {
 		snprintf(err, cap, "%s: %s", path, p->err);
 		goto out;
 	}
-	if (!sm.n) {
+	if (!sm.taken) {
 		snprintf(err, cap, "%s: no samples (record with scope-run --sample HZ)", path);
 		goto out;
 	}
@@ -295,9 +338,9 @@ int view_samples(const struct options *o, struct rd_profile *const *in, FILE *ou
 		json_doc_begin(out, path, p);
 	if (o->format == FMT_TEXT)
 		fprintf(out,
-			"%s: %zu samples, %.3f ms of CPU time; on CPU per function (innermost "
+			"%s: %zu samples%s, %.3f ms of CPU time; on CPU per function (innermost "
 			"frame, instrumented or not):\n\n",
-			path, sm.n, cpu / 1e6);
+			path, sm.n, o->windowed ? " between --since and --until" : "", cpu / 1e6);
 	if (print_functions(o, p, &sm, out) != 0)
 		goto oom;
 	if (o->format == FMT_TEXT)
@@ -306,8 +349,13 @@ int view_samples(const struct options *o, struct rd_profile *const *in, FILE *ou
 		      out);
 	else if (o->format == FMT_CSV)
 		putc('\n', out);
-	if (print_regions(o, p, &sm, out) != 0)
-		goto oom;
+	if ((rc = print_regions(o, p, &sm, out)) != 0) {
+		if (rc == -1)
+			goto oom;
+		snprintf(err, cap, "%s: %s", path, p->err);
+		rc = -1;
+		goto out;
+	}
 	if (o->format == FMT_JSON)
 		json_doc_end(out);
 	rc = 0;
@@ -369,11 +417,11 @@ int view_folded_samples(const struct options *o, struct rd_profile *const *in, F
 	size_t n = 0, nframes = 0, *first = NULL;
 	int rc = -1;
 
-	if (read_samples(p, &sm) != 0) {
+	if (read_samples(o, p, &sm) != 0) {
 		snprintf(err, cap, "%s: %s", path, p->err);
 		goto out;
 	}
-	if (!sm.n) {
+	if (!sm.taken) {
 		snprintf(err, cap, "%s: no samples (record with scope-run --sample HZ)", path);
 		goto out;
 	}
