@@ -23,6 +23,10 @@
 	X(pthread_cond_timedwait)                                                                  \
 	X(pthread_rwlock_rdlock)                                                                   \
 	X(pthread_rwlock_wrlock)                                                                   \
+	X(pthread_rwlock_timedrdlock)                                                              \
+	X(pthread_rwlock_timedwrlock)                                                              \
+	X(pthread_rwlock_clockrdlock)                                                              \
+	X(pthread_rwlock_clockwrlock)                                                              \
 	X(pthread_barrier_wait)                                                                    \
 	X(sem_wait)                                                                                \
 	X(sleep)                                                                                   \

@@ -61,12 +61,15 @@ static int fold(const struct rd_profile *p, struct summary *s)
 		if (r->max_ns > g->max_ns)
 			g->max_ns = r->max_ns;
 		s->events += r->count;
+		s->aggregated += r->aggregated;
 	}
 	qsort(s->regions, s->n, sizeof *s->regions, by_self);
 	return 0;
 }
 
-/* Each process's calls times its cost of one call. */
+/* Each process's calls times its cost of one call: a call that the filters
+ * kept out of /events went through the hooks too (the filter's test takes
+ * their slow path), at about the cost measured for a stored one. */
 static int recording(const char *path, const struct rd_profile *p, struct summary *s, char *err,
 		     size_t errcap)
 {
@@ -81,7 +84,7 @@ static int recording(const char *path, const struct rd_profile *p, struct summar
 		return -1;
 	}
 	for (size_t i = 0; i < p->npairs; i++)
-		s->recording_ns += (double)p->pairs[i].count * cost[p->pairs[i].process];
+		s->recording_ns += (double)rd_pair_calls(&p->pairs[i]) * cost[p->pairs[i].process];
 	free(cost);
 	return 0;
 }

@@ -20,7 +20,9 @@ struct summary {
 	double wall_seconds, cpu_seconds;
 	double peak_rss_bytes;
 	uint64_t events, lost;
-	/* What recording the calls cost: each process's calls times its cost of one call, ns. */
+	uint64_t aggregated; /* calls the recording's filters counted but kept out of /events */
+	/* What recording the calls cost: each process's calls, those the filters kept out
+	 * too (they ran the hooks), times its cost of one call, ns. */
 	double recording_ns;
 };
 

@@ -53,6 +53,10 @@ int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout, co
 	X(pthread_rwlock_tryrdlock)                                                                \
 	X(pthread_rwlock_wrlock)                                                                   \
 	X(pthread_rwlock_trywrlock)                                                                \
+	X(pthread_rwlock_timedrdlock)                                                              \
+	X(pthread_rwlock_timedwrlock)                                                              \
+	X(pthread_rwlock_clockrdlock)                                                              \
+	X(pthread_rwlock_clockwrlock)                                                              \
 	X(pthread_barrier_wait)                                                                    \
 	X(sem_wait)                                                                                \
 	X(sem_trywait)                                                                             \
@@ -222,9 +226,9 @@ LIBCALL(wait, pthread_barrier_wait, int, pthread_barrier_wait, (pthread_barrier_
  * error-checking mutex the thread holds: EBUSY, then EDEADLK from the
  * lock), so the program sees the same results.
  */
-#define LOCK(region, type, try_fn)                                                                 \
+#define LOCK_OF(region, try_fn, params, args)                                                      \
 	REGION(region)                                                                             \
-	SCOPE_EXPORT int region(type *lock)                                                        \
+	SCOPE_EXPORT int region params                                                             \
 	{                                                                                          \
 		__typeof__(&region) wait_ = REAL(region);                                          \
 		__typeof__(&try_fn) try_ = REAL(try_fn);                                           \
@@ -233,16 +237,27 @@ LIBCALL(wait, pthread_barrier_wait, int, pthread_barrier_wait, (pthread_barrier_
 			return ENOSYS;                                                             \
 		if (!try_ ||                                                                       \
 		    !scope_libcall_wanted(SCOPE_LIBCALL_WAIT, __builtin_return_address(0)))        \
-			return wait_(lock);                                                        \
+			return wait_ args;                                                         \
 		if ((rc = try_(lock)) != EBUSY)                                                    \
 			return rc;                                                                 \
-		RECORDED(wait, region, rc = wait_(lock), 0, 0);                                    \
+		RECORDED(wait, region, rc = wait_ args, 0, 0);                                     \
 		return rc;                                                                         \
 	}
+#define LOCK(region, type, try_fn) LOCK_OF(region, try_fn, (type * lock), (lock))
 
 LOCK(pthread_mutex_lock, pthread_mutex_t, pthread_mutex_trylock)
 LOCK(pthread_rwlock_rdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock)
 LOCK(pthread_rwlock_wrlock, pthread_rwlock_t, pthread_rwlock_trywrlock)
+
+/* The locks that give up at a time: a wait that timed out waited as well. */
+LOCK_OF(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock,
+	(pthread_rwlock_t * lock, const struct timespec *at), (lock, at))
+LOCK_OF(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock,
+	(pthread_rwlock_t * lock, const struct timespec *at), (lock, at))
+LOCK_OF(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock,
+	(pthread_rwlock_t * lock, clockid_t clock, const struct timespec *at), (lock, clock, at))
+LOCK_OF(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock,
+	(pthread_rwlock_t * lock, clockid_t clock, const struct timespec *at), (lock, clock, at))
 
 REGION(sem_wait)
 SCOPE_EXPORT int sem_wait(sem_t *sem)

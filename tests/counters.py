@@ -13,6 +13,7 @@ skips with PAPI's reason.
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
+import json
 import os
 import sys
 
@@ -94,6 +95,21 @@ def case_software(t):
     expect_eq(got["touch_pages"][head.index("perf::PAGE-FAULTS")], str(5 * PAGES),
               "scope-report --counters: page faults of touch_pages")
     expect_eq(got["touch_pages"][head.index("calls")], "5", "scope-report --counters: calls of touch_pages")
+    # each region's file and line: in CSV and JSON always, in text with --lines
+    where = {n: (f, int(line)) for n, f, line in zip(p.names, p.regions["file"], p.regions["line"])}
+    expect_eq(head[-3:], ["region", "file", "line"], "scope-report --counters: the last CSV columns")
+    expect_eq({name: (row[-2], int(row[-1])) for name, row in got.items()}, {n: where[n] for n in got},
+              "scope-report --counters: file and line in CSV")
+    rep = t.run([os.path.join(t.bin, "scope-report"), "--counters", "--format", "json", t.path("out.h5")])
+    rep.expect_rc(0)
+    doc = json.loads(t.text(rep))
+    expect_eq({x["region"]: (x["file"], x["line"]) for x in doc["counters"]}, {n: where[n] for n in got},
+              "scope-report --counters: file and line in JSON")
+    rep = t.run([os.path.join(t.bin, "scope-report"), "--counters", "--lines", t.path("out.h5")])
+    rep.expect_rc(0)
+    f, n = where["touch_pages"]
+    expect([line for line in t.text(rep).splitlines() if line.endswith(f"  {f}:{n}  touch_pages")],
+           f"scope-report --counters --lines: no row of touch_pages at {f}:{n}:\n{t.text(rep)}")
 
 
 def case_regions(t):

@@ -26,6 +26,6 @@ foreach(tc IN LISTS toolchains)
 endforeach()
 
 # About the settings rather than the compiler: once, on gcc -O2.
-foreach(case min-duration variables bad-variable bad-options cxx stripped exact-pairs threads forks jumps sample sample-signal sample-sigprof hybrid)
+foreach(case min-duration variables bad-variable bad-options cxx stripped exact-pairs threads forks jumps sample sample-names sample-signal sample-sigprof hybrid)
   filters_add(filters-${case} ${case} ${prog_bin}/filters-gcc-O2)
 endforeach()

@@ -14,6 +14,8 @@ line and status 2 before the program runs. The cxx cases match C++ names
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
+import csv
+import io
 import os
 import re
 import shutil
@@ -352,7 +354,8 @@ def case_sample(t):
     """tests/progs/sampling.c: spin() spends 300 ms of CPU time in libm's sin(), which is not
     instrumented, then nap() sleeps 300 ms. Sampled at 1 kHz: sin shows under spin with at least
     80% of spin's samples (the loop around it is a few instructions a call: the truth is above
-    95%), nap has none, and scope-report --samples puts sin first."""
+    95%), nap has none, and scope-report --samples puts sin first; --since and --until choose
+    the samples of --samples and --folded-samples."""
     t.prog = os.path.join(t.progs, "sampling-gcc-O2")
     expect(os.access(t.prog, os.X_OK), f"test program {t.prog} was not built")
     p, _ = t.profile("300", out="sampled.h5", options=("-q", "--sample", "1000"))
@@ -371,21 +374,103 @@ def case_sample(t):
                f"a sample in sin is not under main and spin: {stack}")
     r = t.run([os.path.join(t.bin, "scope-report"), "--samples", "--format", "csv", p.path],
               env=t.env()).expect_rc(0)
-    rows = [line.split(",") for line in t.text(r).splitlines()]
-    expect(len(rows) > 1 and "sin" in rows[1][-1], f"scope-report --samples does not put sin first: {rows[:3]}")
-    cpu = int(rows[1][1])
+    rows = list(csv.DictReader(io.StringIO(t.text(r).split("\n\n")[0])))
+    expect(rows and "sin" in rows[0]["function"], f"scope-report --samples does not put sin first: {rows[:3]}")
+    cpu = int(rows[0]["cpu_ns"])
     expect(200_000_000 <= cpu <= 400_000_000, f"sin's on-CPU time {cpu} ns, spin spun 300 ms")
     r = t.run([os.path.join(t.bin, "scope-report"), "--folded-samples", p.path], env=t.env()).expect_rc(0)
     folded = [line.rsplit(" ", 1) for line in t.text(r).splitlines()]
     expect(folded and all(w.isdigit() for _, w in folded), f"--folded-samples lines: {folded[:3]}")
     expect(any(";spin;" in st and "sin" in st.split(";")[-1] for st, _ in folded),
            f"no folded stack main;...;spin;sin: {folded[:3]}")
+    # --since and --until: the samples taken in that time, on the job's timeline (here the
+    # process's own), each standing for as much CPU time as without them
+    import h5py
+    with h5py.File(p.path, "r") as f:
+        g = f["process0/samples"]
+        times, lanes, stacks = g["time"][()].tolist(), g["thread"][()].tolist(), g["stack"].asstr()[()].tolist()
+        cpu_ns = f["process0/lanes/threads/cpu_ns"][()].tolist()
+    per_lane = {lane: lanes.count(lane) for lane in set(lanes)}
+    order = sorted(times)
+    since, until = order[len(order) // 4], order[3 * len(order) // 4]
+    kept = [i for i, at in enumerate(times) if since <= at < until]
+    expect(0 < len(kept) < len(times), f"{len(kept)} of {len(times)} samples in the window: no test")
+    window = ("--since", f"{since}ns", "--until", f"{until}ns")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--samples", *window, p.path], env=t.env()).expect_rc(0)
+    expect(t.text(r).startswith(f"{p.path}: {len(kept)} samples between --since and --until, "),
+           f"--samples {' '.join(window)}: {t.text(r).splitlines()[0]!r}, {len(kept)} samples taken then")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--samples", "--format", "csv", *window, p.path],
+              env=t.env()).expect_rc(0)
+    rows = list(csv.DictReader(io.StringIO(t.text(r).split("\n\n")[0])))
+    expect_eq(sum(int(row["samples"]) for row in rows), len(kept), "--samples in a window: samples per function")
+    want = {}
+    for i in kept:
+        want[stacks[i]] = want.get(stacks[i], 0.0) + cpu_ns[lanes[i]] / per_lane[lanes[i]]
+    r = t.run([os.path.join(t.bin, "scope-report"), "--folded-samples", *window, p.path], env=t.env()).expect_rc(0)
+    got = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in t.text(r).splitlines()}
+    expect_eq(sorted(got), sorted(want), "--folded-samples in a window: the stacks")
+    for stack, ns in got.items():
+        expect(abs(ns - want[stack]) <= 1, f"--folded-samples in a window: {stack} {ns} ns, its samples {want[stack]}")
+    r = t.run([os.path.join(t.bin, "scope-report"), "--folded-samples", "--since", f"{order[-1] + 1}ns", p.path],
+              env=t.env()).expect_rc(0)
+    expect_eq(t.text(r), "", "--folded-samples after the last sample")
+
     # without --sample: no samples, and --samples says so
     p0, _ = t.profile("50", out="plain.h5")
     expect_eq(samples_of(p0), [], "samples without --sample")
     r = t.run([os.path.join(t.bin, "scope-report"), "--samples", p0.path], env=t.env())
     expect(r.rc == 1 and len(r.err_lines()) == 1 and "--sample" in r.stderr,
            f"scope-report --samples of a profile without samples: {r.rc} {r.err_lines()}")
+
+
+def case_sample_names(t):
+    """The samples' functions by the names the other views give them: geo::spin<double> and
+    geo::spin<int> of tests/progs/cxxnames.cpp, 200 ms of CPU time each, are the regions
+    geo::spin and geo::spin#2 in the table, and so in --samples and --folded-samples, with
+    their file and line (a function that is no region has none); --names full gives the
+    signatures."""
+    t.prog = os.path.join(t.progs, "cxxnames-gcc-O2")
+    p, _ = t.profile("spin", "200", out="sampled.h5", options=("-q", "--sample", "1000"))
+    report = os.path.join(t.bin, "scope-report")
+    full = {"geo::spin": "double geo::spin<double>(double, long)", "geo::spin#2": "int geo::spin<int>(int, long)"}
+    where = {n: (f, int(line)) for n, f, line in zip(p.names, p.regions["file"], p.regions["line"])}
+
+    def tables(*args):
+        r = t.run([report, "--samples", "--format", "csv", *args, p.path], env=t.env()).expect_rc(0)
+        fns, regions = (list(csv.DictReader(io.StringIO(part))) for part in t.text(r).split("\n\n"))
+        return fns, regions
+
+    table = t.run([report, "--format", "csv", p.path], env=t.env()).expect_rc(0)
+    expect_eq(sorted(row["region"] for row in csv.DictReader(io.StringIO(t.text(table)))),
+              ["geo::spin", "geo::spin#2", "main"], "the table's regions")
+    fns, regions = tables()
+    expect_eq(sorted(row["region"] for row in regions), ["geo::spin", "geo::spin#2"], "--samples: regions sampled")
+    for row in regions:
+        expect_eq((row["file"], int(row["line"])), where[full[row["region"]]], f"file and line of {row['region']}")
+        expect(int(row["samples"]) >= 10, f"{row['samples']} samples in {row['region']} for 200 ms of CPU time")
+    by_name = {row["function"]: row for row in fns}
+    for name in full:
+        expect(name in by_name, f"--samples: no function {name}: {sorted(by_name)}")
+        expect_eq((by_name[name]["file"], int(by_name[name]["line"])), where[full[name]], f"file and line of {name}")
+    for row in fns:
+        expect(row["function"] in full or (row["file"], row["line"]) == ("", "0"),
+               f"a function that is no region has a file and line: {row}")
+    r = t.run([report, "--samples", "--lines", p.path], env=t.env()).expect_rc(0)
+    for name in full:
+        f, n = where[full[name]]
+        expect(len([line for line in t.text(r).splitlines() if line.endswith(f"  {f}:{n}  {name}")]) == 2,
+               f"--samples --lines: {name} at {f}:{n} in both tables:\n{t.text(r)}")
+    fns, regions = tables("--names", "full")
+    expect_eq(sorted(row["region"] for row in regions), sorted(full.values()), "--samples --names full: regions")
+    expect(set(full.values()) <= {row["function"] for row in fns}, "--samples --names full: the signatures")
+
+    for args, names in (([], full), (["--names", "full"], {v: v for v in full.values()})):
+        r = t.run([report, "--folded-samples", *args, p.path], env=t.env()).expect_rc(0)
+        stacks = [line.rsplit(" ", 1)[0].split(";") for line in t.text(r).splitlines()]
+        for name in names:
+            expect([s for s in stacks if s[-2:] == ["main", name]], f"--folded-samples {args}: no stack main;{name}")
+        short = [f for s in stacks for f in s if "<" in f or "(" in f.replace("(anonymous namespace)", "")]
+        expect(bool(args) or not short, f"--folded-samples: frames not short: {short[:3]}")
 
 
 def case_sample_signal(t):

@@ -14,6 +14,7 @@ Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 
 import json
 import os
+import re
 import sys
 
 import h5py
@@ -128,18 +129,48 @@ def case_churn(t):
         expect_eq(attrs["untracked"], 0, f"run {run}: calls untracked")
 
 
+def short(name):
+    """heap.cpp's C++ names as the views show them: without parameter lists and clone suffixes."""
+    return re.sub(r" \[clone [^]]*\]$", "", name).split("(")[0] if name else "(outside any region)"
+
+
 def case_report(t):
-    """scope-report --heap: rows by peak live bytes, as in the file; JSON holds the same numbers."""
+    """scope-report --heap: rows by peak live bytes, as in the file, by the names the other views
+    show (--names full: the file's), with each region's file and line; JSON holds the same
+    numbers."""
     t.profile(env={"SCOPE_HEAP": "1"})
     report = os.path.join(t.bin, "scope-report")
-    rows, attrs, _ = heap_rows(t.path("out.h5"))
-    r = t.run([report, "--heap", "--format", "json", t.path("out.h5")], env=t.env())
+    rows, attrs, sites = heap_rows(t.path("out.h5"))
+    with h5py.File(t.path("out.h5"), "r") as f:
+        where = {n.decode(): (fl.decode(), int(line))
+                 for n, fl, line in zip(f["regions/name"][()], f["regions/file"][()], f["regions/line"][()])}
+    r = t.run([report, "--heap", "--format", "json", "--names", "full", t.path("out.h5")], env=t.env())
     r.expect_rc(0)
     doc = json.loads(t.text(r))
     expect_eq(doc["live_bytes_at_exit"], attrs["live_bytes_at_exit"], "JSON live at exit")
     got = {x["region"]: tuple(x[k] for k in FIELDS) for x in doc["regions"]}
     want = {(k or "(outside any region)"): v for k, v in rows.items()}
-    expect_eq(got, want, "JSON rows")
+    expect_eq(got, want, "JSON rows, --names full")
+    r = t.run([report, "--heap", "--format", "json", t.path("out.h5")], env=t.env())
+    r.expect_rc(0)
+    doc = json.loads(t.text(r))
+    got = {x["region"]: tuple(x[k] for k in FIELDS) for x in doc["regions"]}
+    expect_eq(got, {short(k): v for k, v in rows.items()}, "JSON rows")
+    expect_eq({x["region"]: (x["file"], x["line"]) for x in doc["regions"]},
+              {short(k): where.get(k, ("", 0)) for k in rows}, "JSON rows: file and line")
+    expect_eq(sorted((x["region"], x["function"], x["bytes"]) for x in doc["sites"]),
+              sorted((short(s[0]), short(s[3]), s[1]) for s in sites),
+              "JSON sites: regions and functions")
+    r = t.run([report, "--heap", "--format", "csv", t.path("out.h5")], env=t.env())
+    r.expect_rc(0)
+    head = t.text(r).splitlines()[0].split(",")
+    expect_eq(head[-3:], ["region", "file", "line"], "CSV columns")
+    r = t.run([report, "--heap", "--lines", t.path("out.h5")], env=t.env())
+    r.expect_rc(0)
+    lines = t.text(r).splitlines()
+    peaky = [line for line in lines if line.endswith("  peaky")]
+    f, n = where["peaky()"]
+    expect(peaky and peaky[0].split()[-2] == f"{f}:{n}", f"--lines: the row of peaky: {peaky}")
     peaks = [x["peak_live_bytes"] for x in doc["regions"]]
     expect_eq(peaks, sorted(peaks, reverse=True), "rows by peak")
     expect_eq((doc["sites"][0]["bytes"], doc["sites"][0]["allocations"]), (65536, 1), "the site of most bytes")
@@ -147,7 +178,7 @@ def case_report(t):
     r.expect_rc(0)
     lines = t.text(r).splitlines()
     expect(lines[0].startswith(f"{t.path('out.h5')}: heap of 1 process: "), f"first line {lines[0]!r}")
-    expect(lines[3].split() == ["3", "3", "100.0", "KiB", "96.0", "KiB", "0", "B", "peaky()"], f"top row {lines[3]!r}")
+    expect(lines[3].split() == ["3", "3", "100.0", "KiB", "96.0", "KiB", "0", "B", "peaky"], f"top row {lines[3]!r}")
     expect(lines[4].startswith("... ") and lines[4].endswith(" more regions (--top)"), f"--top line {lines[4]!r}")
 
 

@@ -64,7 +64,16 @@ PATTERN = {
     ("post_barrier", "pthread_barrier_wait"): (1, 0, 0),  # on the helper's thread
     ("contend_cond", "pthread_cond_wait"): (1, 0, 0),
     ("timed_wait", "pthread_cond_timedwait"): (1, 0, 0),
-    ("join_helper", "pthread_join"): (6, 0, 0),
+    ("contend_timedrdlock", "pthread_rwlock_timedrdlock"): (1, 0, 0),
+    ("contend_timedwrlock", "pthread_rwlock_timedwrlock"): (1, 0, 0),
+    ("contend_clockrdlock", "pthread_rwlock_clockrdlock"): (1, 0, 0),
+    ("contend_clockwrlock", "pthread_rwlock_clockwrlock"): (1, 0, 0),
+    ("timed_out_wrlock", "pthread_rwlock_clockwrlock"): (1, 0, 0),  # a wait that timed out
+    ("timed_out_wrlock", "pthread_join"): (1, 0, 0),
+    ("join_helper", "pthread_join"): (11, 0, 0),
+    # a read that waits 50 ms for the helper's write
+    ("slow_reader", "read"): (1, 0, 100),
+    ("slow_reader", "close"): (2, 0, 0),
     ("files", "open"): (1, 0, 0),
     ("files", "pwrite"): (1, 1000, 0),
     ("files", "fsync"): (1, 0, 0),
@@ -183,6 +192,29 @@ def expect_waits_outside(p, what):
            f"at least 20 ms, at least 10 ms of it not self time")
 
 
+def expect_read_outside(p, what):
+    """slow_reader's read waits at least 50 ms for the helper's write (it writes 50 ms after it
+    saw the main thread asleep in the read): the read's time, not slow_reader's own. Its self
+    time is a pipe, a thread started and two closes, under 5 ms on a loaded machine."""
+    total, self_ns = pair_stats(p, "slow_reader")
+    read = calls_under(p, "slow_reader", "read")
+    expect(len(read) == 1 and read[0] >= 50 * MS,
+           f"slow_reader's read ({what}): {[d / MS for d in read]} ms, expected one of at least 50 ms")
+    expect(total >= 50 * MS and self_ns < 5 * MS,
+           f"slow_reader ({what}): total {total / MS:.2f} ms, self {self_ns / MS:.2f} ms; expected a total "
+           f"of at least 50 ms and self under 5 ms")
+
+
+def calls_under(p, caller, name, process=0):
+    """The durations of NAME's calls made directly from CALLER's (one level down, inside them)."""
+    outer = p.calls(caller, process)
+    inner = p.calls(name, process)
+    spans = [(int(th), int(s), int(s) + int(d), int(dp))
+             for th, s, d, dp in zip(outer["thread"], outer["start"], outer["duration"], outer["depth"])]
+    return [int(d) for th, s, d, dp in zip(inner["thread"], inner["start"], inner["duration"], inner["depth"])
+            if any(th == t and a <= s and s + d <= b and dp == depth + 1 for t, a, b, depth in spans)]
+
+
 def expect_ran(t, r):
     out = t.text(r)
     expect(out.startswith("preinit\nconstructor\n") and out.rstrip().endswith("libcalls ok"),
@@ -213,6 +245,7 @@ def case_pattern(t):
     expect_eq(sorted(set(KINDS) - called), [], "listed calls the pattern does not make")
     p, _ = run_pattern(t, ("wait", "io"), options=("--libcalls", "all"))
     expect_waits_outside(p, "--libcalls all")
+    expect_read_outside(p, "--libcalls all")
     expect_counts(p, {"sleeper_thread": 3, "early": 1, "on_usr1": 1, "free_locks": 1})
 
 
@@ -234,13 +267,17 @@ def case_none(t):
     p, _ = run_pattern(t, (), options=("--libcalls", "none"))
     total, self_ns = pair_stats(p, "napper")
     expect(self_ns >= 50 * MS, f"napper's self time without library calls is {self_ns / MS:.2f} ms, expected >= 50")
+    total, self_ns = pair_stats(p, "slow_reader")
+    expect(self_ns >= 50 * MS,
+           f"slow_reader's self time without library calls is {self_ns / MS:.2f} ms, expected >= 50")
     expect(not any(k in ("wait", "io") for k in p.regions["kind"]), "regions of kind wait or io")
 
 
 def case_io(t):
     """SCOPE_LIBCALLS=io records the I/O calls and no waits."""
     t.need_prog()
-    run_pattern(t, ("io",), env={"SCOPE_LIBCALLS": "io"})
+    p, _ = run_pattern(t, ("io",), env={"SCOPE_LIBCALLS": "io"})
+    expect_read_outside(p, "SCOPE_LIBCALLS=io")
 
 
 def case_fortify(t):

@@ -9,7 +9,7 @@ target_link_libraries(rdcheck PRIVATE scope_common)
 set_target_properties(rdcheck PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
 set(report_cases flat tree threads processes chrome speedscope folded diff badinput cli output selfout scale align
-  bytes names lines compensate callers merged filters sizes)
+  bytes names lines compensate compensate-loop callers merged filters sizes)
 foreach(case IN LISTS report_cases)
   add_test(NAME report-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/report.py ${case}
@@ -24,3 +24,6 @@ foreach(case IN LISTS report_cases)
 endforeach()
 # The large profile wants the machine to itself: its times are part of what it checks.
 set_tests_properties(report-scale PROPERTIES RUN_SERIAL TRUE)
+# It times a loop against its uninstrumented copy: the fewer tests beside it, the more rounds
+# run undisturbed.
+set_tests_properties(report-compensate-loop PROPERTIES RUN_SERIAL TRUE)

@@ -802,8 +802,8 @@ def case_names(t):
 
 
 def case_lines(t):
-    """--lines: file:line in the table and the tree; file and line in CSV and JSON always, and
-    in the args of Chrome trace events."""
+    """--lines: file:line in the table, the tree, --callers, --callees, --processes and --diff;
+    file and line in their CSV and JSON always, and in the args of Chrome trace events."""
     path = t.profile("chain-gcc-O2")
     p = Profile(path)
     where = {n: (f, int(line)) for n, f, line in zip(p.names, p.regions["file"], p.regions["line"])}
@@ -824,7 +824,26 @@ def case_lines(t):
         f, n = where[name]
         expect(re.match(rf"^.*  {re.escape(f)}:{n}  +{name}$", line), f"tree line {line!r} has no {f}:{n}")
 
-    for args in ([], ["--tree"], ["--processes"], ["--callers", "."], ["--callees", "."]):
+    # the lists: each row's region or the other end at its place, and none without --lines
+    def at(name):
+        return "{}:{}".format(*where[name])
+
+    out = t.scope_report("--callers", "^c$", "--lines", path).stdout
+    expect(re.search(rf"^callers of c at {re.escape(at('c'))}: 30 calls, .*\n +total +self +calls +location +caller\n"
+                     rf".* 30  {re.escape(at('b'))}  b$", out, re.M), f"--callers ^c$ --lines:\n{out}")
+    out = t.scope_report("--callees", "^a$", "--lines", path).stdout
+    expect(re.search(rf"^callees of a at {re.escape(at('a'))}: 3 calls, .*\n +total +self +calls +location +callee\n"
+                     rf".* 6  {re.escape(at('b'))}  b$", out, re.M), f"--callees ^a$ --lines:\n{out}")
+    for args in (["--processes"], ["--diff", path]):
+        out = t.scope_report(*args, "--lines", path).stdout
+        rows = text_rows(out.split("\n\n")[-1])
+        expect_eq({r[-1]: r[-2] for r in rows}, {n: at(n) for n in where}, f"{args[0]} --lines: file:line of each region")
+        expect(out.split("\n\n")[-1].strip().splitlines()[0].split()[-2:] == ["location", "region"],
+               f"{args[0]} --lines: header")
+        out = t.scope_report(*args, path).stdout
+        expect("location" not in out and "chain.c" not in out, f"{args[0]} shows locations without --lines")
+
+    for args in ([], ["--tree"], ["--processes"], ["--callers", "."], ["--callees", "."], ["--diff", path]):
         text = t.scope_report(*args, "--format", "csv", path).stdout
         part = text.split("\n\n")[-1]
         for row in parse_csv(part):
@@ -840,6 +859,17 @@ def case_lines(t):
     expect_eq((node["region"], node["file"], node["line"]), ("main", *where["main"]), "JSON tree: file and line")
     doc = json.loads(t.scope_report("--diff", "--format", "json", path, path).stdout)
     expect_eq({r["region"]: (r["file"], r["line"]) for r in doc["regions"]}, where, "--diff JSON file and line")
+    doc = json.loads(t.scope_report("--processes", "--format", "json", path).stdout)
+    expect_eq({r["region"]: (r["file"], r["line"]) for r in doc["regions"]}, where, "--processes JSON file and line")
+    for view in ("callers", "callees"):
+        doc = json.loads(t.scope_report(f"--{view}", ".", "--format", "json", path).stdout)
+        got = {}
+        for x in doc[view]:
+            got[x["region"]] = (x["file"], x["line"])
+            for y in x[view]:
+                got[y["region"]] = (y["file"], y["line"])
+        want = dict(where, **({"(none)": ("", 0)} if view == "callers" else {}))
+        expect_eq(got, want, f"--{view} JSON: file and line of the regions and of the other ends")
 
     doc = json.loads(t.scope_report("--chrome", path, quiet=True).stdout)
     xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
@@ -850,8 +880,8 @@ def case_lines(t):
 
 def case_compensate(t):
     """--compensate: each call less the measured cost of its own hooks and those of the calls
-    under it, exactly; the headings say what recording cost; and a loop of empty calls comes
-    close to the same loop timed without the hooks."""
+    under it, exactly; the headings and scope-run's summary say what recording cost, the calls
+    that the filters counted without storing them included."""
     path = t.profile("fib-gcc-O2")
     cost = overheads(path)
     expect(0 < cost[0] < 1000, f"overhead_ns_per_call {cost[0]}")
@@ -883,32 +913,96 @@ def case_compensate(t):
     doc = json.loads(t.scope_report("--format", "json", path).stdout)
     expect_eq((doc["recording_ns"], doc["compensated"]), (round(n * cost[0]), False), "JSON recording_ns")
 
-    # 10^6 empty calls, in 1000 rounds of 1000, each round after the same loop without hooks
-    r = t.run([t.scope_run, "-q", "-o", "loop.h5", "--", t.prog("overhead-gcc-O2"), "1000", "1000"],
+    # scope-run's summary: the calls times the cost, per call, and its share of the wall time
+    r = t.run([t.scope_run, "-o", "summary.h5", "--", t.prog("fib-gcc-O2")], env=t.env(preload_asan=True))
+    r.expect_rc(0)
+    expect_summary_cost(r.stderr, t.path("summary.h5"), 21892, 0)
+    # calls the filters kept out ran the hooks too: c's 30 calls, counted but not stored
+    r = t.run([t.scope_run, "--not", "^c$", "-o", "filtered.h5", "--", t.prog("chain-gcc-O2")],
+              env=t.env(preload_asan=True))
+    r.expect_rc(0)
+    path = t.path("filtered.h5")
+    expect_summary_cost(r.stderr, path, 10, 30)
+    cost = overheads(path)[0]
+    doc = json.loads(t.scope_report("--format", "json", path).stdout)
+    expect_eq(doc["recording_ns"], round(40 * cost), "JSON recording_ns of 10 calls stored and 30 not")
+    m = re.search(r", recording \S+ \S+ \(\d+\.\d% of wall, (\d+\.\d) ns a call\)$",
+                  t.scope_report(path).stdout.splitlines()[0])
+    expect(m and m.group(1) == f"{cost:.1f}", "the heading's cost a call, with calls not stored")
+
+
+def fmt_ns(ns):
+    """A time as lib/format.c's fmt_ns prints it."""
+    unit = 0
+    while ns >= (999.5 if unit == 0 else 999.9995) and unit < 3:
+        ns /= 1000
+        unit += 1
+    return f"{ns:.0f} ns" if unit == 0 else f"{ns:.3f} {['ns', 'us', 'ms', 's'][unit]}"
+
+
+def expect_summary_cost(stderr, path, stored, unstored):
+    """scope-run's summary of the profile at PATH: STORED calls in /events and UNSTORED more
+    that the filters counted, recording them STORED + UNSTORED times the cost of a call."""
+    cost = overheads(path)[0]
+    with h5py.File(path, "r") as f:
+        wall = float(f["metadata"].attrs["wall_seconds"])
+    lines = stderr.splitlines()
+    said = [line for line in lines if line.startswith(f"scope-run: {stored} calls of ")]
+    expect(said, f"no line says {stored} calls were stored:\n{stderr}")
+    expect_eq(said[0].endswith(f", and {unstored} more that the filters counted without storing them"),
+              unstored > 0, f"the line of the calls not stored: {said[0]!r}")
+    ns = (stored + unstored) * cost
+    part = "the stored calls' part" if unstored else "it"
+    want = (f"scope-run: recording them cost about {fmt_ns(ns)} ({cost:.1f} ns a call), "
+            f"{100 * ns / (wall * 1e9):.1f}% of the program's wall time (scope-report --compensate subtracts {part})")
+    expect(want in lines, f"no line {want!r} in:\n{stderr}")
+
+
+def case_compensate_loop(t):
+    """A function making 10^6 empty calls: its compensated self time against the same loop
+    without hooks, timed by the program itself in every round.
+
+    The bound: the compensated self time of the round least disturbed exceeds the fastest
+    uninstrumented loop's CPU time by at most B plus the time the thread was off its core in
+    that round, B being a third of the hooks' measured cost a call times 10^6 (6 ms at 18 ns
+    a call, against 9 to 12 ms uncompensated). Why it holds on a loaded 2-core machine: the
+    plain loop is timed by its CPU time, which preemption does not lengthen; the instrumented
+    one by the wall clock, so a preemption lands in whichever call was running, and the time
+    off its core (wall less CPU, which the program measures) bounds what it adds. What is
+    left is how far the hooks' cost at start-up (the best of 8 rounds of 256 calls) is from
+    their cost in the loop, times 10^6: under 1 ns a call on an idle machine, up to 3.3 ns
+    seen when other programs kept both cores busy (the loop's hooks write 24 MB a round and
+    slow down more than the plain loop does). Below, the compensated time is at least 0 by
+    construction, and no tighter bound holds: the start-up measurement's own spread, about
+    1 ns a call, is as large as the plain loop."""
+    n, rounds = 1000000, 20
+    r = t.run([t.scope_run, "-q", "-o", "loop.h5", "--", t.prog("overhead-gcc-O2"), str(n), str(rounds)],
               env=t.env(preload_asan=True)).expect_rc(0)
-    plain = sorted(int(line.split()[1]) for line in r.stdout.splitlines())
-    expect_eq(len(plain), 1000, "rounds timed without hooks")
-    loop = Profile(t.path("loop.h5")).calls("loop")
-    k = int(np.argmin(loop["duration"]))
-    least, start = int(loop["duration"][k]), int(loop["start"][k])
-    rows = parse_csv(t.scope_report("--compensate", "--format", "csv", "--include", "^loop$", "--since",
-                                    f"{start}ns", "--until", f"{start + 1}ns", "loop.h5").stdout)
-    expect_eq([(row["region"], int(row["calls"])) for row in rows], [("loop", 1)], "the round chosen")
-    self_ns = int(rows[0]["self_ns"])
-    rows = parse_csv(t.scope_report("--format", "csv", "--include", "^loop$", "--since", f"{start}ns", "--until",
-                                    f"{start + 1}ns", "loop.h5").stdout)
-    raw_self = int(rows[0]["self_ns"])
-    print(f"least disturbed round of 1000 calls: {least} ns recorded, self {raw_self} ns, compensated "
-          f"{self_ns} ns; without hooks: {plain[0]} ns (fastest), {plain[500]} ns (median); "
-          f"{cost[0]:.1f} ns a call measured")
-    # The least disturbed round against the fastest without hooks: of 1000 short rounds some
-    # escape preemption and page faults even on a loaded machine, and both sides are minima.
-    # The hooks are over 90% of such a round: uncompensated, the self time is off by that much;
-    # compensated, by less than a quarter of the round (the cost measured at start-up and the
-    # cost in the loop differ by a few ns a call).
-    expect(abs(self_ns - plain[0]) <= least / 4,
-           f"compensated self {self_ns} ns is not within {least / 4:.0f} ns of {plain[0]} ns without hooks")
-    expect(abs(raw_self - plain[0]) > least / 4, "the uncompensated round is already that close: no test")
+    timed = [tuple(int(v) for v in line.split()[1:]) for line in r.stdout.splitlines()]
+    expect_eq(len(timed), rounds, "rounds timed")
+    path = t.path("loop.h5")
+    cost = overheads(path)[0]
+    starts = sorted(int(s) for s in Profile(path).calls("loop")["start"])
+    expect_eq(len(starts), rounds, "calls of loop")
+    plain = min(cpu for _, cpu, _ in timed)
+    k = min(range(rounds), key=lambda i: timed[i][2])
+    off, bound = timed[k][2], n * cost / 3
+
+    def self_of(*args):
+        rows = parse_csv(t.scope_report(*args, "--format", "csv", "--include", "^loop$", "--since",
+                                        f"{starts[k]}ns", "--until", f"{starts[k] + 1}ns", path).stdout)
+        expect_eq([(row["region"], int(row["calls"])) for row in rows], [("loop", 1)], "the round chosen")
+        return int(rows[0]["self_ns"])
+
+    compensated, raw = self_of("--compensate"), self_of()
+    print(f"round {k} of 10^6 calls, {off} ns off its core: self {raw} ns, compensated {compensated} ns; "
+          f"without hooks {plain} ns of CPU (fastest round); {cost:.1f} ns a call measured, bound {bound:.0f} ns")
+    expect(compensated <= plain + bound + off,
+           f"compensated self {compensated} ns is more than {bound:.0f} ns (and {off} ns off its core) over "
+           f"{plain} ns without hooks")
+    if raw <= plain + bound + off:
+        raise Skipped(f"the least disturbed round was {off} ns off its core: too busy a machine to tell "
+                      f"the uncompensated self time ({raw} ns) from the bound")
 
 
 def case_callers(t):
@@ -936,24 +1030,55 @@ def case_callers(t):
     expect_eq([(x["region"], x["calls"], [(y["region"], y["calls"]) for y in x["callees"]]) for x in doc["callees"]],
               [("b", 6, [("c", 30)])], "JSON callees of b")
 
-    # recursion and threads, against the replayed calls
-    for prog, regex in (("fib-gcc-O2", "^fib$"), ("threads-gcc-O2", "^work")):
-        path = t.profile(prog, out=prog + ".h5")
-        calls = replay(path)
-        for view, key in (("--callers", "caller"), ("--callees", "callee")):
-            want = {}
-            for c in calls:
-                up = c.caller
-                target, other = (c, up) if key == "caller" else (up, c)
-                if target is None or not re.search(regex, target.region):
-                    continue
-                v = want.setdefault((target.region, other.region if other else "(none)"), [0, 0, 0])
-                v[0] += 1
-                v[1] += c.total
-                v[2] += c.self
-            rows = parse_csv(t.scope_report(view, regex, "--format", "csv", path).stdout)
-            got = {(r["region"], r[key]): [int(r["calls"]), int(r["total_ns"]), int(r["self_ns"])] for r in rows}
-            expect_eq(got, want, f"{prog}: {view} {regex}")
+    # Recursion: a call's total counts only when no call of its region is open around it on
+    # its lane, so a region's total is /pairs/total_ns and a recursive edge has none. The
+    # counts are the programs': fib(20) makes 21891 calls of fib, one from main; ping(9)
+    # twice makes 10 calls of ping (2 from main, 8 from pong) and 10 of pong, all from ping.
+    def edges(view, regex, path):
+        rows = parse_csv(t.scope_report(view, regex, "--format", "csv", path).stdout)
+        key = "caller" if view == "--callers" else "callee"
+        return {(r["region"], r[key]): [int(r["calls"]), int(r["total_ns"]), int(r["self_ns"])] for r in rows}
+
+    def self_of(calls, region, depth):
+        return sum(c.self for c in calls if c.region == region and c.depth == depth)
+
+    path = t.profile("fib-gcc-O2", out="fib.h5")
+    totals, calls = Profile(path).region_totals(), replay(path)
+    total, self_ = totals["fib"][1:3]
+    outer = self_of(calls, "fib", 1)  # the self time of the one call main made
+    expect(total < totals["main"][1], f"fib's total {total} ns is not within main's {totals['main'][1]} ns")
+    expect_eq(edges("--callers", "^fib$", path),
+              {("fib", "main"): [1, total, outer], ("fib", "fib"): [21890, 0, self_ - outer]}, "callers of fib")
+    expect_eq(edges("--callees", "^fib$", path), {("fib", "fib"): [21890, 0, self_ - outer]}, "callees of fib")
+    expect_eq(edges("--callees", "^main$", path), {("main", "fib"): [1, total, outer]}, "callees of main")
+    doc = json.loads(t.scope_report("--callers", "^fib$", "--format", "json", path).stdout)
+    expect_eq([(x["region"], x["calls"], x["total_ns"], x["self_ns"],
+                [(y["region"], y["calls"], y["total_ns"]) for y in x["callers"]]) for x in doc["callers"]],
+              [("fib", 21891, total, self_, [("main", 1, total), ("fib", 21890, 0)])], "JSON callers of fib")
+    out = t.scope_report("--callers", "^fib$", path).stdout
+    expect(re.search(r"^callers of fib: 21891 calls, total (\S+ \S+), ", out, re.M).group(1) ==
+           re.search(r"^ *(\S+ \S+) .* 1  main$", out, re.M).group(1), f"text of --callers ^fib$:\n{out}")
+
+    path = t.profile("figures-gcc-O2", "mutual", out="mutual.h5")
+    totals, calls = Profile(path).region_totals(), replay(path)
+    ping, pong = totals["ping"][1:3], totals["pong"][1:3]
+    outer = self_of(calls, "ping", 1)
+    expect_eq(edges("--callers", "^p[io]ng$", path),
+              {("ping", "main"): [2, ping[0], outer], ("ping", "pong"): [8, 0, ping[1] - outer],
+               ("pong", "ping"): [10, pong[0], pong[1]]}, "callers of ping and pong")
+    got = edges("--callees", "^pong$", path)
+    expect_eq(got.get(("pong", "ping")), [8, 0, ping[1] - outer], "callees of pong: ping")
+    expect_eq(edges("--callees", "^ping$", path).get(("ping", "pong")), [10, pong[0], pong[1]],
+              "callees of ping: pong")
+
+    # Threads: each lane's worker calls work, its lanes' outermost calls have no caller.
+    path = t.profile("threads-gcc-O2", out="threads.h5")
+    totals = Profile(path).region_totals()
+    expect_eq(edges("--callers", "^work", path),
+              {("worker", "(none)"): [4, *totals["worker"][1:3]], ("work", "worker"): [10000, *totals["work"][1:3]]},
+              "callers of worker and work")
+    expect_eq(edges("--callees", "^work", path), {("worker", "work"): [10000, *totals["work"][1:3]]},
+              "callees of worker and work")
     rows = parse_csv(t.scope_report("--callers", "^work$", "--thread", "2", "--format", "csv", path).stdout)
     k = int(Profile(path).lanes[0]["name"][2].split("-")[1])
     expect_eq([(r["caller"], int(r["calls"])) for r in rows], [("worker", 1000 * k)], "--callers on lane 2")
@@ -995,7 +1120,7 @@ def case_merged(t):
 
 def case_filters(t):
     """--min-duration, --since and --until choose the calls of the table, the tree, --callers,
-    --threads and --processes, as they do for the exports."""
+    --callees, --threads, --processes and --diff, as they do for the exports."""
     path = t.profile("threads-gcc-O2")
     calls = replay(path)
     cut = sorted(c.duration for c in calls)[len(calls) // 2] + 1
@@ -1026,6 +1151,25 @@ def case_filters(t):
     rows = parse_csv(t.scope_report("--callers", "^work$", "--min-duration", f"{cut}ns", "--format", "csv",
                                     path).stdout)
     expect_eq(sum(int(r["calls"]) for r in rows), want["work"][0], "--callers: calls of work kept")
+    edges = {}
+    for c in calls:
+        up = kept_caller(c) if c.kept else None
+        if up is not None and up.region == "worker":
+            v = edges.setdefault(("worker", c.region), [0, 0, 0])
+            v[0] += 1
+            v[1] += c.total
+            v[2] += c.self
+    expect(edges, "no call under worker is kept: no test")
+    rows = parse_csv(t.scope_report("--callees", "^worker$", "--min-duration", f"{cut}ns", "--format", "csv",
+                                    path).stdout)
+    expect_eq({(r["region"], r["callee"]): [int(r["calls"]), int(r["total_ns"]), int(r["self_ns"])] for r in rows},
+              edges, "--callees: the calls of worker's callees kept")
+    rows = parse_csv(t.scope_report("--diff", "--min-duration", f"{cut}ns", "--format", "csv", path, path).stdout)
+    expect_eq({r["region"]: [int(r["calls_base"]), int(r["total_base_ns"]), int(r["self_base_ns"])] for r in rows},
+              want, "--diff: BASE's calls kept")
+    expect_eq({r["region"]: [int(r["calls_new"]), int(r["total_new_ns"]), int(r["self_new_ns"])] for r in rows},
+              want, "--diff: NEW's calls kept")
+    t.scope_report("--diff", "--max-regression", "0", "--min-duration", f"{cut}ns", path, path, rc=0)
 
     # a window: the calls that end at --since or later and start before --until
     starts = sorted(c.start for c in calls)
@@ -1101,6 +1245,28 @@ def case_diff(t):
     expect_eq(doc["slower"], 4, "JSON: regions slower")
     expect_eq(sorted(r["region"] for r in doc["regions"]), ["a", "b", "c", "main"], "JSON regions")
     expect(all(r["status"] == "SLOWER" for r in doc["regions"]), "JSON status")
+
+    # Recursion: nest() 1 or 30 levels deep lasts 100 ms either way, its innermost call burning
+    # the wall clock to a deadline; 200 ms is a real slowdown. A preemption can only lengthen a
+    # call, by far less than the 25% allowed; --min-time leaves out main's few us of self time.
+    shallow = t.profile("figures-gcc-O2", "depth", "1", "100", out="shallow.h5")
+    deep = t.profile("figures-gcc-O2", "depth", "30", "100", out="deep.h5")
+    slow = t.profile("figures-gcc-O2", "depth", "1", "200", out="slow.h5")
+    d = Profile(deep)
+    row = d.pair_rows("nest")[0]
+    expect_eq(d.count("nest"), 31, "calls of nest 30 levels deep")
+    expect(int(d.pairs["total_all_ns"][row]) > 20 * int(d.pairs["total_ns"][row]),
+           "nest's calls 30 deep do not sum to 20 times its outermost call's time: no test")
+    gate = ("--diff", "--max-regression", "25", "--min-time", "10ms")
+    rows = parse_csv(t.scope_report(*gate, "--format", "csv", shallow, deep).stdout)
+    nest = next(r for r in rows if r["region"] == "nest")
+    expect_eq((int(nest["calls_base"]), int(nest["calls_new"]), nest["status"]), (2, 31, ""),
+              "--diff of nest 1 and 30 levels deep")
+    for args in ([], ["--compensate"], ["--min-duration", "1us"]):
+        t.scope_report(*gate, *args, shallow, deep, rc=0)
+    r = t.scope_report(*gate, shallow, slow, rc=1)
+    expect_eq(sorted(line.split(": ")[2].split()[0] for line in r.err_lines()), ["main", "nest"],
+              "what got slower at 200 ms")
 
     # Regions only in one of the two.
     other = t.profile("fib-gcc-O2", out="fib.h5")
@@ -1258,6 +1424,14 @@ def case_cli(t):
             (("--thread", "1", good), r"no thread lane 1"),
             (("--processes", "--thread", "0", good), r"--thread does not apply"),
             (("--tree", "--sort", "std", good), r"sorts by self, total, calls or name"),
+            (("--counters", "--since", "1ms", good), r"--counters shows .* over the whole run .*: --since, "
+                                                     r"--until and --min-duration do not apply"),
+            (("--heap", "--min-duration", "1ms", good), r"--heap counts .* blocks have no times: --since"),
+            (("--tasks", "--until", "1ms", good), r"--tasks shows .* over the whole run, as recorded: --since"),
+            (("--samples", "--min-duration", "1ms", good), r"a sample is an instant, not a call: --min-duration "
+                                                           r"does not apply to --samples \(--since and --until do\)"),
+            (("--folded-samples", "--min-duration", "1ms", good), r"--min-duration does not apply to --folded-samples"),
+            (("--folded", "--min-duration", "1ms", "--lines", good), r"--lines applies to"),
     ):
         usage_error(t, *args, pattern=pattern)
     text = t.scope_report("--help").stdout

@@ -28,17 +28,26 @@ struct graph {
 	size_t n, cap;
 	uint64_t *targets; /* the regions matched that have calls, in the order shown */
 	size_t ntargets;
+	struct u64map open; /* open_enter's */
 	int oom;
 };
 
-static void add(struct figures *f, const struct wk_frame *fr)
+/*
+ * A call's total counts only when it is its region's outermost on its lane,
+ * in a region's figures and in an edge's alike, so that no time is counted
+ * twice: fib(20) called by main gives the edge main -> fib 1 call and all of
+ * fib's total, and fib -> fib 21890 calls, their self time and no total. A
+ * region's callers' totals add up to its own.
+ */
+static void add(struct figures *f, const struct wk_frame *fr, int outermost)
 {
 	f->calls++;
-	f->total += fr->total_ns;
+	f->total += outermost ? fr->total_ns : 0;
 	f->self += fr->self_ns;
 }
 
-static int add_edge(struct graph *g, uint64_t target, uint64_t other, const struct wk_frame *fr)
+static int add_edge(struct graph *g, uint64_t target, uint64_t other, const struct wk_frame *fr,
+		    int outermost)
 {
 	int added;
 	uint32_t *slot =
@@ -57,7 +66,7 @@ static int add_edge(struct graph *g, uint64_t target, uint64_t other, const stru
 		return g->oom = 1, -1;
 	if (added)
 		g->edges[g->n++] = (struct edge){target, other, {0, 0, 0}};
-	add(&g->edges[*slot].f, fr);
+	add(&g->edges[*slot].f, fr, outermost);
 	return 0;
 }
 
@@ -67,6 +76,8 @@ static int graph_enter(void *ctx, struct wk_lane *l)
 	struct graph *g = ctx;
 	struct wk_frame *fr = &l->stack[l->n - 1];
 
+	if (open_enter(&g->open, l) != 0)
+		return g->oom = 1, -1;
 	if (filter_call(&g->f, l->process, fr))
 		fr->tag = l->n;
 	else
@@ -81,15 +92,16 @@ static int graph_leave(void *ctx, struct wk_lane *l)
 	const struct wk_frame *fr = &l->stack[l->n - 1];
 	uint64_t up = l->n > 1 ? l->stack[l->n - 2].tag : 0, none = g->p->nregions;
 	uint64_t caller = up ? l->stack[up - 1].region : none;
+	int outermost = open_leave(&g->open, l);
 
 	if (fr->tag != l->n)
 		return 0;
 	if (g->target[fr->region])
-		add(&g->own[fr->region], fr);
+		add(&g->own[fr->region], fr, outermost);
 	if (!g->callees && g->target[fr->region])
-		return add_edge(g, fr->region, caller, fr);
+		return add_edge(g, fr->region, caller, fr, outermost);
 	if (g->callees && caller != none && g->target[caller])
-		return add_edge(g, caller, fr->region, fr);
+		return add_edge(g, caller, fr->region, fr, outermost);
 	return 0;
 }
 
@@ -199,8 +211,10 @@ static void print_text(const struct options *o, const struct graph *g, FILE *out
 		uint64_t t = g->targets[i];
 		const struct figures *own = &g->own[t];
 		size_t from = j, n = edges_of(g, t, &j);
-		fprintf(out, "\n%ss of %s: %llu calls, total %s, self %s\n", what, name_of(t, none),
-			(unsigned long long)own->calls, fmt_ns(b[0], 32, (double)own->total),
+		const char *at = o->lines ? where_of(o, t, none) : "";
+		fprintf(out, "\n%ss of %s%s%s: %llu calls, total %s, self %s\n", what,
+			name_of(t, none), *at ? " at " : "", at, (unsigned long long)own->calls,
+			fmt_ns(b[0], 32, (double)own->total),
 			fmt_ns(b[1], 32, (double)(own->self > 0 ? own->self : 0)));
 		if (!n) {
 			fprintf(out, "no %ss\n", what);
@@ -322,6 +336,7 @@ static void graph_free(struct graph *g)
 	free(g->targets);
 	free(g->edges);
 	map_free(&g->index);
+	map_free(&g->open);
 }
 
 static void heading(const struct options *o, const struct graph *g, const char *path, FILE *out)

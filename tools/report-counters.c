@@ -87,10 +87,12 @@ static void sum_pairs(const struct options *o, const struct rd_profile *p,
 	}
 }
 
-/* The table's columns: region, calls, total and self of each counter, IPC. */
-static struct column *columns(const struct counter_set *cs, int ipc, size_t *n)
+/* The table's columns: calls, total and self of each counter, IPC, the location with
+ * --lines, region, file and line. */
+static struct column *columns(const struct options *o, const struct counter_set *cs, int ipc,
+			      size_t *n)
 {
-	struct column *cols = calloc(2 * cs->n + 3, sizeof *cols);
+	struct column *cols = calloc(2 * cs->n + 6, sizeof *cols);
 	size_t k = 0;
 
 	if (!cols)
@@ -102,7 +104,10 @@ static struct column *columns(const struct counter_set *cs, int ipc, size_t *n)
 	}
 	if (ipc)
 		cols[k++] = (struct column){"IPC", "ipc", CELL_RATIO, 7, 0, 0, 0};
+	cols[k++] = (struct column){"location", "location", CELL_STR, 8, 0, 1, !o->lines};
 	cols[k++] = (struct column){"region", "region", CELL_STR, 0, 0, 0, 0};
+	cols[k++] = (struct column){"file", "file", CELL_STR, 0, 1, 0, 0};
+	cols[k++] = (struct column){"line", "line", CELL_U64, 0, 1, 0, 0};
 	*n = k;
 	return cols;
 }
@@ -156,16 +161,21 @@ int view_counters(const struct options *o, struct rd_profile *const *in, FILE *o
 	cyc = named(&cs, "PAPI_TOT_CYC");
 	sums = calloc(p->nregions + 1, sizeof *sums);
 	order = malloc((p->nregions + 1) * sizeof *order);
-	cols = columns(&cs, ins >= 0 && cyc >= 0, &ncols);
+	cols = columns(o, &cs, ins >= 0 && cyc >= 0, &ncols);
 	if (!sums || !order || !cols || self_keys(cols, &cs, keys) != 0)
 		goto out;
 	sum_pairs(o, p, &cs, sums);
 	for (uint32_t r = 0; r < p->nregions; r++)
 		order[r] = r;
 	qsort_r(order, p->nregions, sizeof *order, order_by_first, sums);
+	for (uint32_t r = 0; r < p->nregions; r++) {
+		size_t w = strlen(o->shown[0].where[r]);
+		if (sums[r].calls && w > (size_t)cols[ncols - 4].width)
+			cols[ncols - 4].width = w > 4096 ? 4096 : (int)w;
+	}
 	{
 		struct table t = {out, o->format, cols, ncols, 0};
-		union cell cells[2 * MAX_NAMES + 3];
+		union cell cells[2 * MAX_NAMES + 6];
 		if (o->format == FMT_JSON)
 			json_doc_begin(out, path, p);
 		table_begin(&t, "counters");
@@ -185,7 +195,10 @@ int view_counters(const struct options *o, struct rd_profile *const *in, FILE *o
 						       ? (double)sums[r].total[ins] /
 								 (double)sums[r].total[cyc]
 						       : NAN;
+			cells[k++].s = o->shown[0].where[r];
 			cells[k++].s = region_name(o, 0, r);
+			cells[k++].s = p->regions[r].file;
+			cells[k++].u = p->regions[r].line;
 			table_row(&t, cells);
 		}
 		table_end(&t);

@@ -2,6 +2,7 @@
 /* scope-report --heap: what each region allocated, its peak and its leaks (SCOPE_HEAP=1), and the
  * call sites that allocated most. */
 #define _GNU_SOURCE
+#include "names.h"
 #include "profile.h"
 #include "report.h"
 #include "schema.h"
@@ -250,39 +251,92 @@ static int by_site(const void *x, const void *y)
 	return strcmp(a->region, b->region);
 }
 
-static const char *shown(const char *region)
+/* The names the other views show the n names full[i] by ("" is outside any region), in
+ * full[i]'s place; -1 when out of memory. */
+static int names_of(const struct options *o, const struct rd_profile *p, const char **full,
+		    size_t n, char ***names)
 {
-	return *region ? region : OUTSIDE;
+	*names = function_names(o, 0, p, full, n);
+	for (size_t i = 0; *names && i < n; i++)
+		if (!*full[i]) {
+			free((*names)[i]);
+			if (!((*names)[i] = strdup(OUTSIDE))) {
+				names_free(*names, n);
+				*names = NULL;
+			}
+		}
+	return *names ? 0 : -1;
 }
 
-static void print_rows(const struct options *o, const struct heap_view *h, int many, FILE *out)
+/* The location column's width: the widest "file:line", at least that of "location". */
+static int where_width(const char *const *where, size_t n)
 {
-	static const struct column cols[] = {
+	size_t w = strlen("location");
+
+	for (size_t i = 0; i < n; i++)
+		w = strlen(where[i]) > w ? strlen(where[i]) : w;
+	return w > 4096 ? 4096 : (int)w;
+}
+
+static int print_rows(const struct options *o, const struct rd_profile *p,
+		      const struct heap_view *h, int many, FILE *out)
+{
+	struct column cols[] = {
 		{"process", "process", CELL_U64, 7, 0, 0, 0},
 		{"allocs", "allocations", CELL_U64, 10, 0, 0, 0},
 		{"frees", "frees", CELL_U64, 10, 0, 0, 0},
 		{"allocated", "bytes_allocated", CELL_BYTES, 11, 0, 0, 0},
 		{"peak live", "peak_live_bytes", CELL_BYTES, 11, 0, 0, 0},
 		{"at exit", "live_bytes_at_exit", CELL_BYTES, 11, 0, 0, 0},
+		{"location", "location", CELL_STR, 8, 0, 1, !o->lines},
 		{"region", "region", CELL_STR, 0, 0, 0, 0},
+		{"file", "file", CELL_STR, 0, 1, 0, 0},
+		{"line", "line", CELL_U64, 0, 1, 0, 0},
 	};
 	struct table t = {out, o->format, cols + !many, NCOLS(cols) - !many, 0};
 	size_t n = o->top && o->top < h->nrows ? o->top : h->nrows;
+	const char **full = malloc((n + 1) * sizeof *full),
+		   **where = malloc((n + 1) * sizeof *where);
+	char **names = NULL;
 
+	for (size_t i = 0; full && where && i < n; i++) {
+		int64_t g = region_named(o, 0, p, h->rows[i].region);
+		full[i] = h->rows[i].region;
+		where[i] = g < 0 ? "" : o->shown[0].where[g];
+	}
+	if (!full || !where || names_of(o, p, full, n, &names) != 0) {
+		free(full);
+		free(where);
+		return -1;
+	}
+	cols[6].width = where_width(where, n);
 	table_begin(&t, "regions");
 	for (size_t i = 0; i < n; i++) {
 		const struct heap_row *r = &h->rows[i];
-		union cell c[] = {{.u = r->process},	  {.u = r->allocs}, {.u = r->frees},
-				  {.u = r->bytes},	  {.u = r->peak},   {.u = r->leaked},
-				  {.s = shown(r->region)}};
+		int64_t g = region_named(o, 0, p, r->region);
+		union cell c[] = {{.u = r->process},
+				  {.u = r->allocs},
+				  {.u = r->frees},
+				  {.u = r->bytes},
+				  {.u = r->peak},
+				  {.u = r->leaked},
+				  {.s = where[i]},
+				  {.s = names[i]},
+				  {.s = g < 0 ? "" : p->regions[g].file},
+				  {.u = g < 0 ? 0 : p->regions[g].line}};
 		table_row(&t, c + !many);
 	}
 	table_end(&t);
 	if (o->format == FMT_TEXT && n < h->nrows)
 		fprintf(out, "... %zu more regions (--top)\n", h->nrows - n);
+	names_free(names, n);
+	free(full);
+	free(where);
+	return 0;
 }
 
-static void print_sites(const struct options *o, const struct heap_view *h, int many, FILE *out)
+static int print_sites(const struct options *o, const struct rd_profile *p,
+		       const struct heap_view *h, int many, FILE *out)
 {
 	static const struct column cols[] = {
 		{"process", "process", CELL_U64, 7, 0, 0, 0},
@@ -295,21 +349,36 @@ static void print_sites(const struct options *o, const struct heap_view *h, int 
 	};
 	struct table t = {out, o->format, cols + !many, NCOLS(cols) - !many, 0};
 	size_t n = o->top && o->top < h->nsites ? o->top : h->nsites;
+	const char **full[2] = {malloc((n + 1) * sizeof *full[0]),
+				malloc((n + 1) * sizeof *full[1])};
+	char **fn = NULL, **region = NULL;
+	int rc = full[0] && full[1] ? 0 : -1;
 
-	table_begin(&t, "sites");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		full[0][i] = h->sites[i].function, full[1][i] = h->sites[i].region;
+	if (rc == 0)
+		rc = names_of(o, p, full[0], n, &fn) | names_of(o, p, full[1], n, &region);
+	if (rc == 0)
+		table_begin(&t, "sites");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const struct site_row *s = &h->sites[i];
 		const char *base = strrchr(s->file, '/');
 		union cell c[] = {{.u = s->process},
 				  {.u = s->bytes},
 				  {.u = s->allocs},
-				  {.s = s->function},
+				  {.s = fn[i]},
 				  {.s = o->format == FMT_TEXT && base ? base + 1 : s->file},
 				  {.u = s->line},
-				  {.s = shown(s->region)}};
+				  {.s = region[i]}};
 		table_row(&t, c + !many);
 	}
-	table_end(&t);
+	if (rc == 0)
+		table_end(&t);
+	names_free(fn, n);
+	names_free(region, n);
+	free(full[0]);
+	free(full[1]);
+	return rc;
 }
 
 int view_heap(const struct options *o, struct rd_profile *const *in, FILE *out, char *err,
@@ -345,13 +414,15 @@ int view_heap(const struct options *o, struct rd_profile *const *in, FILE *out, 
 			h.processes == 1 ? "" : " (each process's, summed)", (long long)h.leaked,
 			(long long)h.untracked);
 	}
-	print_rows(o, &h, many, out);
-	if (o->format == FMT_TEXT)
+	rc = print_rows(o, p, &h, many, out);
+	if (rc == 0 && o->format == FMT_TEXT)
 		fputs("\nthe call sites that allocated most:\n", out);
-	if (o->format != FMT_CSV)
-		print_sites(o, &h, many, out);
-	if (o->format == FMT_JSON)
+	if (rc == 0 && o->format != FMT_CSV)
+		rc = print_sites(o, p, &h, many, out);
+	if (rc == 0 && o->format == FMT_JSON)
 		json_doc_end(out);
 	heap_view_free(&h);
-	return 0;
+	if (rc != 0)
+		snprintf(err, cap, "%s: out of memory", path);
+	return rc;
 }

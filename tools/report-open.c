@@ -95,6 +95,150 @@ static int keep_given_names(const struct rd_profile *p, char **names)
 	return 0;
 }
 
+static int by_region_name(const void *a, const void *b, void *ctx)
+{
+	const struct rd_profile *p = ctx;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	int c = strcmp(p->regions[x].name, p->regions[y].name);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* The rows of /regions in byte order of their names; NULL when out of memory. */
+static uint64_t *regions_by_name(const struct rd_profile *p)
+{
+	uint64_t *r = malloc((p->nregions + 1) * sizeof *r);
+
+	for (size_t i = 0; r && i < p->nregions; i++)
+		r[i] = i;
+	if (r)
+		qsort_r(r, p->nregions, sizeof *r, by_region_name, (void *)p);
+	return r;
+}
+
+int64_t region_named(const struct options *o, size_t k, const struct rd_profile *p,
+		     const char *full)
+{
+	const uint64_t *r = o->shown[k].by_name;
+	size_t lo = 0, hi = p->nregions;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(p->regions[r[mid]].name, full) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nregions && strcmp(p->regions[r[lo]].name, full) == 0 ? (int64_t)r[lo] : -1;
+}
+
+/* A name in function_names' numbering: its short form, then the name shown. */
+struct fn_entry {
+	char *shown;
+	const char *full;
+	int region; /* a region's: it keeps the number the region has */
+};
+
+/* By short form, a region before a function that is none, then by full name. */
+static int by_short(const void *a, const void *b)
+{
+	const struct fn_entry *x = a, *y = b;
+	int c = strcmp(x->shown, y->shown);
+
+	if (c)
+		return c;
+	if (x->region != y->region)
+		return y->region - x->region;
+	return strcmp(x->full, y->full);
+}
+
+static int by_full(const void *a, const void *b)
+{
+	return strcmp(((const struct fn_entry *)a)->full, ((const struct fn_entry *)b)->full);
+}
+
+static int by_cstring(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Each short form's names, regions first: a region's keeps its number (its
+ * place among the regions), the others take the next ones. Example: regions
+ * geo::scale and geo::scale#2, then a sampled geo::scale<float>(float):
+ * geo::scale#3. Returns 0, -1 when out of memory.
+ */
+static int number_functions(struct fn_entry *e, size_t n)
+{
+	qsort(e, n, sizeof *e, by_short);
+	for (size_t g = 0, j; g < n; g = j) {
+		size_t taken = 0;
+		for (j = g; j < n && strcmp(e[j].shown, e[g].shown) == 0; j++) {
+			char *numbered;
+			if (e[j].region || !taken++)
+				continue;
+			if (asprintf(&numbered, "%s#%zu", e[j].shown, taken) < 0)
+				return -1;
+			free(e[j].shown);
+			e[j].shown = numbered;
+		}
+	}
+	qsort(e, n, sizeof *e, by_full);
+	return 0;
+}
+
+char **function_names(const struct options *o, size_t k, const struct rd_profile *p,
+		      const char *const *full, size_t n)
+{
+	char **out = calloc(n + 1, sizeof *out);
+	const char **other = malloc((n + 1) * sizeof *other); /* not regions', each once */
+	struct fn_entry *e = NULL;
+	size_t m = 0, ne = 0;
+	int ok = out && other;
+
+	for (size_t i = 0; ok && i < n; i++)
+		if (region_named(o, k, p, full[i]) < 0)
+			other[m++] = full[i];
+	if (ok && m) {
+		size_t w = 0;
+		qsort(other, m, sizeof *other, by_cstring);
+		for (size_t i = 0; i < m; i++)
+			if (!w || strcmp(other[w - 1], other[i]) != 0)
+				other[w++] = other[i];
+		m = w;
+	}
+	if (ok && !o->full_names && m) {
+		ok = (e = calloc(p->nregions + m + 1, sizeof *e)) != NULL;
+		for (size_t r = 0; ok && r < p->nregions; r++, ne++)
+			ok = (e[ne] = (struct fn_entry){name_short(p->regions[r].name),
+							p->regions[r].name, 1})
+				     .shown != NULL;
+		for (size_t i = 0; ok && i < m; i++, ne++)
+			ok = (e[ne] = (struct fn_entry){name_short(other[i]), other[i], 0}).shown !=
+			     NULL;
+		ok = ok && number_functions(e, ne) == 0;
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		int64_t r = region_named(o, k, p, full[i]);
+		const struct fn_entry key = {NULL, full[i], 0}, *found;
+		if (r >= 0)
+			out[i] = strdup(region_name(o, k, (uint64_t)r));
+		else if (!e)
+			out[i] = strdup(full[i]);
+		else if ((found = bsearch(&key, e, ne, sizeof *e, by_full)))
+			out[i] = strdup(found->shown);
+		ok = out[i] != NULL;
+	}
+	for (size_t i = 0; e && i < ne; i++)
+		free(e[i].shown);
+	free(e);
+	free(other);
+	if (!ok) {
+		names_free(out, n);
+		return NULL;
+	}
+	return out;
+}
+
 /* Fills o->shown[k] for p[k]. Returns 0, or 1 with the reason printed. */
 static int show(struct options *o, struct rd_profile **p, size_t k, const char *prog)
 {
@@ -108,7 +252,8 @@ static int show(struct options *o, struct rd_profile **p, size_t k, const char *
 	}
 	s->where = locations(p[k]);
 	s->cost = calloc(p[k]->nprocesses + 1, sizeof *s->cost);
-	if (!s->names || !s->where || !s->cost) {
+	s->by_name = regions_by_name(p[k]);
+	if (!s->names || !s->where || !s->cost || !s->by_name) {
 		fprintf(stderr, "%s: %s: out of memory\n", prog, o->files[k]);
 		return 1;
 	}
@@ -127,6 +272,7 @@ void report_close(struct options *o, struct rd_profile **p)
 		names_free(o->shown[k].names, p[k]->nregions);
 		names_free(o->shown[k].where, p[k]->nregions);
 		free(o->shown[k].cost);
+		free(o->shown[k].by_name);
 	}
 	for (size_t k = 0; k < o->nfiles; k++) {
 		rd_close(p[k]);

@@ -310,7 +310,8 @@ double recording_ns(const struct options *o, size_t k, const struct rd_profile *
 
 	for (size_t j = 0; j < p->npairs; j++)
 		if (of_process(o, p, i, &p->pairs[j]))
-			ns += (double)p->pairs[j].count * o->shown[k].cost[p->pairs[j].process];
+			ns += (double)rd_pair_calls(&p->pairs[j]) *
+			      o->shown[k].cost[p->pairs[j].process];
 	return ns;
 }
 
@@ -323,7 +324,7 @@ void print_recording(const struct options *o, size_t k, const struct rd_profile 
 
 	for (size_t j = 0; j < p->npairs; j++)
 		if (of_process(o, p, i, &p->pairs[j]))
-			calls += p->pairs[j].count;
+			calls += rd_pair_calls(&p->pairs[j]);
 	if (!(ns > 0) || !calls) {
 		fputs(", recording cost not measured\n", out);
 		return;
@@ -348,6 +349,33 @@ void json_recording(const struct options *o, size_t k, const struct rd_profile *
 	fprintf(out, ",\"compensated\":%s", o->compensate ? "true" : "false");
 }
 
+/* ---- Recursion ---------------------------------------------------------- */
+
+/* Pairs are far fewer than 2^40, lanes than 2^24. */
+static uint64_t lane_pair(const struct wk_lane *l)
+{
+	return (uint64_t)l->lane << 40 | l->stack[l->n - 1].pair;
+}
+
+int open_enter(struct u64map *open, const struct wk_lane *l)
+{
+	int added;
+	uint32_t *n = map_slot(open, lane_pair(l), 0, &added);
+
+	if (!n)
+		return -1;
+	++*n;
+	return 0;
+}
+
+int open_leave(struct u64map *open, const struct wk_lane *l)
+{
+	int added;
+	uint32_t *n = map_slot(open, lane_pair(l), 0, &added); /* there since its enter */
+
+	return --*n == 0;
+}
+
 /* ---- Calls summed per pair ---------------------------------------------- */
 
 int from_calls(const struct options *o)
@@ -358,40 +386,28 @@ int from_calls(const struct options *o)
 struct summing {
 	struct call_filter f;
 	struct pair_sum *sum;
-	struct u64map open; /* (lane, pair) -> the pair's calls open on that lane */
+	struct u64map open; /* open_enter's */
 	int nomem;
 };
-
-/* Pairs are far fewer than 2^40, lanes than 2^24. */
-static uint64_t lane_pair(const struct wk_lane *l)
-{
-	return (uint64_t)l->lane << 40 | l->stack[l->n - 1].pair;
-}
 
 static int sum_enter(void *ctx, struct wk_lane *l)
 {
 	struct summing *c = ctx;
-	int added;
-	uint32_t *open = map_slot(&c->open, lane_pair(l), 0, &added);
 
-	if (!open) {
+	if (open_enter(&c->open, l) != 0) {
 		c->nomem = 1;
 		return -1;
 	}
-	++*open;
 	return 0;
 }
 
-/* A call's time joins its pair's total only when no call of the pair is
- * open around it (a recursion's outermost call), as /pairs/total_ns. */
 static int sum_leave(void *ctx, struct wk_lane *l)
 {
 	struct summing *c = ctx;
 	const struct wk_frame *fr = &l->stack[l->n - 1];
 	struct pair_sum *s = &c->sum[fr->pair];
 	long double t = (long double)fr->total_ns;
-	int added;
-	int outermost = --*map_slot(&c->open, lane_pair(l), 0, &added) == 0;
+	int outermost = open_leave(&c->open, l);
 
 	if (!filter_call(&c->f, l->process, fr))
 		return 0;

@@ -33,9 +33,10 @@ struct gate {
 
 /* What scope-report adds to each profile it reads, once it is open. */
 struct shown {
-	char **names; /* per region: its name as shown (--names), kept apart */
-	char **where; /* per region: "file:line", "" when not known */
-	double *cost; /* per process: ns one recorded call cost (overhead_ns_per_call) */
+	char **names;	   /* per region: its name as shown (--names), kept apart */
+	char **where;	   /* per region: "file:line", "" when not known */
+	double *cost;	   /* per process: ns one recorded call cost (overhead_ns_per_call) */
+	uint64_t *by_name; /* the regions, in byte order of their full names (region_named) */
 };
 
 struct options {
@@ -127,8 +128,9 @@ static inline uint64_t filter_at(const struct call_filter *f, size_t process, ui
 /* The ns to take off each call of process i of profile k: its cost with
  * --compensate, else 0 (wk_visitor.overhead_ns). */
 double call_cost(const struct options *o, size_t k, size_t i);
-/* What recording the calls of process i (-1: of the processes chosen) cost, ns: calls
- * times each process's cost of one call. */
+/* What recording the calls of process i (-1: of the processes chosen) cost, ns: calls,
+ * those the recording's filters kept out of /events too, times each process's cost of
+ * one call. */
 double recording_ns(const struct options *o, size_t k, const struct rd_profile *p, int64_t i);
 /* Ends a text heading with ", recording 1.2 ms (3.4% of wall, 20.1 ns a call)" for process
  * i (-1: the processes chosen), wall being theirs, and with --compensate adds a line
@@ -138,6 +140,20 @@ void print_recording(const struct options *o, size_t k, const struct rd_profile 
 /* The same as JSON members: ,"recording_ns":...,"recording_pct":...,"compensated":... */
 void json_recording(const struct options *o, size_t k, const struct rd_profile *p, int64_t i,
 		    uint64_t wall, FILE *out);
+
+/* ---- Recursion (report-select.c) ---------------------------------------- */
+
+/*
+ * A call counts in a total only when no call of its region is open around it
+ * on its lane, as /pairs/total_ns: the inner calls of a recursion lie inside
+ * the outermost one's time. A walk's visitor calls open_enter at every enter
+ * and open_leave at every leave, whatever it keeps, with one map (zeroed
+ * first, map_free at the end) of the calls open per lane and pair.
+ * open_enter returns 0, or -1 when out of memory; open_leave, 1 when the call
+ * leaving is its region's outermost on its lane, else 0.
+ */
+int open_enter(struct u64map *open, const struct wk_lane *l);
+int open_leave(struct u64map *open, const struct wk_lane *l);
 
 /* ---- Calls summed per pair (report-select.c) ---------------------------- */
 
@@ -220,6 +236,23 @@ void json_double(FILE *out, double v);
 int report_open(struct options *o, struct rd_profile **p, const char *prog);
 /* Closes what report_open opened (p[k] NULL: not opened). */
 void report_close(struct options *o, struct rd_profile **p);
+
+/* The region of profile k (files[k]) whose full name is full; -1 when none is. */
+int64_t region_named(const struct options *o, size_t k, const struct rd_profile *p,
+		     const char *full);
+
+/*
+ * The names to show for n functions that the profile p (files[k]) names in
+ * full outside /regions (the frames of samples, heap sites' functions),
+ * repeats allowed: a region's full name gets the name the region is shown
+ * by; any other, its short form (--names full: itself), numbered after the
+ * regions that show the same short form, "#2", "#3"... in byte order of the
+ * full names, so that no two functions are shown alike and a region keeps
+ * its number of the other views. Returns n new strings (names_free), NULL
+ * when out of memory.
+ */
+char **function_names(const struct options *o, size_t k, const struct rd_profile *p,
+		      const char *const *full, size_t n);
 
 /* ---- Comparing two profiles (report-diff.c) ------------------------------ */
 

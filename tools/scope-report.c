@@ -47,7 +47,8 @@ static const char usage_tail[] =
 	"      --process N          only process N (its row in /processes)\n"
 	"      --rank N             only the processes of MPI rank N\n"
 	"      --thread N           only thread lane N\n"
-	"Calls (every view; --processes counts every call in its table of processes):\n"
+	"Calls (the table, --tree, --callers, --callees, --threads, --processes, --diff and the\n"
+	"exports; --since and --until choose the samples of --samples and --folded-samples too):\n"
 	"      --since TIME         calls that end at TIME or later\n"
 	"      --until TIME         calls that start before TIME\n"
 	"      --min-duration TIME  calls that last TIME or longer\n"
@@ -94,7 +95,7 @@ __attribute__((noreturn, format(printf, 1, 2))) static void die_usage(const char
 /* The options that only some views take: bits of struct view's takes. */
 enum {
 	VO_FORMAT = 1 << 0, /* --format */
-	VO_WINDOW = 1 << 1, /* --since, --until, --min-duration */
+	VO_SPAN = 1 << 1,   /* --since, --until */
 	VO_ALIGN = 1 << 2,  /* --no-align; a view that takes it puts calls on the job's timeline */
 	VO_SORT = 1 << 3,   /* --sort */
 	VO_STATS = 1 << 4,  /* --sort mean, min, max or std */
@@ -106,10 +107,15 @@ enum {
 	VO_LINES = 1 << 10,	 /* --lines */
 	VO_PER_THREAD = 1 << 11, /* --per-thread */
 	VO_SIZE = 1 << 12,	 /* --max-size */
+	VO_DURATION = 1 << 13,	 /* --min-duration */
 };
 
-/* What every view that reads calls takes. */
-#define VO_CALLS (VO_WINDOW | VO_ALIGN)
+/* The options that choose calls, and what every view that reads calls takes. */
+#define VO_WINDOW (VO_SPAN | VO_DURATION)
+#define VO_CALLS  (VO_WINDOW | VO_ALIGN)
+
+/* What views whose figures are the whole run's, as recorded, say of the window. */
+#define WHOLE_RUN ": --since, --until and --min-duration do not apply"
 
 struct view {
 	const char *name; /* its option; "" for the default, which has none */
@@ -124,7 +130,7 @@ struct view {
 	struct {
 		unsigned opts; /* VO_* it refuses in words of its own, instead of limits[]'s */
 		const char *why;
-	} refuse;
+	} refuse[2];
 };
 
 /*
@@ -147,7 +153,7 @@ static const struct view views[] = {
 	 .profiles = 1,
 	 .takes = VO_FORMAT | VO_SORT | VO_DEPTH | VO_THREAD | VO_CALLS | VO_COMPENSATE | VO_LINES |
 		  VO_PER_THREAD,
-	 .refuse = {VO_TOP, "--top does not apply to --tree: use --depth"}},
+	 .refuse = {{VO_TOP, "--top does not apply to --tree: use --depth"}}},
 	{.name = "--callers",
 	 .arg = "REGEX",
 	 .help = "who calls the regions REGEX matches: calls, total, self",
@@ -165,23 +171,27 @@ static const struct view views[] = {
 	 .run = view_threads,
 	 .profiles = 1,
 	 .takes = VO_FORMAT | VO_THREAD | VO_CALLS,
-	 .refuse = {VO_SORT | VO_TOP,
-		    "--threads lists every lane in order: --sort and --top do not apply"}},
+	 .refuse = {{VO_SORT | VO_TOP,
+		     "--threads lists every lane in order: --sort and --top do not apply"}}},
 	{.name = "--tasks",
 	 .help = "one row per task lane: calls, busy time, the threads that ran it",
 	 .run = view_tasks,
 	 .profiles = 1,
 	 .takes = VO_FORMAT,
-	 .refuse = {VO_SORT | VO_TOP,
-		    "--tasks lists every task lane in order: --sort and --top do not apply"}},
+	 .refuse = {{VO_SORT | VO_TOP,
+		     "--tasks lists every task lane in order: --sort and --top do not apply"},
+		    {VO_WINDOW, "--tasks shows each task lane's busy time and span over the whole "
+				"run, as recorded" WHOLE_RUN}}},
 	{.name = "--counters",
 	 .help = "each region's counters (scope-run --counters): total, self, IPC",
 	 .run = view_counters,
 	 .profiles = 1,
-	 .takes = VO_FORMAT,
-	 .refuse = {VO_SORT | VO_TOP,
-		    "--counters lists every region by its first counter: --sort and --top do not "
-		    "apply"}},
+	 .takes = VO_FORMAT | VO_LINES,
+	 .refuse = {{VO_SORT | VO_TOP,
+		     "--counters lists every region by its first counter: --sort and --top do not "
+		     "apply"},
+		    {VO_WINDOW, "--counters shows the counters of each region's calls as the "
+				"profile sums them over the whole run (/pairs)" WHOLE_RUN}}},
 	{.name = "--processes",
 	 .help = "one row per process, then each region's spread across them",
 	 .run = view_processes,
@@ -191,7 +201,9 @@ static const struct view views[] = {
 	 .help = "each region's heap blocks: allocated, peak, leaked (SCOPE_HEAP=1)",
 	 .run = view_heap,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_TOP},
+	 .takes = VO_FORMAT | VO_TOP | VO_LINES,
+	 .refuse = {{VO_WINDOW, "--heap counts each region's heap blocks over the whole run, "
+				"and blocks have no times" WHOLE_RUN}}},
 	{.name = "--diff",
 	 .help = "BASE.h5 NEW.h5: change of calls, total and self per region",
 	 .run = view_diff,
@@ -202,12 +214,17 @@ static const struct view views[] = {
 		 "of scope-run --sample",
 	 .run = view_samples,
 	 .profiles = 1,
-	 .takes = VO_FORMAT | VO_TOP},
+	 .takes = VO_FORMAT | VO_TOP | VO_LINES | VO_SPAN | VO_ALIGN,
+	 .refuse = {{VO_DURATION, "a sample is an instant, not a call: --min-duration does not "
+				  "apply to --samples (--since and --until do)"}}},
 	{.name = "--folded-samples",
 	 .help = "folded stacks of the samples, instrumented code or not, weighted by CPU ns "
 		 "(flamegraph.pl)",
 	 .run = view_folded_samples,
-	 .profiles = 1},
+	 .profiles = 1,
+	 .takes = VO_SPAN | VO_ALIGN,
+	 .refuse = {{VO_DURATION, "a sample is an instant, not a call: --min-duration does not "
+				  "apply to --folded-samples (--since and --until do)"}}},
 	{.name = "--chrome",
 	 .passes = 1,
 	 .help = "Chrome trace-event JSON (Perfetto, chrome://tracing)",
@@ -260,7 +277,8 @@ static const struct limit {
 	const char *msg;
 } limits[] = {
 	{VO_FORMAT, 0, "--format applies to tables, not to %s"},
-	{VO_WINDOW, 1, "--since, --until and --min-duration apply to %s"},
+	{VO_SPAN, 1, "--since and --until apply to %s"},
+	{VO_DURATION, 1, "--min-duration applies to %s"},
 	{VO_ALIGN, 1, "--no-align applies to %s"},
 	{VO_SORT, 0, "--sort and --top apply to tables, not to %s"},
 	{VO_STATS, 0, "%s sorts by self, total, calls or name"},
@@ -470,19 +488,18 @@ static void set_view(struct options *o, const struct view *v)
 	o->view = v;
 }
 
-/* The VO_* options given; their values tell, but for --format. */
-static unsigned given(const struct options *o, int format_given)
+/* The VO_* options given; their values tell, but for --format and the window's. */
+static unsigned given(const struct options *o, int format_given, unsigned window)
 {
 	int stats = o->sort == SORT_MEAN || o->sort == SORT_MIN || o->sort == SORT_MAX ||
 		    o->sort == SORT_STD;
 
-	return (format_given ? VO_FORMAT : 0u) | (o->windowed ? VO_WINDOW : 0u) |
-	       (o->no_align ? VO_ALIGN : 0u) | (o->sort_given ? VO_SORT : 0u) |
-	       (o->sort_given && stats ? VO_STATS : 0u) | (o->top ? VO_TOP : 0u) |
-	       (o->depth ? VO_DEPTH : 0u) | (o->ngates || o->min_time ? VO_GATE : 0u) |
-	       (o->thread >= 0 ? VO_THREAD : 0u) | (o->compensate ? VO_COMPENSATE : 0u) |
-	       (o->lines ? VO_LINES : 0u) | (o->per_thread ? VO_PER_THREAD : 0u) |
-	       (o->max_size ? VO_SIZE : 0u);
+	return (format_given ? VO_FORMAT : 0u) | window | (o->no_align ? VO_ALIGN : 0u) |
+	       (o->sort_given ? VO_SORT : 0u) | (o->sort_given && stats ? VO_STATS : 0u) |
+	       (o->top ? VO_TOP : 0u) | (o->depth ? VO_DEPTH : 0u) |
+	       (o->ngates || o->min_time ? VO_GATE : 0u) | (o->thread >= 0 ? VO_THREAD : 0u) |
+	       (o->compensate ? VO_COMPENSATE : 0u) | (o->lines ? VO_LINES : 0u) |
+	       (o->per_thread ? VO_PER_THREAD : 0u) | (o->max_size ? VO_SIZE : 0u);
 }
 
 /* The views that take opt: "--a", "--a and --b", "--a, --b and --c". */
@@ -506,17 +523,18 @@ static const char *takers(unsigned opt, char *buf, size_t cap)
 }
 
 /* Options that make sense with some views only (limits[]), and the profiles a view reads. */
-static void check_combinations(const struct options *o, int format_given)
+static void check_combinations(const struct options *o, int format_given, unsigned window)
 {
 	const struct view *v = o->view;
-	unsigned refused = given(o, format_given) & ~v->takes;
+	unsigned refused = given(o, format_given, window) & ~v->takes;
 	char list[256];
 
 	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
 		if (!(refused & limits[i].opt))
 			continue;
-		if (v->refuse.opts & limits[i].opt)
-			die_usage("%s", v->refuse.why);
+		for (size_t k = 0; k < sizeof v->refuse / sizeof v->refuse[0]; k++)
+			if (v->refuse[k].opts & limits[i].opt)
+				die_usage("%s", v->refuse[k].why);
 		die_usage(limits[i].msg,
 			  limits[i].takers ? takers(limits[i].opt, list, sizeof list) : v->name);
 	}
@@ -533,6 +551,7 @@ static void parse(int argc, char **argv, struct options *o)
 {
 	const struct option *longs = long_options();
 	int c, format_given = 0;
+	unsigned window = 0; /* VO_SPAN, VO_DURATION given */
 
 	memset(o, 0, sizeof *o);
 	o->view = &views[0];
@@ -569,11 +588,15 @@ static void parse(int argc, char **argv, struct options *o)
 		case OPT_PROCESS: o->process = index_of("--process", optarg); break;
 		case OPT_RANK: o->rank = index_of("--rank", optarg); break;
 		case OPT_THREAD: o->thread = index_of("--thread", optarg); break;
-		case OPT_SINCE: o->since = duration("--since", optarg), o->windowed = 1; break;
-		case OPT_UNTIL: o->until = duration("--until", optarg), o->windowed = 1; break;
+		case OPT_SINCE:
+			o->since = duration("--since", optarg), o->windowed = 1, window |= VO_SPAN;
+			break;
+		case OPT_UNTIL:
+			o->until = duration("--until", optarg), o->windowed = 1, window |= VO_SPAN;
+			break;
 		case OPT_MIN_DURATION:
 			o->min_duration = duration("--min-duration", optarg);
-			o->windowed = 1;
+			o->windowed = 1, window |= VO_DURATION;
 			break;
 		case OPT_NO_ALIGN: o->no_align = 1; break;
 		case OPT_MAX_REGRESSION: add_gate(o, optarg); break;
@@ -605,7 +628,7 @@ static void parse(int argc, char **argv, struct options *o)
 	o->on_timeline = (o->view->takes & VO_ALIGN) != 0;
 	if (o->view->dir && o->output)
 		die_usage("%s writes into its DIR: -o does not apply", o->view->name);
-	check_combinations(o, format_given);
+	check_combinations(o, format_given, window);
 }
 
 static void options_free(struct options *o)

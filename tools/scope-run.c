@@ -294,19 +294,27 @@ static void print_summary(const struct options *o, const char *output, int writt
 		if (!s.n && !s.lost && !o->quiet)
 			fprintf(stderr, "scope-run: no instrumented function was called (build the "
 					"program with -finstrument-functions)\n");
-		if (!o->quiet)
+		if (!o->quiet && s.aggregated)
+			fprintf(stderr,
+				"scope-run: %llu calls of %zu regions in %s, and %llu more that "
+				"the "
+				"filters counted without storing them\n",
+				(unsigned long long)s.events, s.n, output,
+				(unsigned long long)s.aggregated);
+		else if (!o->quiet)
 			fprintf(stderr, "scope-run: %llu calls of %zu regions in %s\n",
 				(unsigned long long)s.events, s.n, output);
-		if (!o->quiet && s.events && s.recording_ns > 0 && s.wall_seconds > 0) {
+		if (!o->quiet && s.events + s.aggregated && s.recording_ns > 0 &&
+		    s.wall_seconds > 0) {
 			char b[32];
 			fprintf(stderr,
 				"scope-run: recording them cost about %s (%.1f ns a call), %.1f%% "
-				"of "
-				"the program's wall time (scope-report --compensate subtracts "
-				"it)\n",
+				"of the program's wall time (scope-report --compensate subtracts "
+				"%s)\n",
 				fmt_ns(b, sizeof b, s.recording_ns),
-				s.recording_ns / (double)s.events,
-				100.0 * s.recording_ns / (s.wall_seconds * 1e9));
+				s.recording_ns / (double)(s.events + s.aggregated),
+				100.0 * s.recording_ns / (s.wall_seconds * 1e9),
+				s.aggregated ? "the stored calls' part" : "it");
 		}
 		if (s.lost)
 			fprintf(stderr,

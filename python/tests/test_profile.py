@@ -251,7 +251,7 @@ def test_heap_tables(heaped, threads):
     assert rows["leaky()"] == (3, 1, 3000, 3000, 2000)
     assert rows["peaky()"] == (3, 3, 102400, 98304, 0)
     assert rows["cxx()"] == (4, 3, 406, 373, 77)
-    doc = json.loads(heaped.tool("scope-report", "--heap", "--format", "json"))
+    doc = json.loads(heaped.tool("scope-report", "--heap", "--format", "json", "--names", "full"))
     report = {(x["region"] if x["region"] != "(outside any region)" else ""):
               (x["allocations"], x["frees"], x["bytes_allocated"], x["peak_live_bytes"], x["live_bytes_at_exit"])
               for x in doc["regions"]}

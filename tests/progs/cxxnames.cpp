@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // C++ names that are hard to shorten: operators, lambdas, ABI tags, nested templates, an
 // anonymous namespace, a function pointer parameter, && and const & overloads, and two template
-// instances that share a short name. Each is called a number of times of its own.
+// instances that share a short name. Each is called a number of times of its own; with "spin",
+// two instances of a template burn CPU time for the samples.
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -86,8 +90,34 @@ template <typename T> NOINLINE T twice(T v)
 	return v + v;
 }
 
-int main()
+namespace geo
 {
+// Burns about ms of the thread's CPU time: two instances, for samples to land in.
+template <typename T> NOINLINE T spin(T v, long ms)
+{
+	struct timespec ts;
+	long long until;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	until = ts.tv_sec * 1000000000LL + ts.tv_nsec + ms * 1000000LL;
+	do {
+		for (int i = 0; i < 100000; i++)
+			cxx_sink = cxx_sink + 1;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000000000LL + ts.tv_nsec < until);
+	return v;
+}
+} // namespace geo
+
+// cxxnames [spin MS]: with spin, only geo::spin<int> and geo::spin<double>, MS ms of CPU each.
+int main(int argc, char **argv)
+{
+	if (argc > 2 && std::strcmp(argv[1], "spin") == 0) {
+		long ms = std::atol(argv[2]);
+		std::printf("spun %d %g\n", geo::spin<int>(0, ms), geo::spin<double>(0, ms));
+		return 0;
+	}
+
 	geo::Vec a{2}, b{3};
 	geo::Box<std::pair<int, std::vector<std::map<int, int>>>> box{};
 	auto lam = [&](int k) { return a(k) + 1; };

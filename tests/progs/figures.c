@@ -10,6 +10,8 @@
  *              calls burn() too, until 10 handlers have run inside it
  *   cpu        a thread burning 50 ms of its CPU, one sleeping 50 ms
  *   cpu-live   a thread burning 50 ms of CPU, still running at exit
+ *   depth N MS nest() recursing N levels, the innermost call burning until
+ *              MS ms after the outermost started: N changes the depth alone
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -49,6 +51,23 @@ NOINLINE unsigned long down(int n)
 	if (n <= 0)
 		return 1;
 	return down(n - 1) + (n % 3 == 0 ? down(n - 3) : 0);
+}
+
+static __attribute__((no_instrument_function)) long long wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+NOINLINE void nest(int n, long long until)
+{
+	sink++;
+	if (n > 0)
+		nest(n - 1, until);
+	else
+		while (wall_ns() < until)
+			sink++;
 }
 
 NOINLINE void lead(void)
@@ -186,8 +205,12 @@ int main(int argc, char **argv)
 		mode_cpu();
 	} else if (strcmp(mode, "cpu-live") == 0) {
 		mode_cpu_live();
+	} else if (strcmp(mode, "depth") == 0 && argc == 4) {
+		int n = atoi(argv[2]);
+		nest(n, wall_ns() + atoll(argv[3]) * 1000000);
+		printf("calls nest=%d\n", n + 1);
 	} else {
-		fprintf(stderr, "usage: figures recursion|mutual|signal|cpu|cpu-live\n");
+		fprintf(stderr, "usage: figures recursion|mutual|signal|cpu|cpu-live|depth N MS\n");
 		return 2;
 	}
 	return 0;

@@ -38,6 +38,7 @@ volatile size_t pipe_write = 5000, pipe_read = 3000, kick_bytes = 64;
 volatile size_t file_bytes = 1000, file_pread = 600, file_read = 200;
 volatile size_t item = 10, items_out = 30, items_in = 20;
 volatile nfds_t npoll = 1;
+volatile size_t slow_bytes = 100;
 
 static char buf[8192];
 static int failed;
@@ -359,6 +360,96 @@ NOINLINE void contend_cond(struct helper *h)
 	join_helper(h);
 }
 
+/* A time ms from now on clock, as the timed waits take it. */
+static struct timespec in_ms(clockid_t clock, long ms)
+{
+	struct timespec at;
+
+	clock_gettime(clock, &at);
+	at.tv_sec += ms / 1000;
+	at.tv_nsec += ms % 1000 * 1000 * 1000;
+	if (at.tv_nsec >= 1000 * 1000 * 1000) {
+		at.tv_sec++;
+		at.tv_nsec -= 1000 * 1000 * 1000;
+	}
+	return at;
+}
+
+/* The timed and clock rwlocks, each taken once the helper lets go. */
+NOINLINE void contend_timedrdlock(struct helper *h)
+{
+	struct timespec at = in_ms(CLOCK_REALTIME, 20000);
+
+	start_helper(h, take_write, drop_rwlock);
+	check("contended timedrdlock", pthread_rwlock_timedrdlock(&rwlock, &at), 0);
+	pthread_rwlock_unlock(&rwlock);
+	join_helper(h);
+}
+
+NOINLINE void contend_timedwrlock(struct helper *h)
+{
+	struct timespec at = in_ms(CLOCK_REALTIME, 20000);
+
+	start_helper(h, take_read, drop_rwlock);
+	check("contended timedwrlock", pthread_rwlock_timedwrlock(&rwlock, &at), 0);
+	pthread_rwlock_unlock(&rwlock);
+	join_helper(h);
+}
+
+NOINLINE void contend_clockrdlock(struct helper *h)
+{
+	struct timespec at = in_ms(CLOCK_MONOTONIC, 20000);
+
+	start_helper(h, take_write, drop_rwlock);
+	check("contended clockrdlock", pthread_rwlock_clockrdlock(&rwlock, CLOCK_MONOTONIC, &at),
+	      0);
+	pthread_rwlock_unlock(&rwlock);
+	join_helper(h);
+}
+
+NOINLINE void contend_clockwrlock(struct helper *h)
+{
+	struct timespec at = in_ms(CLOCK_MONOTONIC, 20000);
+
+	start_helper(h, take_read, drop_rwlock);
+	check("contended clockwrlock", pthread_rwlock_clockwrlock(&rwlock, CLOCK_MONOTONIC, &at),
+	      0);
+	pthread_rwlock_unlock(&rwlock);
+	join_helper(h);
+}
+
+/* A reader that holds the lock until the main thread has given up on it. */
+static atomic_int holding, given_up;
+
+NOINLINE void *hold_read(void *arg)
+{
+	(void)arg;
+	pthread_rwlock_rdlock(&rwlock);
+	atomic_store(&holding, 1);
+	while (!atomic_load(&given_up))
+		sched_yield();
+	pthread_rwlock_unlock(&rwlock);
+	return NULL;
+}
+
+/* A timed wait that times out waited too: a region. */
+NOINLINE void timed_out_wrlock(void)
+{
+	struct timespec at;
+	pthread_t t;
+
+	atomic_store(&holding, 0);
+	atomic_store(&given_up, 0);
+	pthread_create(&t, NULL, hold_read, NULL);
+	while (!atomic_load(&holding))
+		;
+	at = in_ms(CLOCK_MONOTONIC, 1);
+	check("timed-out clockwrlock", pthread_rwlock_clockwrlock(&rwlock, CLOCK_MONOTONIC, &at),
+	      ETIMEDOUT);
+	atomic_store(&given_up, 1);
+	check("holder's join", pthread_join(t, NULL), 0);
+}
+
 NOINLINE void timed_wait(void)
 {
 	struct timespec at;
@@ -385,6 +476,20 @@ NOINLINE void free_locks(void)
 	pthread_rwlock_unlock(&rwlock);
 	check("free wrlock", pthread_rwlock_wrlock(&rwlock), 0);
 	pthread_rwlock_unlock(&rwlock);
+	{
+		struct timespec real = in_ms(CLOCK_REALTIME, 20000),
+				mono = in_ms(CLOCK_MONOTONIC, 20000);
+		check("free timedrdlock", pthread_rwlock_timedrdlock(&rwlock, &real), 0);
+		pthread_rwlock_unlock(&rwlock);
+		check("free timedwrlock", pthread_rwlock_timedwrlock(&rwlock, &real), 0);
+		pthread_rwlock_unlock(&rwlock);
+		check("free clockrdlock",
+		      pthread_rwlock_clockrdlock(&rwlock, CLOCK_MONOTONIC, &mono), 0);
+		pthread_rwlock_unlock(&rwlock);
+		check("free clockwrlock",
+		      pthread_rwlock_clockwrlock(&rwlock, CLOCK_MONOTONIC, &mono), 0);
+		pthread_rwlock_unlock(&rwlock);
+	}
 	sem_init(&s, 0, 1);
 	check("free sem_wait", sem_wait(&s), 0);
 	sem_destroy(&s);
@@ -400,8 +505,42 @@ NOINLINE void locks(void)
 	contend_sem(&h);
 	contend_barrier(&h);
 	contend_cond(&h);
+	contend_timedrdlock(&h);
+	contend_timedwrlock(&h);
+	contend_clockrdlock(&h);
+	contend_clockwrlock(&h);
+	timed_out_wrlock();
 	timed_wait();
 	free_locks();
+}
+
+/* ---------------------------------------------------------------------- */
+/* A read that waits                                                       */
+
+static int slow_pipe[2];
+static char slow_buf[256];
+
+/* 50 ms after the main thread went to sleep in its read, through system
+ * calls, which are no part of the pattern. */
+NOINLINE void feed_late(void)
+{
+	struct timespec wait = {0, 50 * 1000 * 1000};
+
+	syscall(SYS_nanosleep, &wait, NULL);
+	syscall(SYS_write, slow_pipe[1], slow_buf, slow_bytes);
+}
+
+NOINLINE void slow_reader(void)
+{
+	struct helper h;
+
+	if (pipe(slow_pipe) != 0)
+		fail("pipe", errno, 0);
+	start_helper(&h, NULL, feed_late);
+	check("blocking read", read(slow_pipe[0], slow_buf + 128, slow_bytes), (long)slow_bytes);
+	join_helper(&h);
+	close(slow_pipe[0]);
+	close(slow_pipe[1]);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -478,6 +617,7 @@ int main(int argc, char **argv)
 		children();
 		pollers();
 		locks();
+		slow_reader();
 		files();
 		streams();
 	}
