@@ -11,7 +11,8 @@ common: --fuzzer PATH --bin DIR --progs DIR --regressions DIR --workdir DIR
 
 Both first make the seed corpus: small real profiles of the test programs
 (one process, three processes, symbolized or not, contiguous and chunked
-with gzip), written by scope-run into WORKDIR/seeds.
+with gzip, with the heap tracked, with samples), written by scope-run into
+WORKDIR/seeds.
 
 run: fuzzes rd_check for N seconds from the seeds and the corpus kept in DIR
 (which grows from run to run in one build tree), with -rss_limit_mb=2048.
@@ -36,9 +37,9 @@ reach the reader; the harness counts them at the end. So a libhdf5 bug never
 fails CI, and never hides the reader's.
 
 replay: runs fuzz_reader once on every input of the regressions folder and
-on the seeds (under ASan, with the leak check), then scope-report on each
-regression input, which must end with exit status 0 or 1 and at most one
-line on stderr, never a signal.
+on the seeds (under ASan, with the leak check), then scope-report --tree,
+--heap and --samples on each regression input, each of which must end with
+exit status 0 or 1 and at most one line on stderr, never a signal.
 
 arena: fuzzes scope-writer's reading of an arena (fuzz_arena.c: arena_open,
 modules_parse, collect in memory and through a spill) for N seconds. Its
@@ -74,6 +75,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from harness import Failure, Skipped, cases_of, parser, run_case  # noqa: E402
 
 HARD_LIMIT = 120  # seconds past the fuzzing time before libFuzzer is killed
+# The views a replayed input goes through: the calls, and the tables of a process beside them.
+REPLAY_VIEWS = ("--tree", "--heap", "--samples")
 
 OURS = ("/lib/reader.c", "/tests/fuzz/fuzz_reader.c", "/writer/", "/tests/fuzz/fuzz_arena.c")
 RUNTIME = ("fuzzer::", "__sanitizer", "__asan", "__lsan", "__interceptor", "libc.so", "libstdc++",
@@ -102,6 +105,8 @@ def make_seeds(a, seeds):
         ("chain-raw-gzip", "chain-gcc-O2", (), {"SCOPE_SYMBOLIZE": "0"}, ("--compression", "gzip", "--chunk-size", "16")),
         ("calls", "calls-gcc-O0", ("300",), {}, ()),
         ("forks", "calls-gcc-O2", ("200", "2"), {}, ()),
+        ("heap", "heap-gcc-O2", (), {"SCOPE_HEAP": "1", "SCOPE_SYMBOLIZE": "0"}, ()),
+        ("samples", "sampling-gcc-O2", ("50",), {"SCOPE_SYMBOLIZE": "0"}, ("--sample", "1000")),
     ]
     out = []
     for name, prog, args, extra, opts in runs:
@@ -323,12 +328,13 @@ def case_replay(a):
             log("  " + line)
     report = os.path.join(a.bin, "scope-report")
     for path in inputs:
-        p = subprocess.run([report, "--tree", "-o", os.devnull, path], stdin=subprocess.DEVNULL, capture_output=True,
-                           text=True, errors="replace", timeout=120)
-        lines = [x for x in p.stderr.splitlines() if x.strip()]
-        if p.returncode not in (0, 1) or len(lines) > 1:
-            raise Failure(f"scope-report on {path}: exit {p.returncode}, stderr {p.stderr[-2000:]!r}")
-        log(f"  scope-report {os.path.basename(path)}: exit {p.returncode} {lines[0] if lines else ''}")
+        for view in REPLAY_VIEWS:
+            p = subprocess.run([report, view, "-o", os.devnull, path], stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, errors="replace", timeout=120)
+            lines = [x for x in p.stderr.splitlines() if x.strip()]
+            if p.returncode not in (0, 1) or len(lines) > 1:
+                raise Failure(f"scope-report {view} on {path}: exit {p.returncode}, stderr {p.stderr[-2000:]!r}")
+            log(f"  scope-report {view} {os.path.basename(path)}: exit {p.returncode} {lines[0] if lines else ''}")
 
 
 # ---------------------------------------------------------------------------
