@@ -623,6 +623,9 @@ static int read_meta(struct rd_profile *p)
 	lost = attr_double(m, meta_names[SC_META_LOST_RECORDS]);
 	md->lost_records = lost > 0 ? (uint64_t)lost : 0;
 	md->mpi_ranks = attr_int64(m, meta_names[SC_META_MPI_RANKS]);
+	md->overhead_ns_per_call = attr_double(m, meta_names[SC_META_OVERHEAD_NS_PER_CALL]);
+	if (!(md->overhead_ns_per_call > 0) || md->overhead_ns_per_call > 1e9)
+		md->overhead_ns_per_call = 0;
 	md->command_line = attr_string(m, meta_names[SC_META_COMMAND_LINE]);
 	md->host = attr_string(m, meta_names[SC_META_HOST]);
 	md->start_time_utc = attr_string(m, meta_names[SC_META_START_TIME_UTC]);

@@ -75,6 +75,9 @@ struct rd_meta {
 	double wall_seconds, cpu_seconds, peak_rss_bytes;
 	uint64_t lost_records;
 	int64_t mpi_ranks; /* the MPI job's size, 0 when not a job's */
+	/* what recording one call cost, ns, measured at start-up: 0 when the
+	 * file has no figure, or one that is not a number above 0 and up to 1 s */
+	double overhead_ns_per_call;
 	char *command_line, *host, *start_time_utc, *clock_source;
 };
 

@@ -35,7 +35,7 @@ struct gate {
 struct shown {
 	char **names; /* per region: its name as shown (--names), kept apart */
 	char **where; /* per region: "file:line", "" when not known */
-	double *cost; /* per process: ns one recorded call cost (overhead_ns_per_call) */
+	double cost;  /* ns one recorded call cost (/metadata overhead_ns_per_call), 0 unknown */
 };
 
 struct options {
@@ -124,11 +124,11 @@ static inline uint64_t filter_at(const struct call_filter *f, size_t process, ui
 
 /* ---- The recording's cost (report-select.c) ----------------------------- */
 
-/* The ns to take off each call of process i of profile k: its cost with
- * --compensate, else 0 (wk_visitor.overhead_ns). */
-double call_cost(const struct options *o, size_t k, size_t i);
+/* The ns to take off each call of profile k: its cost with --compensate,
+ * else 0 (wk_visitor.overhead_ns). */
+double call_cost(const struct options *o, size_t k);
 /* What recording the calls of process i (-1: of the processes chosen) cost, ns: calls
- * times each process's cost of one call. */
+ * times the cost of one call. */
 double recording_ns(const struct options *o, size_t k, const struct rd_profile *p, int64_t i);
 /* Ends a text heading with ", recording 1.2 ms (3.4% of wall, 20.1 ns a call)" for process
  * i (-1: the processes chosen), wall being theirs, and with --compensate adds a line
