@@ -833,39 +833,39 @@ static int by_start(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-int merge_profiles(const struct merge_request *r)
+int merge_profiles(const struct merge_request *r, char *err, size_t cap)
 {
 	struct merge_request o = *r;
 	struct merged m = {0};
 	struct input *in = NULL;
 	char **paths, why[512];
 	size_t n;
-	int owned, rc = 1;
+	int owned, rc = -1;
 	struct progress pg;
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if (parts_gather(o.output, o.parts, o.inputs, o.ninputs, &paths, &n, &owned) != 0 ||
 	    n == 0) {
-		fprintf(stderr, "scope-merge: no profiles to merge for %s\n", o.output);
-		return 1;
+		snprintf(err, cap, "no profiles to merge for %s", o.output);
+		return -1;
 	}
 	/* the line's total from the start: each input's calls, some 6 columns */
-	progress_start(&pg, "scope-merge", o.output,
+	progress_start(&pg, o.who, o.output,
 		       progress_wanted(o.quiet) ? calls_in(paths, n) * (1 + 2 * 6) : 0, o.quiet);
 	if (!(in = calloc(n, sizeof *in))) {
-		fputs("scope-merge: out of memory\n", stderr);
+		snprintf(err, cap, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		in[i].path = paths[i];
 		if (scan_input(&m, &in[i]) != 0) {
-			fprintf(stderr, "scope-merge: %s: %s\n", paths[i], in[i].err);
+			snprintf(err, cap, "%s: %s", paths[i], in[i].err);
 			goto out;
 		}
 	}
 	qsort(in, n, sizeof *in, by_start);
 	if (allocate(&m) != 0) {
-		fputs("scope-merge: out of memory\n", stderr);
+		snprintf(err, cap, "out of memory");
 		goto out;
 	}
 	/* each column read to check it, read again and written */
@@ -874,13 +874,11 @@ int merge_profiles(const struct merge_request *r)
 		struct job j = {&m, in, n, o.st, o.ranks ? o.ranks : (int)in[0].mpi_ranks, NULL};
 		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
 			if (j.fault)
-				fprintf(stderr, "scope-merge: %s: %s; nothing was written\n",
-					j.fault->path,
-					j.fault->err[0] ? j.fault->err : "out of memory");
+				snprintf(err, cap, "%s: %s; nothing was written", j.fault->path,
+					 j.fault->err[0] ? j.fault->err : "out of memory");
 			else
-				fprintf(stderr,
-					"scope-merge: cannot write %s: %s; the inputs are kept\n",
-					o.output, why);
+				snprintf(err, cap, "cannot write %s: %s; the inputs are kept",
+					 o.output, why);
 			goto out;
 		}
 	}
@@ -890,8 +888,6 @@ out:
 	for (size_t i = 0; in && i < n; i++)
 		if (rc == 0 && owned && !o.keep && strcmp(in[i].path, o.output) != 0)
 			unlink(in[i].path);
-	if (rc == 0 && owned && !o.keep && !o.parts && !o.ninputs)
-		parts_remove_ranks_folder(o.output);
 	merged_free(&m);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
@@ -900,13 +896,13 @@ out:
 	return rc;
 }
 
-int merge_ranks(const char *dir, int ranks, const char *output, const void *unused)
+int merge_ranks(const char *dir, int ranks, const char *output, const char *who, char *err,
+		size_t cap)
 {
 	struct storage st;
-	struct merge_request r = {.output = output, .parts = dir, .st = &st, .ranks = ranks};
+	struct merge_request r = {
+		.output = output, .parts = dir, .st = &st, .ranks = ranks, .who = who};
 
-	(void)unused;
-	if (storage_parse(&st, NULL) != 0 || storage_parse_chunk(&st, NULL) != 0)
-		return -1;
-	return merge_profiles(&r) == 0 ? 0 : -1;
+	storage_parse(&st, NULL); /* the default, which always parses */
+	return merge_profiles(&r, err, cap);
 }

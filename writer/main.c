@@ -186,7 +186,7 @@ static void finish_job(const struct job *job, const struct scope_arena_header *h
 	char output[SCOPE_PATH_BYTES + 1];
 
 	snprintf(output, sizeof output, "%.*s", SCOPE_PATH_BYTES, h->output);
-	job_finish(job, output, merge_ranks, NULL, "scope-writer");
+	job_finish(job, output, merge_ranks, "scope-writer");
 }
 
 struct options {
@@ -454,8 +454,10 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 	int rc;
 
 	writer_fail_reset();
-	if (arena_open_fd(&a, o->arena, o->arena_fd) != 0)
+	if (arena_open_fd(&a, o->arena, o->arena_fd) != 0) {
+		fprintf(stderr, "scope-writer: %s\n", writer_failure());
 		return 1;
+	}
 	if ((rc = refuse(o, &a, &st)) >= 0)
 		goto done;
 	if (resolve_output(output, sizeof output, o->output, a.hdr, &job) != 0) {
@@ -522,7 +524,9 @@ static int merge_run(struct run_state *rs, const char *output)
 {
 	struct storage st;
 	char **inputs = calloc(rs->n + 1, sizeof *inputs);
-	struct merge_request req = {.output = output, .inputs = inputs, .st = &st, .keep = 1};
+	struct merge_request req = {
+		.output = output, .inputs = inputs, .st = &st, .keep = 1, .who = "scope-writer"};
+	char err[1024];
 	int rc = 0, parts = 0;
 
 	if (!inputs)
@@ -534,7 +538,10 @@ static int merge_run(struct run_state *rs, const char *output)
 			parts++;
 		}
 	if (parts && access(output, F_OK) == 0) {
-		rc = storage_parse(&st, NULL) != 0 || merge_profiles(&req) != 0;
+		storage_parse(&st, NULL); /* the default, which always parses */
+		rc = merge_profiles(&req, err, sizeof err) != 0;
+		if (rc != 0)
+			fprintf(stderr, "scope-writer: %s\n", err);
 		for (int i = 1; rc == 0 && i < req.ninputs; i++)
 			unlink(inputs[i]);
 	}

@@ -509,7 +509,7 @@ def case_arena(a):
     os.makedirs(a.corpus, exist_ok=True)
     artifacts = os.path.join(a.workdir, "artifacts")
     os.makedirs(artifacts)
-    # The harness's own lines (arena_open's refusals) would fill the log:
+    # A line the writer's code printed for each input would fill the log:
     # libFuzzer closes its stderr and keeps its reports and the sanitizers'.
     rc, text = fuzz_once(a, a.seconds, a.corpus, seeds, artifacts, arena_fuzzer_env(a), 1, ("-close_fd_mask=2",))
     if rc != 0:

@@ -38,5 +38,6 @@ void unit_names(void);
 void unit_columns(void);
 void unit_tick(void);
 void unit_spill(void);
+void unit_errors(void);
 
 #endif
