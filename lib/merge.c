@@ -171,9 +171,11 @@ static void close_input(struct input *in)
 
 /*
  * Reads the input as every reader of the merged file will: its tables and
- * their ranges (rd_open), and every call's thread lane, start and end
- * (rd_check_events), so that what the merge writes reads back. Notes its
- * first process's start (the merge's order), its rows and its job's size.
+ * their ranges (rd_open), every call's thread lane, start and end
+ * (rd_check_events), and the tables of its processes that are copied
+ * (rd_check_tables: the region columns copied are renumbered in place), so
+ * that what the merge writes reads back. Notes its first process's start
+ * (the merge's order), its rows and its job's size.
  */
 static int validate_input(struct input *in)
 {
@@ -181,7 +183,7 @@ static int validate_input(struct input *in)
 
 	if (open_input(in) != 0)
 		return -1;
-	if (rd_check_events(in->p, RD_CHECKED) != 0)
+	if (rd_check_events(in->p, RD_CHECKED) != 0 || rd_check_tables(in->p) != 0)
 		rc = -1, snprintf(in->err, sizeof in->err, "%s", in->p->err);
 	else if (in->p->nprocesses == 0)
 		rc = in_fail(in, "is empty", "/" SC_PROCESSES);

@@ -40,6 +40,7 @@ static const struct field thread_fields[SC_NTHR] = {SC_THREAD_FIELDS(FIELD)};
 static const struct field task_fields[SC_NTASK] = {SC_TASK_FIELDS(FIELD)};
 static const struct field module_fields[SC_NMOD] = {SC_MODULE_FIELDS(FIELD)};
 static const struct field sample_fields[SC_NSMP] = {SC_SAMPLE_FIELDS(FIELD)};
+static const struct field aggregate_fields[SC_NAGG] = {SC_AGGREGATE_FIELDS(FIELD)};
 static const struct field heap_fields[SC_NHEAP] = {SC_HEAP_FIELDS(FIELD)};
 static const struct field site_fields[SC_NSITE] = {SC_HEAP_SITE_FIELDS(FIELD)};
 #define META_NAME(id, name, ...) [SC_META_##id] = name,
@@ -246,6 +247,17 @@ static const struct column_spec sample_columns[] = {
 	COL(SMP, STACK, struct rd_sample, stack),
 };
 _Static_assert(NCOLS(sample_columns) == SC_NSMP, "a samples column without a field");
+static const struct column_spec aggregate_columns[] = {
+	COL(AGG, REGION, struct rd_aggregate, region),
+	COL(AGG, THREAD, struct rd_aggregate, thread),
+	COL(AGG, CALLS, struct rd_aggregate, calls),
+	COL(AGG, TOTAL_NS, struct rd_aggregate, total_ns),
+	COL(AGG, TOTAL_ALL_NS, struct rd_aggregate, total_all_ns),
+	COL(AGG, SELF_NS, struct rd_aggregate, self_ns),
+	COL(AGG, MIN_NS, struct rd_aggregate, min_ns),
+	COL(AGG, MAX_NS, struct rd_aggregate, max_ns),
+};
+_Static_assert(NCOLS(aggregate_columns) == SC_NAGG, "an aggregates column without a field");
 static const struct column_spec heap_columns[] = {
 	COL(HEAP, REGION, struct rd_heap_row, region),
 	COL(HEAP, ALLOCATIONS, struct rd_heap_row, allocations),
@@ -870,10 +882,11 @@ static int specs_in_order(void)
 	static const struct {
 		const struct column_spec *cols;
 		size_t n;
-	} specs[] = {
-		{process_columns, SC_NPROC}, {region_columns, SC_NREG}, {pair_columns, SC_NPAIR},
-		{lane_columns, SC_NTHR},     {module_columns, SC_NMOD}, {sample_columns, SC_NSMP},
-		{task_columns, SC_NTASK},    {heap_columns, SC_NHEAP},	{site_columns, SC_NSITE}};
+	} specs[] = {{process_columns, SC_NPROC}, {region_columns, SC_NREG},
+		     {pair_columns, SC_NPAIR},	  {lane_columns, SC_NTHR},
+		     {module_columns, SC_NMOD},	  {sample_columns, SC_NSMP},
+		     {task_columns, SC_NTASK},	  {heap_columns, SC_NHEAP},
+		     {site_columns, SC_NSITE},	  {aggregate_columns, SC_NAGG}};
 	for (size_t s = 0; s < sizeof specs / sizeof *specs; s++)
 		for (size_t i = 0; i < specs[s].n; i++)
 			if (specs[s].cols[i].id != (int)i)
@@ -1173,16 +1186,19 @@ int rd_check_events(struct rd_profile *p, unsigned columns)
 	return rc;
 }
 
-/* Reads every process's samples and heap tables, as the views that show them do. */
-static int check_process_tables(struct rd_profile *p)
+int rd_check_tables(struct rd_profile *p)
 {
 	for (size_t i = 0; i < p->nprocesses; i++) {
 		struct rd_sample *s;
+		struct rd_aggregate *agg;
 		struct rd_heap h;
 		size_t n;
 		if (rd_samples(p, i, &s, &n) != 0)
 			return -1;
 		rd_samples_free(s, n);
+		if (rd_aggregates(p, i, &agg, &n) != 0)
+			return -1;
+		free(agg);
 		if (rd_heap(p, i, &h) < 0)
 			return -1;
 		rd_heap_free(&h);
@@ -1199,7 +1215,7 @@ int rd_check(const char *path, char *err, size_t errcap)
 		return -1;
 	rc = rd_check_events(p, RD_ALL);
 	if (rc == 0)
-		rc = check_process_tables(p);
+		rc = rd_check_tables(p);
 	if (rc != 0)
 		snprintf(err, errcap, "%s", p->err);
 	rd_close(p);
@@ -1302,6 +1318,34 @@ void rd_samples_free(struct rd_sample *s, size_t n)
 	for (size_t i = 0; s && i < n; i++)
 		free(s[i].stack);
 	free(s);
+}
+
+int rd_aggregates(struct rd_profile *p, size_t process, struct rd_aggregate **out, size_t *n)
+{
+	char path[64];
+	struct table t = {path,
+			  aggregate_fields,
+			  aggregate_columns,
+			  NCOLS(aggregate_columns),
+			  sizeof **out,
+			  NULL,
+			  0};
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof path, "/" SC_PROCESS_N "/" SC_AGGREGATES, process);
+	if (!rd_has(p, path + 1))
+		return 0;
+	rc = read_table(p, &t);
+	if (rc == 0) {
+		*out = t.rows;
+		*n = t.n;
+		t.rows = NULL;
+		t.n = 0;
+	}
+	table_free(&t);
+	return rc;
 }
 
 /* A required integer attribute of the group at path: present, one value, an integer. */

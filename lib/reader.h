@@ -170,10 +170,14 @@ int rd_cache(struct rd_profile *p, size_t readers);
  * to be readable. Returns 0, or -1 with the reason in p->err. */
 int rd_check_events(struct rd_profile *p, unsigned columns);
 
+/* Reads the tables of every process that rd_open leaves (samples,
+ * aggregates, heap and heap_sites), checking them as it checks its own.
+ * Returns 0, or -1 with the reason in p->err. */
+int rd_check_tables(struct rd_profile *p);
+
 /* Opens the profile at path and reads every column of every call, checking
- * it, and each process's samples and heap tables: the whole of what a
- * reader may meet. For tests and fuzzers. Returns 0, or -1 with the reason
- * in err. */
+ * it, and the tables of rd_check_tables: the whole of what a reader may
+ * meet. For tests and fuzzers. Returns 0, or -1 with the reason in err. */
 int rd_check(const char *path, char *err, size_t errcap);
 
 /* ---- Raw access, for the programs that transform profiles -------------- */
@@ -189,6 +193,17 @@ struct rd_sample {
  * new memory (rd_samples_free). Returns 0, or -1 with the reason in p->err. */
 int rd_samples(struct rd_profile *p, size_t process, struct rd_sample **out, size_t *n);
 void rd_samples_free(struct rd_sample *s, size_t n);
+
+/* A row of /process<N>/aggregates (filters): calls of a region on a thread
+ * lane that are not in /events, summed. */
+struct rd_aggregate {
+	uint64_t region, thread, calls;
+	uint64_t total_ns, total_all_ns, self_ns, min_ns, max_ns;
+};
+
+/* The aggregates of process (none when it has no /process<N>/aggregates),
+ * in new memory (free). Returns 0, or -1 with the reason in p->err. */
+int rd_aggregates(struct rd_profile *p, size_t process, struct rd_aggregate **out, size_t *n);
 
 /* A row of /process<N>/heap (SCOPE_HEAP=1): what the blocks one region
  * allocated came to. */
