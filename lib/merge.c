@@ -37,8 +37,8 @@
  * "") in the rows of the inputs without it; /processes always has its
  * integer columns, with the reader's fill for older inputs.
  */
-_Static_assert(SC_NREG == 6, "a new /regions column: read, keep and write it in add_regions and "
-			     "write_tables");
+_Static_assert(SC_NREG == 6, "a new /regions column: read and keep it in add_regions, and write "
+			     "it in write_tables");
 
 static int is_string(enum sc_type t)
 {
@@ -686,20 +686,16 @@ static int write_processes(struct columns *c, hid_t file, struct merged *m)
 
 static int write_tables(struct columns *c, hid_t file, struct merged *m)
 {
-	hid_t g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = g >= 0 && write_strs(g, SC_REG(NAME), m->rname.v, m->rname.n) == 0 &&
-				 write_strs(g, SC_REG(MODULE), m->rmodule.v, m->rmodule.n) == 0 &&
-				 col_uint(c, g, SC_REG(OFFSET), m->roffset.v, m->roffset.n, 8) ==
-					 0 &&
-				 write_strs(g, SC_REG(FILE), m->rfile.v, m->rfile.n) == 0 &&
-				 col_narrow(c, g, SC_REG(LINE), m->rline.v, 8, m->rline.n) == 0 &&
-				 write_strs(g, SC_REG(KIND), m->rkind.v, m->rkind.n) == 0
-			 ? 0
-			 : -1;
+	const struct region_columns regions = {(const char *const *)m->rname.v,
+					       (const char *const *)m->rmodule.v,
+					       (const char *const *)m->rfile.v,
+					       (const char *const *)m->rkind.v,
+					       m->roffset.v,
+					       m->rline.v,
+					       m->rname.n};
+	int rc = col_regions(c, file, &regions);
+	hid_t g = rc == 0 ? H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
 
-	if (g >= 0 && H5Gclose(g) < 0)
-		rc = -1;
-	g = rc == 0 ? H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
 	/* process and region at the narrowest width that holds them (the
 	 * writer's are 32 bits), the rest at 64 */
 	for (int k = 0; g >= 0 && rc == 0 && k < SC_NPAIR; k++)

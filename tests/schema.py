@@ -14,7 +14,8 @@ optional fields (when present) with theirs, nothing the table does not
 hold, and on every group and dataset the table's description, unit and
 enumerations as attributes. merged: the same of profiles the merge wrote
 (scope-run of a forking program; scope-merge of an input whose
-descriptions were removed and one that has them).
+descriptions were removed and one that has them). symbolized: the same of
+a merged profile that scope-symbolize rewrote.
 """
 
 import os
@@ -238,7 +239,8 @@ def table_path(path):
 
 # Columns the merge stores in the narrowest unsigned type that holds their
 # values, not at the table's width; readers widen every unsigned column.
-MERGE_NARROWS = {("/pairs", "process"), ("/pairs", "region"), ("/regions", "line")}
+# (/regions has one writer, lib/columns.c's col_regions, for all three.)
+MERGE_NARROWS = {("/pairs", "process"), ("/pairs", "region")}
 
 
 def field_problems(f, d, narrowed=()):
@@ -373,6 +375,28 @@ def case_merged(a):
     with h5py.File(t.path("merged.h5"), "r") as f:
         expect_eq(len(f["processes/pid"]), 2, "processes of the merged file")
     expect(not problems, "the merged profiles and the table disagree:\n  " + "\n  ".join(problems))
+
+
+def case_symbolized(a):
+    """A profile scope-symbolize rewrote holds the table's fields and descriptions, /regions
+    included, which it writes as the writer and the merge do: two runs recorded without names,
+    merged by scope-merge, then symbolized."""
+    t = Test(a)
+    d = Dump(a.dump)
+    t.need_prog()
+    raw = {"SCOPE_SYMBOLIZE": "0", "SCOPE_HEAP": "1"}
+    for name in ("a.h5", "b.h5"):
+        t.scope("-q", "-o", name, "--", t.prog, "leaf", "3", env=raw).expect_rc(0)
+    t.run([os.path.join(t.bin, "scope-merge"), "-q", "-o", t.path("merged.h5"), t.path("a.h5"), t.path("b.h5")],
+          env=t.env()).expect_rc(0)
+    with h5py.File(t.path("merged.h5"), "r") as f:
+        expect_eq(len(f["processes/pid"]), 2, "processes of the merged file")
+        names = list(f["regions/name"].asstr()[()])
+    t.run([os.path.join(t.bin, "scope-symbolize"), "-q", t.path("merged.h5")], env=t.env()).expect_rc(0)
+    with h5py.File(t.path("merged.h5"), "r") as f:
+        expect(list(f["regions/name"].asstr()[()]) != names, "scope-symbolize changed no name")
+    problems = profile_problems(t.path("merged.h5"), d, MERGE_NARROWS)
+    expect(not problems, "the symbolized profile and the table disagree:\n  " + "\n  ".join(problems))
 
 
 CASES = cases_of(globals())

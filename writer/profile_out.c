@@ -221,9 +221,8 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 	const char **modules = calloc(n + 1, sizeof *modules),
 		   **kinds = calloc(n + 1, sizeof *kinds);
 	uint64_t *offsets = calloc(n + 1, sizeof *offsets);
-	uint32_t *lines = calloc(n + 1, sizeof *lines);
+	uint64_t *lines = calloc(n + 1, sizeof *lines);
 	struct scope_symbolizer *s = NULL;
-	hid_t g = -1;
 	int rc = -1;
 
 	if (!sm || !syms || !names || !files || !modules || !kinds || !offsets || !lines)
@@ -247,14 +246,8 @@ static int write_regions(struct columns *c, hid_t file, const struct run_info *r
 		modules[r] = syms[r].module >= 0 ? run->mods[syms[r].module].path : "";
 		kinds[r] = region_kind(run, syms[r].module, syms[r].name);
 	}
-	g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (g >= 0 && col_str(g, SC_REG(NAME), names, n) == 0 &&
-	    col_str(g, SC_REG(MODULE), modules, n) == 0 &&
-	    col_uint(c, g, SC_REG(OFFSET), offsets, n, 8) == 0 &&
-	    col_str(g, SC_REG(FILE), files, n) == 0 &&
-	    col_uint(c, g, SC_REG(LINE), lines, n, 4) == 0 &&
-	    col_str(g, SC_REG(KIND), kinds, n) == 0)
-		rc = 0;
+	rc = col_regions(c, file,
+			 &(struct region_columns){names, modules, files, kinds, offsets, lines, n});
 out:
 	for (uint32_t r = 0; syms && r < n; r++)
 		scope_sym_free(&syms[r]);
@@ -267,8 +260,6 @@ out:
 	free(kinds);
 	free(offsets);
 	free(lines);
-	if (g >= 0 && H5Gclose(g) < 0)
-		rc = -1;
 	return rc;
 }
 
