@@ -258,8 +258,6 @@ int report_bench_option(const char *arg);
 /* scope-report --bench DIR ...: returns the exit status. */
 int report_bench(int argc, char **argv);
 
-/* ---- Maps (report-map.c) ------------------------------------------------ */
-
 /* ---- Views ------------------------------------------------------------- */
 
 /*

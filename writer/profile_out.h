@@ -32,7 +32,8 @@ int metadata_write(hid_t file, const struct run_info *run);
 int metadata_filters(hid_t file, const struct profile *p);
 
 /* Writes the whole profile into a new file at path (which must not be the
- * final name: see publish.c). Returns 0, or -1 after printing why. */
+ * final name: see publish.c). Returns 0, or -1 without saying why: the
+ * caller's publish_file gives the reason, from errno or as HDF5's. */
 int profile_write(const char *path, const struct run_info *run, struct profile *p,
 		  const struct storage *st);
 
