@@ -360,6 +360,36 @@ int attr_f64(hid_t loc, const char *name, double value)
 	return attr_write(loc, name, H5T_NATIVE_DOUBLE, &value);
 }
 
+_Static_assert(SC_NREG == 6, "a new /regions column: add it to struct region_columns and "
+			     "col_regions");
+
+int col_regions(struct columns *c, hid_t file, const struct region_columns *r)
+{
+	hid_t g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	uint64_t max = 0;
+	int width, rc = -1;
+	void *lines;
+
+	for (uint64_t i = 0; i < r->n; i++)
+		max = r->line[i] > max ? r->line[i] : max;
+	width = max <= UINT32_MAX ? 4 : 8;
+	lines = malloc((r->n + 1) * (size_t)width);
+	if (g >= 0 && lines) {
+		narrow(lines, r->line, r->n, width);
+		if (col_str(g, SC_REG(NAME), r->name, r->n) == 0 &&
+		    col_str(g, SC_REG(MODULE), r->module, r->n) == 0 &&
+		    col_uint(c, g, SC_REG(OFFSET), r->offset, r->n, 8) == 0 &&
+		    col_str(g, SC_REG(FILE), r->file, r->n) == 0 &&
+		    col_uint(c, g, SC_REG(LINE), lines, r->n, width) == 0 &&
+		    col_str(g, SC_REG(KIND), r->kind, r->n) == 0)
+			rc = 0;
+	}
+	free(lines);
+	if (g >= 0 && H5Gclose(g) < 0)
+		rc = -1;
+	return rc;
+}
+
 int attr_root(hid_t file)
 {
 	char producer[64];

@@ -88,6 +88,19 @@ int attr_str(hid_t loc, const char *name, const char *value);
 int attr_i64(hid_t loc, const char *name, int64_t value);
 int attr_f64(hid_t loc, const char *name, double value);
 
+/* The rows of /regions, a column each (lib/schema.h's SC_REGION_FIELDS). */
+struct region_columns {
+	const char *const *name, *const *module, *const *file, *const *kind;
+	const uint64_t *offset, *line;
+	uint64_t n;
+};
+
+/* Creates /regions in file with r's rows: offsets at 64 bits, lines at 32
+ * (at 64 only when one does not fit), the rest strings. The one writer of
+ * /regions: the writer's, the merge's and scope-symbolize's files have it
+ * alike. Returns 0 or -1. */
+int col_regions(struct columns *c, hid_t file, const struct region_columns *r);
+
 /* The root's attributes: the schema version, the producer (this scope)
  * and the time unit. Returns 0 or -1. */
 int attr_root(hid_t file);

@@ -38,8 +38,8 @@
  * "") in the rows of the inputs without it; /processes always has its
  * integer columns, with the reader's fill for older inputs.
  */
-_Static_assert(SC_NREG == 6, "a new /regions column: read, keep and write it in add_regions and "
-			     "write_tables");
+_Static_assert(SC_NREG == 6, "a new /regions column: read and keep it in add_regions, and write "
+			     "it in write_tables");
 
 static int is_string(enum sc_type t)
 {
@@ -164,9 +164,11 @@ static void close_input(struct input *in)
 
 /*
  * Reads the input as every reader of the merged file will: its tables and
- * their ranges (rd_open), and every call's thread lane, start and end
- * (rd_check_events), so that what the merge writes reads back. Notes its
- * first process's start (the merge's order), its rows and its job's size.
+ * their ranges (rd_open), every call's thread lane, start and end
+ * (rd_check_events), and the tables of its processes that are copied
+ * (rd_check_tables: the region columns copied are renumbered in place), so
+ * that what the merge writes reads back. Notes its first process's start
+ * (the merge's order), its rows and its job's size.
  */
 static int validate_input(struct input *in)
 {
@@ -174,7 +176,7 @@ static int validate_input(struct input *in)
 
 	if (open_input(in) != 0)
 		return -1;
-	if (rd_check_events(in->p, RD_CHECKED) != 0)
+	if (rd_check_events(in->p, RD_CHECKED) != 0 || rd_check_tables(in->p) != 0)
 		rc = -1, snprintf(in->err, sizeof in->err, "%s", in->p->err);
 	else if (in->p->nprocesses == 0)
 		rc = in_fail(in, "is empty", "/" SC_PROCESSES);
@@ -559,20 +561,16 @@ static int write_processes(struct columns *c, hid_t file, struct merged *m)
 
 static int write_tables(struct columns *c, hid_t file, struct merged *m)
 {
-	hid_t g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	int rc = g >= 0 && write_strs(g, SC_REG(NAME), m->rname.v, m->rname.n) == 0 &&
-				 write_strs(g, SC_REG(MODULE), m->rmodule.v, m->rmodule.n) == 0 &&
-				 col_uint(c, g, SC_REG(OFFSET), m->roffset.v, m->roffset.n, 8) ==
-					 0 &&
-				 write_strs(g, SC_REG(FILE), m->rfile.v, m->rfile.n) == 0 &&
-				 col_narrow(c, g, SC_REG(LINE), m->rline.v, 8, m->rline.n) == 0 &&
-				 write_strs(g, SC_REG(KIND), m->rkind.v, m->rkind.n) == 0
-			 ? 0
-			 : -1;
+	const struct region_columns regions = {(const char *const *)m->rname.v,
+					       (const char *const *)m->rmodule.v,
+					       (const char *const *)m->rfile.v,
+					       (const char *const *)m->rkind.v,
+					       m->roffset.v,
+					       m->rline.v,
+					       m->rname.n};
+	int rc = col_regions(c, file, &regions);
+	hid_t g = rc == 0 ? H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
 
-	if (g >= 0 && H5Gclose(g) < 0)
-		rc = -1;
-	g = rc == 0 ? H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
 	/* process and region at the narrowest width that holds them (the
 	 * writer's are 32 bits), the rest at 64 */
 	for (int k = 0; g >= 0 && rc == 0 && k < SC_NPAIR; k++)
@@ -708,39 +706,39 @@ static int by_start(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-int merge_profiles(const struct merge_request *r)
+int merge_profiles(const struct merge_request *r, char *err, size_t cap)
 {
 	struct merge_request o = *r;
 	struct merged m = {0};
 	struct input *in = NULL;
 	char **paths, why[512];
 	size_t n;
-	int owned, rc = 1;
+	int owned, rc = -1;
 	struct progress pg;
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if (parts_gather(o.output, o.parts, o.inputs, o.ninputs, &paths, &n, &owned) != 0 ||
 	    n == 0) {
-		fprintf(stderr, "scope-merge: no profiles to merge for %s\n", o.output);
-		return 1;
+		snprintf(err, cap, "no profiles to merge for %s", o.output);
+		return -1;
 	}
 	/* the line's total from the start: each input's calls, some 6 columns */
-	progress_start(&pg, "scope-merge", o.output,
+	progress_start(&pg, o.who, o.output,
 		       progress_wanted(o.quiet) ? calls_in(paths, n) * (1 + 2 * 6) : 0, o.quiet);
 	if (!(in = calloc(n, sizeof *in))) {
-		fputs("scope-merge: out of memory\n", stderr);
+		snprintf(err, cap, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		in[i].path = paths[i];
 		if (scan_input(&m, &in[i]) != 0) {
-			fprintf(stderr, "scope-merge: %s: %s\n", paths[i], in[i].err);
+			snprintf(err, cap, "%s: %s", paths[i], in[i].err);
 			goto out;
 		}
 	}
 	qsort(in, n, sizeof *in, by_start);
 	if (allocate(&m) != 0) {
-		fputs("scope-merge: out of memory\n", stderr);
+		snprintf(err, cap, "out of memory");
 		goto out;
 	}
 	/* each column read to check it, read again and written */
@@ -749,13 +747,11 @@ int merge_profiles(const struct merge_request *r)
 		struct job j = {&m, in, n, o.st, o.ranks ? o.ranks : (int)in[0].mpi_ranks, NULL};
 		if (publish_atomic(o.output, write_merged, &j, -1, NULL, why, sizeof why) != 0) {
 			if (j.fault)
-				fprintf(stderr, "scope-merge: %s: %s; nothing was written\n",
-					j.fault->path,
-					j.fault->err[0] ? j.fault->err : "out of memory");
+				snprintf(err, cap, "%s: %s; nothing was written", j.fault->path,
+					 j.fault->err[0] ? j.fault->err : "out of memory");
 			else
-				fprintf(stderr,
-					"scope-merge: cannot write %s: %s; the inputs are kept\n",
-					o.output, why);
+				snprintf(err, cap, "cannot write %s: %s; the inputs are kept",
+					 o.output, why);
 			goto out;
 		}
 	}
@@ -765,8 +761,6 @@ out:
 	for (size_t i = 0; in && i < n; i++)
 		if (rc == 0 && owned && !o.keep && strcmp(in[i].path, o.output) != 0)
 			unlink(in[i].path);
-	if (rc == 0 && owned && !o.keep && !o.parts && !o.ninputs)
-		parts_remove_ranks_folder(o.output);
 	merged_free(&m);
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
@@ -775,13 +769,13 @@ out:
 	return rc;
 }
 
-int merge_ranks(const char *dir, int ranks, const char *output, const void *unused)
+int merge_ranks(const char *dir, int ranks, const char *output, const char *who, char *err,
+		size_t cap)
 {
 	struct storage st;
-	struct merge_request r = {.output = output, .parts = dir, .st = &st, .ranks = ranks};
+	struct merge_request r = {
+		.output = output, .parts = dir, .st = &st, .ranks = ranks, .who = who};
 
-	(void)unused;
-	if (storage_parse(&st, NULL) != 0 || storage_parse_chunk(&st, NULL) != 0)
-		return -1;
-	return merge_profiles(&r) == 0 ? 0 : -1;
+	storage_parse(&st, NULL); /* the default, which always parses */
+	return merge_profiles(&r, err, cap);
 }

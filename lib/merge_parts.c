@@ -73,7 +73,7 @@ static void remove_unfinished(const char *dir)
 
 /* OUTPUT.ranks once merged: empty but for the empty folders of ranks whose
  * scope-run was killed while it gathered. */
-void parts_remove_ranks_folder(const char *output)
+int parts_remove_ranks_folder(const char *output)
 {
 	char ranks[4200], sub[8400];
 	DIR *d;
@@ -82,7 +82,7 @@ void parts_remove_ranks_folder(const char *output)
 	snprintf(ranks, sizeof ranks, "%s.ranks", output);
 	job_forget(ranks); /* also the lock of a rank killed while it merged */
 	if (!(d = opendir(ranks)))
-		return;
+		return 0;
 	while ((e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
@@ -91,8 +91,7 @@ void parts_remove_ranks_folder(const char *output)
 		rmdir(sub);
 	}
 	closedir(d);
-	if (rmdir(ranks) != 0)
-		fprintf(stderr, "scope-merge: %s still holds files it did not merge\n", ranks);
+	return rmdir(ranks) == 0 ? 0 : -1;
 }
 
 /* The complete parts in OUTPUT.ranks/.rank-*.parts-* folders. */

@@ -15,7 +15,8 @@ int parts_gather(const char *output, const char *parts, char **inputs, int ninpu
 		 size_t *n, int *owned);
 
 /* OUTPUT.ranks once merged: removes it, with the empty folders and stale
- * markers of ranks killed while they gathered or merged. */
-void parts_remove_ranks_folder(const char *output);
+ * markers of ranks killed while they gathered or merged. Returns 0, or -1
+ * when it still holds something (or is there and cannot be read). */
+int parts_remove_ranks_folder(const char *output);
 
 #endif

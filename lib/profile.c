@@ -8,7 +8,6 @@
 #include "reader.h"
 #include "schema.h"
 
-#include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,26 +66,16 @@ static int fold(const struct rd_profile *p, struct summary *s)
 	return 0;
 }
 
-/* Each process's calls times its cost of one call: a call that the filters
- * kept out of /events went through the hooks too (the filter's test takes
- * their slow path), at about the cost measured for a stored one. */
-static int recording(const char *path, const struct rd_profile *p, struct summary *s, char *err,
-		     size_t errcap)
+/* The calls times the cost of one call: a call that the filters kept out
+ * of /events went through the hooks too (the filter's test takes their
+ * slow path), at about the cost measured for a stored one. */
+static double recording(const struct rd_profile *p)
 {
-	double *cost = calloc(p->nprocesses + 1, sizeof *cost);
+	double calls = 0;
 
-	if (!cost) {
-		snprintf(err, errcap, "out of memory");
-		return -1;
-	}
-	if (profile_overhead(path, p->nprocesses, cost, err, errcap) != 0) {
-		free(cost);
-		return -1;
-	}
 	for (size_t i = 0; i < p->npairs; i++)
-		s->recording_ns += (double)rd_pair_calls(&p->pairs[i]) * cost[p->pairs[i].process];
-	free(cost);
-	return 0;
+		calls += (double)rd_pair_calls(&p->pairs[i]);
+	return calls * p->meta.overhead_ns_per_call;
 }
 
 int summary_read(const char *path, struct summary *s, char *err, size_t errcap)
@@ -98,13 +87,11 @@ int summary_read(const char *path, struct summary *s, char *err, size_t errcap)
 	if (!p)
 		return -1;
 	rc = fold(p, s);
-	if (rc != 0)
-		snprintf(err, errcap, "out of memory");
-	else
-		rc = recording(path, p, s, err, errcap);
 	if (rc != 0) {
+		snprintf(err, errcap, "out of memory");
 		summary_free(s);
 	} else {
+		s->recording_ns = recording(p);
 		s->wall_seconds = p->meta.wall_seconds;
 		s->cpu_seconds = p->meta.cpu_seconds;
 		s->peak_rss_bytes = p->meta.peak_rss_bytes;
@@ -148,79 +135,4 @@ void summary_print(FILE *out, const struct summary *s, size_t top)
 	}
 	if (s->n > shown)
 		fprintf(out, "... %zu more regions\n", s->n - shown);
-}
-
-/* Reads the column name of /processes as n doubles; 1 when the file has no such column. */
-static int column(hid_t f, const char *name, size_t n, double *to, char *err, size_t errcap)
-{
-	hid_t d, space;
-	hssize_t len;
-	int rc = -1;
-
-	if (H5Lexists(f, "/" SC_PROCESSES, H5P_DEFAULT) <= 0 ||
-	    H5Lexists(f, name, H5P_DEFAULT) <= 0)
-		return 1;
-	d = H5Dopen2(f, name, H5P_DEFAULT);
-	space = d < 0 ? -1 : H5Dget_space(d);
-	len = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
-	if (len != (hssize_t)n || H5Sget_simple_extent_ndims(space) != 1)
-		snprintf(err, errcap, "%s has %lld rows, /processes has %zu", name, (long long)len,
-			 n);
-	else if (n && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, to) < 0)
-		snprintf(err, errcap, "%s cannot be read as numbers", name);
-	else
-		rc = 0;
-	if (space >= 0)
-		H5Sclose(space);
-	if (d >= 0)
-		H5Dclose(d);
-	return rc;
-}
-
-/* /metadata's attribute name as a double; 0 when absent. */
-static int attribute(hid_t f, const char *name, double *v, char *err, size_t errcap)
-{
-	hid_t a;
-	int rc = 0;
-
-	*v = 0;
-	if (H5Aexists_by_name(f, "/" SC_METADATA, name, H5P_DEFAULT) <= 0)
-		return 0;
-	a = H5Aopen_by_name(f, "/" SC_METADATA, name, H5P_DEFAULT, H5P_DEFAULT);
-	if (a < 0 || H5Aread(a, H5T_NATIVE_DOUBLE, v) < 0) {
-		snprintf(err, errcap, "/%s/%s cannot be read as a number", SC_METADATA, name);
-		rc = -1;
-	}
-	if (a >= 0)
-		H5Aclose(a);
-	return rc;
-}
-
-int profile_overhead(const char *path, size_t n, double *per_process, char *err, size_t errcap)
-{
-	const char *name = SC_META(OVERHEAD_NS_PER_CALL);
-	char col[128];
-	hid_t f;
-	double all;
-	int rc;
-
-	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-	if (f < 0) {
-		snprintf(err, errcap, "cannot be opened as HDF5");
-		return -1;
-	}
-	snprintf(col, sizeof col, "/%s/%s", SC_PROCESSES, name);
-	rc = column(f, col, n, per_process, err, errcap);
-	if (rc == 1) {
-		rc = attribute(f, name, &all, err, errcap);
-		for (size_t i = 0; rc == 0 && i < n; i++)
-			per_process[i] = all;
-	}
-	/* a cost that is no number, or below 0, is none */
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		if (!(per_process[i] > 0) || per_process[i] > 1e9)
-			per_process[i] = 0;
-	H5Fclose(f);
-	return rc;
 }

@@ -21,8 +21,8 @@ struct summary {
 	double peak_rss_bytes;
 	uint64_t events, lost;
 	uint64_t aggregated; /* calls the recording's filters counted but kept out of /events */
-	/* What recording the calls cost: each process's calls, those the filters kept out
-	 * too (they ran the hooks), times its cost of one call, ns. */
+	/* What recording the calls cost: the calls, those the filters kept out
+	 * too (they ran the hooks), times the cost of one call, ns. */
 	double recording_ns;
 };
 
@@ -33,14 +33,5 @@ void summary_free(struct summary *s);
 
 /* Prints the top regions by self time as a table, names last and whole. */
 void summary_print(FILE *out, const struct summary *s, size_t top);
-
-/*
- * What recording one call cost, ns, in each of the n processes of the
- * profile at path, into per_process: the column /processes/overhead_ns_per_call
- * when the file has one, else /metadata's overhead_ns_per_call for every
- * process (0 when the file has neither). Returns 0, or -1 with a one-line
- * reason in err.
- */
-int profile_overhead(const char *path, size_t n, double *per_process, char *err, size_t errcap);
 
 #endif

@@ -137,10 +137,9 @@ void job_forget(const char *dir)
 		closedir(d);
 }
 
-int job_finish(const struct job *j, const char *output, job_merge_fn merge, const void *ctx,
-	       const char *who)
+int job_finish(const struct job *j, const char *output, job_merge_fn merge, const char *who)
 {
-	char lock[PATH_MAX + 16];
+	char lock[PATH_MAX + 16], err[1024];
 	int fd;
 
 	if (arrivals(j) < j->size)
@@ -150,7 +149,8 @@ int job_finish(const struct job *j, const char *output, job_merge_fn merge, cons
 	if (fd < 0)
 		return 0; /* another rank found them all at the same moment */
 	close(fd);
-	if (merge(j->dir, j->size, output, ctx) != 0) {
+	if (merge(j->dir, j->size, output, who, err, sizeof err) != 0) {
+		fprintf(stderr, "%s: %s\n", who, err);
 		fprintf(stderr,
 			"%s: the ranks' profiles are kept in %s (merge them with: "
 			"scope-merge --parts %s -o %s)\n",

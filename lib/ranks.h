@@ -18,18 +18,19 @@ struct job {
  * (prefixed with who). */
 int job_init(struct job *j, const char *output, int rank, int size, const char *who);
 
-/* Merges the ranks' profiles in dir into output; returns 0, or -1 after
- * printing why. */
-typedef int (*job_merge_fn)(const char *dir, int ranks, const char *output, const void *ctx);
+/* Merges the ranks' profiles in dir into output for the program who;
+ * returns 0, or -1 with the reason in err. */
+typedef int (*job_merge_fn)(const char *dir, int ranks, const char *output, const char *who,
+			    char *err, size_t cap);
 
 /*
  * This rank's profile is in j->rank_file: if every rank's now is, merge
- * them into output with merge(dir, ranks, output, ctx). Exactly one rank
- * does (an O_EXCL lock file: no flock, which NFS may not honour). Returns
- * 0, or -1 after printing what is kept where.
+ * them into output with merge(dir, ranks, output, who, ...). Exactly one
+ * rank does (an O_EXCL lock file: no flock, which NFS may not honour).
+ * Returns 0, or -1 after printing, prefixed with who, why and what is kept
+ * where.
  */
-int job_finish(const struct job *j, const char *output, job_merge_fn merge, const void *ctx,
-	       const char *who);
+int job_finish(const struct job *j, const char *output, job_merge_fn merge, const char *who);
 
 /* Removes what the ranks kept in dir to agree who merges (the arrival
  * counters of this job and of earlier ones, the merging lock), once the

@@ -40,10 +40,15 @@ static const struct field thread_fields[SC_NTHR] = {SC_THREAD_FIELDS(FIELD)};
 static const struct field task_fields[SC_NTASK] = {SC_TASK_FIELDS(FIELD)};
 static const struct field module_fields[SC_NMOD] = {SC_MODULE_FIELDS(FIELD)};
 static const struct field sample_fields[SC_NSMP] = {SC_SAMPLE_FIELDS(FIELD)};
+static const struct field aggregate_fields[SC_NAGG] = {SC_AGGREGATE_FIELDS(FIELD)};
+static const struct field heap_fields[SC_NHEAP] = {SC_HEAP_FIELDS(FIELD)};
+static const struct field site_fields[SC_NSITE] = {SC_HEAP_SITE_FIELDS(FIELD)};
 #define META_NAME(id, name, ...) [SC_META_##id] = name,
 static const char *const meta_names[SC_NMETA] = {SC_METADATA_FIELDS(META_NAME)};
 #define ROOT_NAME(id, name, ...) [SC_ROOT_##id] = name,
 static const char *const root_names[SC_NROOT] = {SC_ROOT_FIELDS(ROOT_NAME)};
+#define HEAPA_NAME(id, name, ...) [SC_HEAPA_##id] = name,
+static const char *const heap_attr_names[SC_NHEAPA] = {SC_HEAP_ATTRS(HEAPA_NAME)};
 #define EVENT_NAME(i) (event_fields[i].name)
 
 struct rd_h5 {
@@ -242,6 +247,36 @@ static const struct column_spec sample_columns[] = {
 	COL(SMP, STACK, struct rd_sample, stack),
 };
 _Static_assert(NCOLS(sample_columns) == SC_NSMP, "a samples column without a field");
+static const struct column_spec aggregate_columns[] = {
+	COL(AGG, REGION, struct rd_aggregate, region),
+	COL(AGG, THREAD, struct rd_aggregate, thread),
+	COL(AGG, CALLS, struct rd_aggregate, calls),
+	COL(AGG, TOTAL_NS, struct rd_aggregate, total_ns),
+	COL(AGG, TOTAL_ALL_NS, struct rd_aggregate, total_all_ns),
+	COL(AGG, SELF_NS, struct rd_aggregate, self_ns),
+	COL(AGG, MIN_NS, struct rd_aggregate, min_ns),
+	COL(AGG, MAX_NS, struct rd_aggregate, max_ns),
+};
+_Static_assert(NCOLS(aggregate_columns) == SC_NAGG, "an aggregates column without a field");
+static const struct column_spec heap_columns[] = {
+	COL(HEAP, REGION, struct rd_heap_row, region),
+	COL(HEAP, ALLOCATIONS, struct rd_heap_row, allocations),
+	COL(HEAP, FREES, struct rd_heap_row, frees),
+	COL(HEAP, BYTES, struct rd_heap_row, bytes),
+	COL(HEAP, PEAK, struct rd_heap_row, peak),
+	COL(HEAP, LEAKED, struct rd_heap_row, leaked),
+};
+_Static_assert(NCOLS(heap_columns) == SC_NHEAP, "a heap column without a field");
+static const struct column_spec site_columns[] = {
+	COL(SITE, REGION, struct rd_heap_site, region),
+	COL(SITE, BYTES, struct rd_heap_site, bytes),
+	COL(SITE, ALLOCATIONS, struct rd_heap_site, allocations),
+	COL(SITE, ADDRESS, struct rd_heap_site, address),
+	COL(SITE, FUNCTION, struct rd_heap_site, function),
+	COL(SITE, FILE, struct rd_heap_site, file),
+	COL(SITE, LINE, struct rd_heap_site, line),
+};
+_Static_assert(NCOLS(site_columns) == SC_NSITE, "a heap_sites column without a field");
 
 /* How a field is read: integers of any width and sign as 64-bit numbers
  * (signed ones as int64), strings as copies. */
@@ -600,6 +635,9 @@ static int read_meta(struct rd_profile *p)
 	lost = attr_double(m, meta_names[SC_META_LOST_RECORDS]);
 	md->lost_records = lost > 0 ? (uint64_t)lost : 0;
 	md->mpi_ranks = attr_int64(m, meta_names[SC_META_MPI_RANKS]);
+	md->overhead_ns_per_call = attr_double(m, meta_names[SC_META_OVERHEAD_NS_PER_CALL]);
+	if (!(md->overhead_ns_per_call > 0) || md->overhead_ns_per_call > 1e9)
+		md->overhead_ns_per_call = 0;
 	md->command_line = attr_string(m, meta_names[SC_META_COMMAND_LINE]);
 	md->host = attr_string(m, meta_names[SC_META_HOST]);
 	md->start_time_utc = attr_string(m, meta_names[SC_META_START_TIME_UTC]);
@@ -846,7 +884,9 @@ static int specs_in_order(void)
 		size_t n;
 	} specs[] = {{process_columns, SC_NPROC}, {region_columns, SC_NREG},
 		     {pair_columns, SC_NPAIR},	  {lane_columns, SC_NTHR},
-		     {module_columns, SC_NMOD},	  {sample_columns, SC_NSMP}};
+		     {module_columns, SC_NMOD},	  {sample_columns, SC_NSMP},
+		     {task_columns, SC_NTASK},	  {heap_columns, SC_NHEAP},
+		     {site_columns, SC_NSITE},	  {aggregate_columns, SC_NAGG}};
 	for (size_t s = 0; s < sizeof specs / sizeof *specs; s++)
 		for (size_t i = 0; i < specs[s].n; i++)
 			if (specs[s].cols[i].id != (int)i)
@@ -1146,6 +1186,26 @@ int rd_check_events(struct rd_profile *p, unsigned columns)
 	return rc;
 }
 
+int rd_check_tables(struct rd_profile *p)
+{
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		struct rd_sample *s;
+		struct rd_aggregate *agg;
+		struct rd_heap h;
+		size_t n;
+		if (rd_samples(p, i, &s, &n) != 0)
+			return -1;
+		rd_samples_free(s, n);
+		if (rd_aggregates(p, i, &agg, &n) != 0)
+			return -1;
+		free(agg);
+		if (rd_heap(p, i, &h) < 0)
+			return -1;
+		rd_heap_free(&h);
+	}
+	return 0;
+}
+
 int rd_check(const char *path, char *err, size_t errcap)
 {
 	struct rd_profile *p = rd_open(path, err, errcap);
@@ -1154,6 +1214,8 @@ int rd_check(const char *path, char *err, size_t errcap)
 	if (!p)
 		return -1;
 	rc = rd_check_events(p, RD_ALL);
+	if (rc == 0)
+		rc = rd_check_tables(p);
 	if (rc != 0)
 		snprintf(err, errcap, "%s", p->err);
 	rd_close(p);
@@ -1256,6 +1318,102 @@ void rd_samples_free(struct rd_sample *s, size_t n)
 	for (size_t i = 0; s && i < n; i++)
 		free(s[i].stack);
 	free(s);
+}
+
+int rd_aggregates(struct rd_profile *p, size_t process, struct rd_aggregate **out, size_t *n)
+{
+	char path[64];
+	struct table t = {path,
+			  aggregate_fields,
+			  aggregate_columns,
+			  NCOLS(aggregate_columns),
+			  sizeof **out,
+			  NULL,
+			  0};
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof path, "/" SC_PROCESS_N "/" SC_AGGREGATES, process);
+	if (!rd_has(p, path + 1))
+		return 0;
+	rc = read_table(p, &t);
+	if (rc == 0) {
+		*out = t.rows;
+		*n = t.n;
+		t.rows = NULL;
+		t.n = 0;
+	}
+	table_free(&t);
+	return rc;
+}
+
+/* A required integer attribute of the group at path: present, one value, an integer. */
+static int heap_attr(struct rd_profile *p, hid_t g, const char *path, int id, int64_t *v)
+{
+	const char *name = heap_attr_names[id];
+	hid_t a = open_scalar_attr(g, name);
+	int ok = a >= 0 && attr_class(a) == H5T_INTEGER && H5Aread(a, H5T_NATIVE_INT64, v) >= 0;
+
+	if (a >= 0)
+		H5Aclose(a);
+	return ok ? 0
+		  : fail(p, "%s attribute %s is %s", path, name,
+			 H5Aexists(g, name) > 0 ? "not one integer" : "missing");
+}
+
+/* Moves the rows of table t to *rows, *n. */
+static void take_rows(struct table *t, void *rows, size_t *n)
+{
+	memcpy(rows, &t->rows, sizeof t->rows);
+	*n = t->n;
+	t->rows = NULL;
+	t->n = 0;
+}
+
+int rd_heap(struct rd_profile *p, size_t process, struct rd_heap *h)
+{
+	char path[64], sites[64];
+	struct table rows = {
+		path, heap_fields, heap_columns, NCOLS(heap_columns), sizeof *h->rows, NULL, 0};
+	struct table st = {
+		sites, site_fields, site_columns, NCOLS(site_columns), sizeof *h->sites, NULL, 0};
+	hid_t g;
+	int rc = 0;
+
+	memset(h, 0, sizeof *h);
+	if (process >= p->nprocesses)
+		return fail(p, "process %zu is out of range (%zu processes)", process,
+			    p->nprocesses);
+	snprintf(path, sizeof path, "/" SC_PROCESS_N "/" SC_HEAP, process);
+	snprintf(sites, sizeof sites, "/" SC_PROCESS_N "/" SC_HEAP_SITES, process);
+	if (!rd_has(p, path + 1) && !rd_has(p, sites + 1))
+		return 0;
+	if ((g = open_group(p, path + 1)) < 0)
+		return -1;
+	for (int id = 0; id < SC_NHEAPA && rc == 0; id++)
+		rc = heap_attr(p, g, path, id, &h->attrs[id]);
+	H5Oclose(g);
+	if (rc == 0)
+		rc = read_table(p, &rows);
+	if (rc == 0)
+		rc = read_table(p, &st);
+	if (rc == 0) {
+		take_rows(&rows, &h->rows, &h->nrows);
+		take_rows(&st, &h->sites, &h->nsites);
+	}
+	table_free(&rows);
+	table_free(&st);
+	return rc == 0 ? 1 : -1;
+}
+
+void rd_heap_free(struct rd_heap *h)
+{
+	free_rows(heap_fields, heap_columns, NCOLS(heap_columns), sizeof *h->rows, h->rows,
+		  h->nrows);
+	free_rows(site_fields, site_columns, NCOLS(site_columns), sizeof *h->sites, h->sites,
+		  h->nsites);
+	memset(h, 0, sizeof *h);
 }
 
 void rd_modules_free(struct rd_module *mods, size_t n)

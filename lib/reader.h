@@ -75,6 +75,9 @@ struct rd_meta {
 	double wall_seconds, cpu_seconds, peak_rss_bytes;
 	uint64_t lost_records;
 	int64_t mpi_ranks; /* the MPI job's size, 0 when not a job's */
+	/* what recording one call cost, ns, measured at start-up: 0 when the
+	 * file has no figure, or one that is not a number above 0 and up to 1 s */
+	double overhead_ns_per_call;
 	char *command_line, *host, *start_time_utc, *clock_source;
 };
 
@@ -167,14 +170,18 @@ int rd_cache(struct rd_profile *p, size_t readers);
  * to be readable. Returns 0, or -1 with the reason in p->err. */
 int rd_check_events(struct rd_profile *p, unsigned columns);
 
+/* Reads the tables of every process that rd_open leaves (samples,
+ * aggregates, heap and heap_sites), checking them as it checks its own.
+ * Returns 0, or -1 with the reason in p->err. */
+int rd_check_tables(struct rd_profile *p);
+
 /* Opens the profile at path and reads every column of every call, checking
- * it: the whole of what a reader may meet. For tests and fuzzers. Returns
- * 0, or -1 with the reason in err. */
+ * it, and the tables of rd_check_tables: the whole of what a reader may
+ * meet. For tests and fuzzers. Returns 0, or -1 with the reason in err. */
 int rd_check(const char *path, char *err, size_t errcap);
 
 /* ---- Raw access, for the programs that transform profiles -------------- */
 
-/* A row of /process<N>/modules. */
 /* A row of /process<N>/samples (SCOPE_SAMPLE). */
 struct rd_sample {
 	uint64_t process, time, thread; /* time: relative ns */
@@ -187,6 +194,50 @@ struct rd_sample {
 int rd_samples(struct rd_profile *p, size_t process, struct rd_sample **out, size_t *n);
 void rd_samples_free(struct rd_sample *s, size_t n);
 
+/* A row of /process<N>/aggregates (filters): calls of a region on a thread
+ * lane that are not in /events, summed. */
+struct rd_aggregate {
+	uint64_t region, thread, calls;
+	uint64_t total_ns, total_all_ns, self_ns, min_ns, max_ns;
+};
+
+/* The aggregates of process (none when it has no /process<N>/aggregates),
+ * in new memory (free). Returns 0, or -1 with the reason in p->err. */
+int rd_aggregates(struct rd_profile *p, size_t process, struct rd_aggregate **out, size_t *n);
+
+/* A row of /process<N>/heap (SCOPE_HEAP=1): what the blocks one region
+ * allocated came to. */
+struct rd_heap_row {
+	char *region; /* as /regions names it, "" outside any recorded call */
+	uint64_t allocations, frees, bytes, peak, leaked; /* bytes: allocated in all */
+};
+
+/* A row of /process<N>/heap_sites: a call site that allocated much of a region's bytes. */
+struct rd_heap_site {
+	char *region, *function, *file;
+	uint64_t bytes, allocations, address, line;
+};
+
+/* A process's heap tracking. */
+struct rd_heap {
+	int64_t attrs[SC_NHEAPA]; /* the group's attributes, by enum sc_heapa */
+	struct rd_heap_row *rows;
+	size_t nrows;
+	struct rd_heap_site *sites;
+	size_t nsites;
+};
+
+/*
+ * Reads /process<N>/heap and heap_sites of process into h, checked as
+ * rd_open checks its tables (every column there with its type, of one
+ * length), with the group's attributes. Returns 1; 0, h empty, when the
+ * process has neither group (its heap was not tracked); or -1 with the
+ * reason in p->err. rd_heap_free frees what it read.
+ */
+int rd_heap(struct rd_profile *p, size_t process, struct rd_heap *h);
+void rd_heap_free(struct rd_heap *h);
+
+/* A row of /process<N>/modules. */
 struct rd_module {
 	char *path, *build_id; /* build_id: hex, "" when none was recorded */
 	uint64_t bias, lo, hi; /* lo and hi are 0 in files without them */

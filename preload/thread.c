@@ -458,8 +458,6 @@ SCOPE_NOINST void scope_thread_begin(struct scope_thread *t, int32_t parent)
 	t->busy--;
 }
 
-/* A thread's new name goes into its lane at once, so a run that is killed
- * keeps it too. */
 /* The calling task's state, counted inside until self_leave; NULL for a
  * task sharing another's TLS block that has no state of its own. */
 static inline struct scope_thread *self_enter(void)
@@ -477,6 +475,8 @@ static inline void self_leave(struct scope_thread *t)
 	scope_task_leave(t);
 }
 
+/* A thread's new name goes into its lane at once, so a run that is killed
+ * keeps it too. */
 void scope_thread_named(const char *name)
 {
 	struct scope_thread *t = self_enter();

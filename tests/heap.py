@@ -15,9 +15,11 @@ Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 import json
 import os
 import re
+import shutil
 import sys
 
 import h5py
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skipped, Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
@@ -180,6 +182,41 @@ def case_report(t):
     expect(lines[0].startswith(f"{t.path('out.h5')}: heap of 1 process: "), f"first line {lines[0]!r}")
     expect(lines[3].split() == ["3", "3", "100.0", "KiB", "96.0", "KiB", "0", "B", "peaky"], f"top row {lines[3]!r}")
     expect(lines[4].startswith("... ") and lines[4].endswith(" more regions (--top)"), f"--top line {lines[4]!r}")
+
+
+def case_damaged(t):
+    """A damaged heap table (a column longer than the others, one of strings where numbers
+    belong, an attribute missing): scope-report --heap says what is wrong in one line and exits
+    1, where a column longer than the table once overran the report's buffers."""
+    t.profile(env={"SCOPE_HEAP": "1"})
+    report = os.path.join(t.bin, "scope-report")
+    with h5py.File(t.path("out.h5"), "r") as f:
+        n = len(f["process0/heap/region"])
+
+    def longer(g):
+        v = g["heap/allocations"][()]
+        del g["heap/allocations"]
+        g["heap/allocations"] = np.concatenate([v, np.zeros(100000, dtype=v.dtype)])
+
+    def strings(g):
+        del g["heap_sites/line"]
+        g["heap_sites/line"] = np.array(["7"] * len(g["heap_sites/region"]), dtype=h5py.string_dtype())
+
+    cases = (
+        ("longer.h5", longer, f"/process0/heap/allocations has {n + 100000} rows, /process0/heap/region has {n}"),
+        ("strings.h5", strings, "/process0/heap_sites/line is not a column of integers"),
+        ("noattr.h5", lambda g: g["heap"].attrs.__delitem__("untracked"),
+         "/process0/heap attribute untracked is missing"),
+        ("nosites.h5", lambda g: g.__delitem__("heap_sites"), "/process0/heap_sites is missing"),
+    )
+    for name, edit, why in cases:
+        shutil.copy(t.path("out.h5"), t.path(name))
+        with h5py.File(t.path(name), "r+") as f:
+            edit(f["process0"])
+        r = t.run([report, "--heap", t.path(name)], env=t.env())
+        r.expect_rc(1)
+        expect_eq(r.err_lines(), [f"scope-report: {t.path(name)}: {why}"], f"{name}: message")
+        expect_eq(t.text(r), "", f"{name}: output")
 
 
 def case_bench_memory(t):

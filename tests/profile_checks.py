@@ -114,12 +114,16 @@ SCHEMA = {
     "process0/modules": {"path": STR, "bias": U64, "low": U64, "high": U64, "build_id": STR},
 }
 
+# The attributes of the root and of /metadata, every required one among them
+# (schema-copies holds these lists and SCHEMA to lib/schema.h's table).
+ROOT = {"schema": I64, "producer": STR, "time_unit": STR}
+
 METADATA = {
     STR: ("command_line", "working_dir", "start_time_utc", "host", "cpu_model", "kernel", "platform",
           "libc_version", "clock_source", "compression", "env_OMP_NUM_THREADS"),
     I64: ("logical_cores", "physical_cores", "memory_bytes", "exit_status", "exit_signal",
-          "peak_rss_bytes", "lost_records"),
-    F64: ("cpu_mhz", "clock_frequency_hz", "wall_seconds", "cpu_seconds"),
+          "peak_rss_bytes", "lost_records", "lost_arena_full", "lost_no_lane", "lost_shared_tls", "complete"),
+    F64: ("cpu_mhz", "clock_frequency_hz", "wall_seconds", "cpu_seconds", "overhead_ns_per_call"),
 }
 
 
@@ -151,7 +155,7 @@ def check_layout(path):
         need(problem is None, problem)
 
     with h5py.File(path, "r") as f:
-        for name, want in (("schema", I64), ("producer", STR), ("time_unit", STR)):
+        for name, want in ROOT.items():
             if need(name in f.attrs, f"root attribute {name} is missing"):
                 typed(f.attrs.get_id(name).dtype, want, f"root attribute {name}")
         meta = f["metadata"]

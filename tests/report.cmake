@@ -9,7 +9,7 @@ target_link_libraries(rdcheck PRIVATE scope_common)
 set_target_properties(rdcheck PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
 set(report_cases flat tree threads processes chrome speedscope folded diff badinput cli output selfout scale align
-  bytes names lines compensate compensate-loop callers merged filters sizes)
+  bytes names lines compensate compensate-loop overhead callers merged filters sizes)
 foreach(case IN LISTS report_cases)
   add_test(NAME report-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/report.py ${case}

@@ -1005,6 +1005,34 @@ def case_compensate_loop(t):
                       f"the uncompensated self time ({raw} ns) from the bound")
 
 
+def case_overhead(t):
+    """The cost of a call comes from /metadata overhead_ns_per_call alone, for every process
+    (a column /processes/overhead_ns_per_call is not part of the schema and changes nothing);
+    a figure that is no number is no measurement: the heading says so, and the file is still
+    read."""
+    path = t.profile("fib-gcc-O2")
+    cost = overheads(path)[0]
+    with h5py.File(path, "r") as f:
+        n = int(f["pairs/count"][()].sum())
+    heading = re.compile(r", recording (\S+ \S+) \((\d+\.\d)% of wall, (\d+\.\d) ns a call\)$")
+    shutil.copy(path, t.path("column.h5"))
+    with h5py.File(t.path("column.h5"), "r+") as f:
+        f["processes/overhead_ns_per_call"] = np.full(len(f["processes/pid"]), 1000 * cost)
+    for name in (path, t.path("column.h5")):
+        m = heading.search(t.scope_report(name).stdout.splitlines()[0])
+        expect(m and m.group(3) == f"{cost:.1f}", f"{name}: the heading's cost of a call: {m and m.group(0)!r}")
+        doc = json.loads(t.scope_report("--format", "json", name).stdout)
+        expect_eq(doc["recording_ns"], round(n * cost), f"{name}: JSON recording_ns")
+    shutil.copy(path, t.path("text.h5"))
+    with h5py.File(t.path("text.h5"), "r+") as f:
+        del f["metadata"].attrs["overhead_ns_per_call"]
+        f["metadata"].attrs["overhead_ns_per_call"] = "fast"
+    first = t.scope_report(t.path("text.h5")).stdout.splitlines()[0]
+    expect(first.endswith(", recording cost not measured"), f"a cost that is text: {first!r}")
+    expect_eq(json.loads(t.scope_report("--format", "json", t.path("text.h5")).stdout)["recording_ns"], 0,
+              "JSON recording_ns of a cost that is text")
+
+
 def case_callers(t):
     """--callers and --callees: each region that calls (or is called by) the regions a regex
     matches, with the calls, total and self time of the calls between them."""

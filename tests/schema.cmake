@@ -9,7 +9,7 @@ target_link_libraries(scope-schema-dump PRIVATE scope_common)
 set_target_properties(scope-schema-dump PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
 # CASE:PROGRAM
-foreach(entry docs:chain profile:chain merged:r_proc)
+foreach(entry docs:chain copies:chain profile:chain merged:r_proc symbolized:r_proc)
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 case)
   list(GET entry 1 prog)

@@ -14,7 +14,9 @@ optional fields (when present) with theirs, nothing the table does not
 hold, and on every group and dataset the table's description, unit and
 enumerations as attributes. merged: the same of profiles the merge wrote
 (scope-run of a forking program; scope-merge of an input whose
-descriptions were removed and one that has them).
+descriptions were removed and one that has them). symbolized: the same of
+a merged profile that scope-symbolize rewrote. copies: the Python package's
+and profile_checks.py's hand-written lists against the table.
 """
 
 import os
@@ -238,7 +240,8 @@ def table_path(path):
 
 # Columns the merge stores in the narrowest unsigned type that holds their
 # values, not at the table's width; readers widen every unsigned column.
-MERGE_NARROWS = {("/pairs", "process"), ("/pairs", "region"), ("/regions", "line")}
+# (/regions has one writer, lib/columns.c's col_regions, for all three.)
+MERGE_NARROWS = {("/pairs", "process"), ("/pairs", "region")}
 
 
 def field_problems(f, d, narrowed=()):
@@ -373,6 +376,138 @@ def case_merged(a):
     with h5py.File(t.path("merged.h5"), "r") as f:
         expect_eq(len(f["processes/pid"]), 2, "processes of the merged file")
     expect(not problems, "the merged profiles and the table disagree:\n  " + "\n  ".join(problems))
+
+
+# The hand-written copies of the table: the Python package's, and the harness's.
+PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "scope_profile",
+                       "_profile.py")
+# The package's names of the groups it reads.
+PACKAGE_GROUPS = {"processes": "/processes", "regions": "/regions", "pairs": "/pairs",
+                  "threads": "/process<N>/lanes/threads", "tasks": "/process<N>/lanes/tasks",
+                  "modules": "/process<N>/modules", "heap": "/process<N>/heap",
+                  "heap_sites": "/process<N>/heap_sites"}
+# profile_checks' types, as the table spells them.
+CHECK_TYPES = {"str": "string", "<i4": "int32", "<i8": "int64", "<u4": "uint32", "<u8": "uint64", "<f8": "float64",
+               "uint": "unsigned, narrowest", "|u1": "uint8"}
+
+
+PACKAGE_LISTS = ("SCHEMA", "NEVER_RETURNED", "_ORDER", "_FILL", "_EVENT_COLUMNS", "_EVENT_OPTIONAL",
+                 "_HEAP_ATTRIBUTES")
+
+
+def package_lists():
+    """The package's PACKAGE_LISTS, evaluated from its source (importing it would need pandas)."""
+    import ast
+    with open(PACKAGE, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), PACKAGE)
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in PACKAGE_LISTS:
+                out[name] = eval(compile(ast.Expression(node.value), PACKAGE, "eval"), {})
+    return out
+
+
+def columns(d, group, need=None):
+    """The names of group's columns in the table's order (of one need only, if given)."""
+    return [n for (g, kind, n), (_, nd, _) in d.fields.items()
+            if g == group and kind == "column" and need in (None, nd)]
+
+
+def package_problems(d):
+    got = package_lists()
+    problems = []
+    for name in PACKAGE_LISTS:
+        if name not in got:
+            problems.append(f"{PACKAGE} has no {name}")
+    if problems:
+        return problems
+    if got["SCHEMA"] != d.versions["schema"]:
+        problems.append(f"_profile.py: SCHEMA = {got['SCHEMA']}, the table's schema is {d.versions['schema']}")
+    if not any(e[:3] == ("/events", "flags", f"bit_{got['NEVER_RETURNED'].bit_length() - 1}") for e in d.enums):
+        problems.append(f"_profile.py: NEVER_RETURNED = {got['NEVER_RETURNED']} is no bit of /events/flags")
+    for kind, order in got["_ORDER"].items():
+        group = PACKAGE_GROUPS.get(kind)
+        if group is None:
+            problems.append(f"_profile.py: _ORDER[{kind!r}] names no group of the table this test knows")
+            continue
+        if list(order) != columns(d, group):
+            problems.append(f"_profile.py: _ORDER[{kind!r}] is {list(order)}, {group} has {columns(d, group)}")
+        fill = sorted(got["_FILL"].get(kind, {}))
+        if fill != sorted(columns(d, group, "optional")):
+            problems.append(f"_profile.py: _FILL[{kind!r}] fills {fill}, the optional columns of {group} are "
+                            f"{sorted(columns(d, group, 'optional'))}")
+    for kind in sorted(set(got["_FILL"]) - set(got["_ORDER"])):
+        problems.append(f"_profile.py: _FILL[{kind!r}] has no _ORDER")
+    required = columns(d, "/events", "required")
+    if list(got["_EVENT_COLUMNS"]) != required:
+        problems.append(f"_profile.py: _EVENT_COLUMNS is {list(got['_EVENT_COLUMNS'])}, the required /events "
+                        f"columns are {required}")
+    heap = [n for (g, kind, n) in d.fields if g == "/process<N>/heap" and kind == "attribute"]
+    if list(got["_HEAP_ATTRIBUTES"]) != heap:
+        problems.append(f"_profile.py: _HEAP_ATTRIBUTES is {list(got['_HEAP_ATTRIBUTES'])}, /process<N>/heap's "
+                        f"attributes are {heap}")
+    optional = columns(d, "/events", "optional")
+    if list(got["_EVENT_OPTIONAL"]) != optional:
+        problems.append(f"_profile.py: _EVENT_OPTIONAL is {list(got['_EVENT_OPTIONAL'])}, the optional /events "
+                        f"columns are {optional}")
+    return problems
+
+
+def check_problems(d):
+    import profile_checks as pc
+    problems = []
+    lists = [(f"SCHEMA[{g!r}]", "/" + re.sub(r"^process0(?=/)", "process<N>", g), "column", cols)
+             for g, cols in pc.SCHEMA.items()]
+    lists.append(("ROOT", "/", "attribute", pc.ROOT))
+    lists.append(("METADATA", "/metadata", "attribute", {n: t for t, names in pc.METADATA.items() for n in names}))
+    for what, group, kind, listed in lists:
+        fields = {n: spec for (g, k, n), spec in d.fields.items() if g == group and k == kind}
+        for name, code in listed.items():
+            pattern = [f for f in fields if re.fullmatch(re.escape(f).replace(re.escape("<VAR>"), r"\w+"), name)]
+            if not pattern:
+                problems.append(f"profile_checks.py: {what} lists {name}, which {group} does not have")
+            elif CHECK_TYPES.get(code) != fields[pattern[0]][0]:
+                problems.append(f"profile_checks.py: {what} types {name} as {code}, the table as "
+                                f"{fields[pattern[0]][0]}")
+        for name, (_, need, _) in fields.items():
+            if need == "required" and name not in listed:
+                problems.append(f"profile_checks.py: {what} lacks {group}'s required {kind} {name}")
+    return problems
+
+
+def case_copies(a):
+    """The copies of the table that cannot include it, python/scope_profile/_profile.py (the
+    version, each group's columns in order, the optional ones it fills, the event columns it
+    decodes, required and optional, the heap's attributes) and tests/profile_checks.py (the groups and attributes it checks, every required
+    one of them, with the table's types), agree with lib/schema.h."""
+    d = Dump(a.dump)
+    problems = package_problems(d) + check_problems(d)
+    expect(not problems, "copies of the table disagree with it:\n  " + "\n  ".join(problems))
+    print(f"_profile.py and profile_checks.py agree with the table's {len(d.fields)} fields")
+
+
+def case_symbolized(a):
+    """A profile scope-symbolize rewrote holds the table's fields and descriptions, /regions
+    included, which it writes as the writer and the merge do: two runs recorded without names,
+    merged by scope-merge, then symbolized."""
+    t = Test(a)
+    d = Dump(a.dump)
+    t.need_prog()
+    raw = {"SCOPE_SYMBOLIZE": "0", "SCOPE_HEAP": "1"}
+    for name in ("a.h5", "b.h5"):
+        t.scope("-q", "-o", name, "--", t.prog, "leaf", "3", env=raw).expect_rc(0)
+    t.run([os.path.join(t.bin, "scope-merge"), "-q", "-o", t.path("merged.h5"), t.path("a.h5"), t.path("b.h5")],
+          env=t.env()).expect_rc(0)
+    with h5py.File(t.path("merged.h5"), "r") as f:
+        expect_eq(len(f["processes/pid"]), 2, "processes of the merged file")
+        names = list(f["regions/name"].asstr()[()])
+    t.run([os.path.join(t.bin, "scope-symbolize"), "-q", t.path("merged.h5")], env=t.env()).expect_rc(0)
+    with h5py.File(t.path("merged.h5"), "r") as f:
+        expect(list(f["regions/name"].asstr()[()]) != names, "scope-symbolize changed no name")
+    problems = profile_problems(t.path("merged.h5"), d, MERGE_NARROWS)
+    expect(not problems, "the symbolized profile and the table disagree:\n  " + "\n  ".join(problems))
 
 
 CASES = cases_of(globals())

@@ -241,9 +241,11 @@ int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
 {
 	char only[2 * PATH_MAX];
 	struct storage st;
-	struct merge_request req = {.output = output, .parts = d->parts, .st = &st};
+	struct merge_request req = {
+		.output = output, .parts = d->parts, .st = &st, .who = gather_tool};
+	char err[1024];
 	struct missing m;
-	int n, rc = 0;
+	int n, rc;
 
 	recover(d, child, status);
 	n = count_h5(d->parts, "", only, sizeof only);
@@ -261,14 +263,16 @@ int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
 		rmdir(d->parts);
 		return GATHER_NOTHING;
 	}
+	storage_parse(&st, NULL); /* the default, which always parses */
 	if (n == 1 && rename(only, output) == 0)
 		rc = 0;
 	else
-		rc = storage_parse(&st, NULL) != 0 || merge_profiles(&req) != 0;
+		rc = merge_profiles(&req, err, sizeof err);
 	if (rc == 0) {
 		rmdir(d->parts);
 		return GATHER_PUBLISHED;
 	}
+	fprintf(stderr, "%s: %s\n", gather_tool, err);
 	fprintf(stderr,
 		"%s: the profiles of the run's processes are kept in %s "
 		"(merge them with: scope-merge --parts %s -o FILE)\n",

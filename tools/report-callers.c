@@ -299,7 +299,7 @@ static int walk_all(struct graph *g, const struct options *o, struct rd_profile 
 		if (!want_process(o, p, i) ||
 		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
 			continue;
-		v.overhead_ns = call_cost(o, 0, i);
+		v.overhead_ns = call_cost(o, 0);
 		if (wk_process(p, i, o->thread, &v) != 0) {
 			if (g->oom)
 				snprintf(p->err, sizeof p->err, "out of memory");

@@ -7,7 +7,6 @@
 #include "report.h"
 #include "schema.h"
 
-#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,166 +32,40 @@ struct heap_view {
 	int64_t peak, leaked, untracked; /* summed over the processes */
 };
 
-/* Column name of group g, n values as uint64 into out (calloc'd). */
-static int read_u64(hid_t g, const char *name, size_t n, uint64_t **out)
+static int grow(void **v, size_t n, size_t more, size_t size)
 {
-	hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-	int rc = -1;
+	void *g;
 
-	*out = calloc(n + 1, sizeof **out);
-	if (d >= 0 && *out &&
-	    (n == 0 || H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0))
-		rc = 0;
-	if (d >= 0)
-		H5Dclose(d);
-	return rc;
-}
-
-/* Strings, each strdup'd into out. */
-static int read_str(hid_t g, const char *name, size_t n, char ***out)
-{
-	hid_t d = H5Dopen2(g, name, H5P_DEFAULT), mt = H5Tcopy(H5T_C_S1);
-	hid_t space = d >= 0 ? H5Dget_space(d) : -1;
-	char **v = calloc(n + 1, sizeof *v);
-	int rc = -1;
-
-	*out = calloc(n + 1, sizeof **out);
-	if (d >= 0 && space >= 0 && v && *out && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-	    H5Tset_cset(mt, H5T_CSET_UTF8) >= 0 &&
-	    (n == 0 || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0)) {
-		rc = 0;
-		for (size_t i = 0; i < n && rc == 0; i++)
-			if (!((*out)[i] = strdup(v[i] ? v[i] : "")))
-				rc = -1;
-		if (n)
-			H5Dvlen_reclaim(mt, space, H5P_DEFAULT, v);
-	}
-	free(v);
-	if (space >= 0)
-		H5Sclose(space);
-	H5Tclose(mt);
-	if (d >= 0)
-		H5Dclose(d);
-	return rc;
-}
-
-static size_t rows_of(hid_t g, const char *name)
-{
-	hid_t d = H5Dopen2(g, name, H5P_DEFAULT), s = d >= 0 ? H5Dget_space(d) : -1;
-	hsize_t n = 0;
-
-	if (s >= 0)
-		H5Sget_simple_extent_dims(s, &n, NULL);
-	if (s >= 0)
-		H5Sclose(s);
-	if (d >= 0)
-		H5Dclose(d);
-	return (size_t)n;
-}
-
-static int64_t attr_of(hid_t g, const char *name)
-{
-	int64_t v = 0;
-	hid_t a = H5Aexists(g, name) > 0 ? H5Aopen(g, name, H5P_DEFAULT) : -1;
-
-	if (a >= 0) {
-		if (H5Aread(a, H5T_NATIVE_INT64, &v) < 0)
-			v = 0;
-		H5Aclose(a);
-	}
-	return v;
-}
-
-static int grow(void **v, size_t n, size_t size)
-{
-	void *g = realloc(*v, (n + 1) * size);
-	if (!g)
+	if (more > SIZE_MAX / size - n - 1 || !(g = realloc(*v, (n + more + 1) * size)))
 		return -1;
 	*v = g;
 	return 0;
 }
 
-/* The heap group of process k, appended to h. */
-static int read_heap(hid_t proc, size_t k, struct heap_view *h)
+/* Process k's rows, appended to h; the strings are h's then. */
+static int append(struct heap_view *h, size_t k, struct rd_heap *one)
 {
-	hid_t g = H5Gopen2(proc, SC_HEAP, H5P_DEFAULT);
-	size_t n = rows_of(g, sc_heap[SC_HEAP_REGION].name);
-	uint64_t *col[5] = {0};
-	char **names = NULL;
-	int rc = -1;
-
-	if (g < 0)
+	if (grow((void **)&h->rows, h->nrows, one->nrows, sizeof *h->rows) != 0 ||
+	    grow((void **)&h->sites, h->nsites, one->nsites, sizeof *h->sites) != 0)
 		return -1;
+	for (size_t i = 0; i < one->nrows; i++) {
+		const struct rd_heap_row *r = &one->rows[i];
+		h->rows[h->nrows++] = (struct heap_row){
+			k, r->region, r->allocations, r->frees, r->bytes, r->peak, r->leaked};
+		one->rows[i].region = NULL;
+	}
+	for (size_t i = 0; i < one->nsites; i++) {
+		struct rd_heap_site *s = &one->sites[i];
+		h->sites[h->nsites++] =
+			(struct site_row){k,	    s->region,	    s->function, s->file,
+					  s->bytes, s->allocations, s->address,	 s->line};
+		s->region = s->function = s->file = NULL;
+	}
 	h->processes++;
-	h->peak += attr_of(g, sc_heap_attrs[SC_HEAPA_PEAK_LIVE].name);
-	h->leaked += attr_of(g, sc_heap_attrs[SC_HEAPA_LIVE_AT_EXIT].name);
-	h->untracked += attr_of(g, sc_heap_attrs[SC_HEAPA_UNTRACKED].name);
-	if (read_str(g, sc_heap[SC_HEAP_REGION].name, n, &names) != 0 ||
-	    read_u64(g, sc_heap[SC_HEAP_ALLOCATIONS].name, n, &col[0]) != 0 ||
-	    read_u64(g, sc_heap[SC_HEAP_FREES].name, n, &col[1]) != 0 ||
-	    read_u64(g, sc_heap[SC_HEAP_BYTES].name, n, &col[2]) != 0 ||
-	    read_u64(g, sc_heap[SC_HEAP_PEAK].name, n, &col[3]) != 0 ||
-	    read_u64(g, sc_heap[SC_HEAP_LEAKED].name, n, &col[4]) != 0)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		if (grow((void **)&h->rows, h->nrows, sizeof *h->rows) != 0)
-			goto out;
-		h->rows[h->nrows++] = (struct heap_row){k,	   names[i],  col[0][i], col[1][i],
-							col[2][i], col[3][i], col[4][i]};
-		names[i] = NULL;
-	}
-	rc = 0;
-out:
-	for (size_t i = 0; names && i < n; i++)
-		free(names[i]);
-	free(names);
-	for (int i = 0; i < 5; i++)
-		free(col[i]);
-	H5Gclose(g);
-	return rc;
-}
-
-static int read_sites(hid_t proc, size_t k, struct heap_view *h)
-{
-	hid_t g = H5Gopen2(proc, SC_HEAP_SITES, H5P_DEFAULT);
-	size_t n = rows_of(g, sc_heap_sites[SC_SITE_REGION].name);
-	uint64_t *bytes = NULL, *allocs = NULL, *addr = NULL, *line = NULL;
-	char **region = NULL, **fn = NULL, **file = NULL;
-	int rc = -1;
-
-	if (g < 0)
-		return -1;
-	if (read_str(g, sc_heap_sites[SC_SITE_REGION].name, n, &region) != 0 ||
-	    read_str(g, sc_heap_sites[SC_SITE_FUNCTION].name, n, &fn) != 0 ||
-	    read_str(g, sc_heap_sites[SC_SITE_FILE].name, n, &file) != 0 ||
-	    read_u64(g, sc_heap_sites[SC_SITE_BYTES].name, n, &bytes) != 0 ||
-	    read_u64(g, sc_heap_sites[SC_SITE_ALLOCATIONS].name, n, &allocs) != 0 ||
-	    read_u64(g, sc_heap_sites[SC_SITE_ADDRESS].name, n, &addr) != 0 ||
-	    read_u64(g, sc_heap_sites[SC_SITE_LINE].name, n, &line) != 0)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		if (grow((void **)&h->sites, h->nsites, sizeof *h->sites) != 0)
-			goto out;
-		h->sites[h->nsites++] = (struct site_row){k,	    region[i], fn[i],	file[i],
-							  bytes[i], allocs[i], addr[i], line[i]};
-		region[i] = fn[i] = file[i] = NULL;
-	}
-	rc = 0;
-out:
-	for (size_t i = 0; i < n; i++) {
-		free(region ? region[i] : NULL);
-		free(fn ? fn[i] : NULL);
-		free(file ? file[i] : NULL);
-	}
-	free(region);
-	free(fn);
-	free(file);
-	free(bytes);
-	free(allocs);
-	free(addr);
-	free(line);
-	H5Gclose(g);
-	return rc;
+	h->peak += one->attrs[SC_HEAPA_PEAK_LIVE];
+	h->leaked += one->attrs[SC_HEAPA_LIVE_AT_EXIT];
+	h->untracked += one->attrs[SC_HEAPA_UNTRACKED];
+	return 0;
 }
 
 static void heap_view_free(struct heap_view *h)
@@ -208,28 +81,22 @@ static void heap_view_free(struct heap_view *h)
 	free(h->sites);
 }
 
-/* Every process's heap groups; 1 when none has one, -1 when one cannot be read. */
-static int read_all(const char *path, size_t nprocesses, struct heap_view *h)
+/* Every process's heap tables; 1 when none has them, -1 with the reason in p->err. */
+static int read_all(struct rd_profile *p, struct heap_view *h)
 {
-	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-	int rc = 0;
-
-	if (f < 0)
-		return -1;
-	for (size_t k = 0; k < nprocesses && rc == 0; k++) {
-		char name[64];
-		snprintf(name, sizeof name, SC_PROCESS_N "/" SC_HEAP, k);
-		if (H5Lexists(f, name, H5P_DEFAULT) <= 0 ||
-		    H5Lexists(f, strtok(name, "/"), H5P_DEFAULT) <= 0)
-			continue;
-		hid_t proc = H5Gopen2(f, name, H5P_DEFAULT);
-		if (proc < 0 || read_heap(proc, k, h) != 0 || read_sites(proc, k, h) != 0)
-			rc = -1;
-		if (proc >= 0)
-			H5Gclose(proc);
+	for (size_t k = 0; k < p->nprocesses; k++) {
+		struct rd_heap one;
+		int rc = rd_heap(p, k, &one);
+		if (rc < 0)
+			return -1;
+		if (rc > 0 && append(h, k, &one) != 0) {
+			rd_heap_free(&one);
+			snprintf(p->err, sizeof p->err, "out of memory");
+			return -1;
+		}
+		rd_heap_free(&one);
 	}
-	H5Fclose(f);
-	return rc == 0 && !h->processes ? 1 : rc;
+	return h->processes ? 0 : 1;
 }
 
 /* The most bytes live at once first, then the most allocated, then by name. */
@@ -387,13 +254,13 @@ int view_heap(const struct options *o, struct rd_profile *const *in, FILE *out, 
 	struct rd_profile *p = in[0];
 	const char *path = o->files[0];
 	struct heap_view h = {0};
-	int rc = read_all(path, p->nprocesses, &h), many;
+	int rc = read_all(p, &h), many;
 
 	if (rc != 0) {
 		snprintf(err, cap, "%s: %s", path,
 			 rc > 0 ? "the heap was not tracked (record with SCOPE_HEAP=1, or "
 				  "scope-bench --memory)"
-				: "its heap figures cannot be read");
+				: p->err);
 		heap_view_free(&h);
 		return -1;
 	}

@@ -243,7 +243,6 @@ char **function_names(const struct options *o, size_t k, const struct rd_profile
 static int show(struct options *o, struct rd_profile **p, size_t k, const char *prog)
 {
 	struct shown *s = &o->shown[k];
-	char err[512];
 
 	s->names = shown_names(o, p, k);
 	if (keep_given_names(p[k], s->names) != 0) {
@@ -251,14 +250,10 @@ static int show(struct options *o, struct rd_profile **p, size_t k, const char *
 		s->names = NULL;
 	}
 	s->where = locations(p[k]);
-	s->cost = calloc(p[k]->nprocesses + 1, sizeof *s->cost);
+	s->cost = p[k]->meta.overhead_ns_per_call;
 	s->by_name = regions_by_name(p[k]);
-	if (!s->names || !s->where || !s->cost || !s->by_name) {
+	if (!s->names || !s->where || !s->by_name) {
 		fprintf(stderr, "%s: %s: out of memory\n", prog, o->files[k]);
-		return 1;
-	}
-	if (profile_overhead(o->files[k], p[k]->nprocesses, s->cost, err, sizeof err) != 0) {
-		fprintf(stderr, "%s: %s: %s\n", prog, o->files[k], err);
 		return 1;
 	}
 	return 0;
@@ -271,7 +266,6 @@ void report_close(struct options *o, struct rd_profile **p)
 			continue;
 		names_free(o->shown[k].names, p[k]->nregions);
 		names_free(o->shown[k].where, p[k]->nregions);
-		free(o->shown[k].cost);
 		free(o->shown[k].by_name);
 	}
 	for (size_t k = 0; k < o->nfiles; k++) {

@@ -292,9 +292,9 @@ int filter_call(const struct call_filter *f, size_t process, const struct wk_fra
 
 /* ---- The recording's cost ----------------------------------------------- */
 
-double call_cost(const struct options *o, size_t k, size_t i)
+double call_cost(const struct options *o, size_t k)
 {
-	return o->compensate ? o->shown[k].cost[i] : 0;
+	return o->compensate ? o->shown[k].cost : 0;
 }
 
 /* Whether pair q belongs to process i (-1: to a process chosen). */
@@ -310,8 +310,7 @@ double recording_ns(const struct options *o, size_t k, const struct rd_profile *
 
 	for (size_t j = 0; j < p->npairs; j++)
 		if (of_process(o, p, i, &p->pairs[j]))
-			ns += (double)rd_pair_calls(&p->pairs[j]) *
-			      o->shown[k].cost[p->pairs[j].process];
+			ns += (double)rd_pair_calls(&p->pairs[j]) * o->shown[k].cost;
 	return ns;
 }
 
@@ -440,7 +439,7 @@ struct pair_sum *sum_calls(const struct options *o, size_t k, struct rd_profile 
 		if (!want_process(o, p, i) ||
 		    (o->thread >= 0 && (uint64_t)o->thread >= p->processes[i].nlanes))
 			continue;
-		v.overhead_ns = call_cost(o, k, i);
+		v.overhead_ns = call_cost(o, k);
 		rc = wk_process(p, i, o->thread, &v);
 	}
 	filter_free(&c.f);

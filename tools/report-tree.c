@@ -137,7 +137,7 @@ static int build(struct builder *b, const struct options *o, struct rd_profile *
 	struct wk_visitor v = {.ctx = b,
 			       .enter = build_enter,
 			       .leave = build_leave,
-			       .overhead_ns = call_cost(o, 0, i)};
+			       .overhead_ns = call_cost(o, 0)};
 	int rc;
 
 	if (p->nregions >= NONE) {

@@ -35,7 +35,7 @@ struct gate {
 struct shown {
 	char **names;	   /* per region: its name as shown (--names), kept apart */
 	char **where;	   /* per region: "file:line", "" when not known */
-	double *cost;	   /* per process: ns one recorded call cost (overhead_ns_per_call) */
+	double cost;	   /* ns one recorded call cost (/metadata overhead_ns_per_call), 0 unknown */
 	uint64_t *by_name; /* the regions, in byte order of their full names (region_named) */
 };
 
@@ -125,12 +125,11 @@ static inline uint64_t filter_at(const struct call_filter *f, size_t process, ui
 
 /* ---- The recording's cost (report-select.c) ----------------------------- */
 
-/* The ns to take off each call of process i of profile k: its cost with
- * --compensate, else 0 (wk_visitor.overhead_ns). */
-double call_cost(const struct options *o, size_t k, size_t i);
+/* The ns to take off each call of profile k: its cost with --compensate,
+ * else 0 (wk_visitor.overhead_ns). */
+double call_cost(const struct options *o, size_t k);
 /* What recording the calls of process i (-1: of the processes chosen) cost, ns: calls,
- * those the recording's filters kept out of /events too, times each process's cost of
- * one call. */
+ * those the recording's filters kept out of /events too, times the cost of one call. */
 double recording_ns(const struct options *o, size_t k, const struct rd_profile *p, int64_t i);
 /* Ends a text heading with ", recording 1.2 ms (3.4% of wall, 20.1 ns a call)" for process
  * i (-1: the processes chosen), wall being theirs, and with --compensate adds a line
@@ -290,8 +289,6 @@ struct diff_row *diff_compute(const struct options *o, struct rd_profile *const 
 int report_bench_option(const char *arg);
 /* scope-report --bench DIR ...: returns the exit status. */
 int report_bench(int argc, char **argv);
-
-/* ---- Maps (report-map.c) ------------------------------------------------ */
 
 /* ---- Views ------------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
 /* scope-merge: combines the profiles of a run's processes into one file. */
 #define _GNU_SOURCE
 #include "merge.h"
+#include "merge_parts.h"
 #include "reader.h"
 
 #include <getopt.h>
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct storage st;
 	struct merge_request r;
+	char err[1024];
 
 	parse(argc, argv, &o);
 	refuse_overwrite(&o);
@@ -113,7 +115,15 @@ int main(int argc, char **argv)
 		      stderr);
 		return 2;
 	}
-	r = (struct merge_request){o.output, o.parts, o.inputs, o.ninputs,
-				   &st,	     o.keep,  o.ranks,	o.quiet};
-	return merge_profiles(&r);
+	r = (struct merge_request){o.output, o.parts, o.inputs, o.ninputs,    &st,
+				   o.keep,   o.ranks, o.quiet,	"scope-merge"};
+	if (merge_profiles(&r, err, sizeof err) != 0) {
+		fprintf(stderr, "scope-merge: %s\n", err);
+		return 1;
+	}
+	/* OUTPUT alone merged what its run left, an MPI job's ranks included */
+	if (!o.parts && !o.ninputs && !o.keep && parts_remove_ranks_folder(o.output) != 0)
+		fprintf(stderr, "scope-merge: %s.ranks still holds files it did not merge\n",
+			o.output);
+	return 0;
 }

@@ -445,7 +445,7 @@ int main(int argc, char **argv)
 	if (!in_job || job.rank == 0)
 		print_summary(&o, output, gathered == GATHER_PUBLISHED, now() - start, &all, &w);
 	if (in_job)
-		job_finish(&job, job_output, merge_ranks, NULL, "scope-run");
+		job_finish(&job, job_output, merge_ranks, "scope-run");
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		fprintf(stderr, "scope-run: %s was killed by signal %d (%s)%s\n", o.argv[0], sig,

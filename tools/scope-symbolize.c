@@ -362,10 +362,38 @@ static void work_free(struct work *w)
 /* ---- Main --------------------------------------------------------------- */
 
 /* Resolves and rewrites; returns the exit status. */
+/* The profile anew with the names, files and lines found, its regions' other columns as
+ * they were. Returns 0, or -1 with the reason in err. */
+static int rewrite(const struct work *w, char *err, size_t cap)
+{
+	size_t n = w->p->nregions;
+	const char **module = calloc(n + 1, sizeof *module), **kind = calloc(n + 1, sizeof *kind);
+	uint64_t *offset = calloc(n + 1, sizeof *offset);
+	int rc = -1;
+
+	if (!module || !kind || !offset) {
+		snprintf(err, cap, "out of memory");
+	} else {
+		for (size_t r = 0; r < n; r++) {
+			module[r] = w->p->regions[r].module;
+			kind[r] = w->p->regions[r].kind;
+			offset[r] = w->p->regions[r].offset;
+		}
+		rc = sf_rewrite(w->o->file,
+				&(struct region_columns){(const char *const *)w->name, module,
+							 (const char *const *)w->file, kind, offset,
+							 w->line, n},
+				h5guard_tmp(), err, cap);
+	}
+	free(module);
+	free(kind);
+	free(offset);
+	return rc;
+}
+
 static int symbolize(struct work *w)
 {
 	const char *file = w->o->file;
-	struct sf_regions out;
 	char err[RD_ERR_MAX + 64];
 	size_t changed, whole;
 	long wanted = find_work(w);
@@ -387,9 +415,7 @@ static int symbolize(struct work *w)
 			   "was",
 			   file, wanted),
 		       1;
-	out = (struct sf_regions){(const char *const *)w->name, (const char *const *)w->file,
-				  w->line, w->p->nregions};
-	if (sf_rewrite(file, &out, h5guard_tmp(), err, sizeof err) != 0)
+	if (rewrite(w, err, sizeof err) != 0)
 		return say("%s: %s; left as it was", file, err), 1;
 	if (!w->o->quiet || whole < (size_t)wanted)
 		say("%s: %zu of %ld unresolved regions resolved%s", file, whole, wanted,

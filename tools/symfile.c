@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "symfile.h"
 
+#include "columns.h"
 #include "publish.h"
 
 #include "reader.h"
@@ -117,87 +118,29 @@ static int copy_members(hid_t from, struct copy_ctx *c)
 	return rc < 0 ? -1 : 0;
 }
 
-/* Creates column name in to like the one in from (type, shape, storage) and
- * writes data, which is in memory type mt. */
-static int write_like(hid_t from, hid_t to, const char *name, hid_t mt, const void *data)
+/* /regions anew, from r, with the storage and the descriptions of the
+ * profile's other writers. */
+static int write_regions(hid_t dst, const struct region_columns *r, char *err, size_t cap)
 {
-	hid_t d = H5Dopen2(from, name, H5P_DEFAULT);
-	hid_t ft = d >= 0 ? H5Dget_type(d) : -1, sp = d >= 0 ? H5Dget_space(d) : -1;
-	hid_t dcpl = d >= 0 ? H5Dget_create_plist(d) : -1, nd = -1;
+	struct storage st;
+	struct columns c;
 	int rc = -1;
 
-	if (ft >= 0 && sp >= 0 && dcpl >= 0 &&
-	    (nd = H5Dcreate2(to, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0 &&
-	    H5Dwrite(nd, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 && copy_attrs(d, nd) == 0)
+	storage_parse(&st, NULL); /* the default, which always parses */
+	if (columns_init(&c, &st) != 0)
+		fail(err, cap, "out of memory");
+	else if (col_regions(&c, dst, r) != 0)
+		fail(err, cap, "/%s cannot be written", SC_REGIONS);
+	else if (describe_profile(dst) != 0)
+		fail(err, cap, "the descriptions of /%s cannot be written", SC_REGIONS);
+	else
 		rc = 0;
-	if (nd >= 0 && H5Dclose(nd) < 0)
-		rc = -1;
-	if (dcpl >= 0)
-		H5Pclose(dcpl);
-	if (sp >= 0)
-		H5Sclose(sp);
-	if (ft >= 0)
-		H5Tclose(ft);
-	if (d >= 0)
-		H5Dclose(d);
-	return rc;
-}
-
-/* A string column: written in the character set the old one declares. */
-static int write_strings(hid_t from, hid_t to, const char *name, const char *const *v)
-{
-	hid_t d = H5Dopen2(from, name, H5P_DEFAULT), ft = d >= 0 ? H5Dget_type(d) : -1;
-	H5T_cset_t cset = ft >= 0 ? H5Tget_cset(ft) : H5T_CSET_ERROR;
-	hid_t mt = H5Tcopy(H5T_C_S1);
-	int rc = mt >= 0 && cset != H5T_CSET_ERROR && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-				 H5Tset_cset(mt, cset) >= 0
-			 ? write_like(from, to, name, mt, v)
-			 : -1;
-
-	if (mt >= 0)
-		H5Tclose(mt);
-	if (ft >= 0)
-		H5Tclose(ft);
-	if (d >= 0)
-		H5Dclose(d);
-	return rc;
-}
-
-/* /regions anew: its other members copied, name, file and line written from r. */
-static int write_regions(hid_t src, hid_t dst, const struct sf_regions *r, char *err, size_t cap)
-{
-	const char *const replaced[] = {SC_REG(NAME), SC_REG(FILE), SC_REG(LINE), NULL};
-	hid_t from = H5Gopen2(src, SC_REGIONS, H5P_DEFAULT);
-	hid_t gcpl = from >= 0 ? H5Gget_create_plist(from) : -1;
-	hid_t to = gcpl >= 0 ? H5Gcreate2(dst, SC_REGIONS, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
-	struct copy_ctx c = {to, replaced, err, cap, "/" SC_REGIONS "/"};
-	int rc = -1;
-
-	if (to < 0)
-		fail(err, cap, "/regions cannot be created");
-	else if (copy_attrs(from, to) != 0)
-		fail(err, cap, "the attributes of /regions cannot be copied");
-	else if (copy_members(from, &c) == 0) {
-		if (write_strings(from, to, SC_REG(NAME), r->name) != 0)
-			fail(err, cap, "/%s/%s cannot be written", SC_REGIONS, SC_REG(NAME));
-		else if (write_strings(from, to, SC_REG(FILE), r->file) != 0)
-			fail(err, cap, "/%s/%s cannot be written", SC_REGIONS, SC_REG(FILE));
-		else if (write_like(from, to, SC_REG(LINE), H5T_NATIVE_UINT64, r->line) != 0)
-			fail(err, cap, "/%s/%s cannot be written", SC_REGIONS, SC_REG(LINE));
-		else
-			rc = 0;
-	}
-	if (to >= 0 && H5Gclose(to) < 0)
-		rc = -1;
-	if (gcpl >= 0)
-		H5Pclose(gcpl);
-	if (from >= 0)
-		H5Gclose(from);
+	columns_fini(&c);
 	return rc;
 }
 
 /* Writes the whole new profile into tmp. */
-static int write_copy(const char *path, const char *tmp, const struct sf_regions *r, char *err,
+static int write_copy(const char *path, const char *tmp, const struct region_columns *r, char *err,
 		      size_t cap)
 {
 	static const char *const top_skip[] = {SC_REGIONS, NULL};
@@ -215,7 +158,7 @@ static int write_copy(const char *path, const char *tmp, const struct sf_regions
 		fail(err, cap, "%s cannot be created", tmp);
 	else if (copy_attrs(src, dst) != 0)
 		fail(err, cap, "the attributes of / cannot be copied");
-	else if (copy_members(src, &c) == 0 && write_regions(src, dst, r, err, cap) == 0)
+	else if (copy_members(src, &c) == 0 && write_regions(dst, r, err, cap) == 0)
 		rc = 0;
 	if (dst >= 0 && H5Fclose(dst) < 0 && rc == 0)
 		rc = fail(err, cap, "%s cannot be written", tmp);
@@ -248,7 +191,7 @@ static int verify(const char *tmp, size_t nregions, char *err, size_t cap)
 
 struct copy {
 	const char *from;
-	const struct sf_regions *r;
+	const struct region_columns *r;
 	char *err;
 	size_t cap;
 };
@@ -262,7 +205,7 @@ static int copy_and_verify(const char *tmp, void *ctx)
 		       : -1;
 }
 
-int sf_rewrite(const char *path, const struct sf_regions *r, char *volatile *tmp, char *err,
+int sf_rewrite(const char *path, const struct region_columns *r, char *volatile *tmp, char *err,
 	       size_t cap)
 {
 	struct copy c = {path, r, err, cap};

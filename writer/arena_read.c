@@ -17,7 +17,7 @@
 
 static int bad(const char *path, const char *why)
 {
-	fprintf(stderr, "scope-writer: %s is not a usable scope arena: %s\n", path, why);
+	writer_fail("%s is not a usable scope arena: %s", path, why);
 	return -1;
 }
 
@@ -91,10 +91,9 @@ static int open_store(struct arena *a, const char *path)
 		return 0;
 	snprintf(store, sizeof store, "%s%s", path, SCOPE_STORE_SUFFIX);
 	if ((fd = open(store, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0) {
-		fprintf(stderr,
-			"scope-writer: cannot open %s, which holds %llu chunks of %s's records: %s "
-			"(keep it beside the arena)\n",
-			store, (unsigned long long)n, path, strerror(errno));
+		writer_fail("cannot open %s, which holds %llu chunks of %s's records: %s (keep it "
+			    "beside the arena)",
+			    store, (unsigned long long)n, path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -106,7 +105,7 @@ static int open_store(struct arena *a, const char *path)
 	a->store = n ? mmap(NULL, a->store_size, PROT_READ, MAP_SHARED, fd, 0) : NULL;
 	if (a->store == MAP_FAILED) {
 		a->store = NULL;
-		fprintf(stderr, "scope-writer: cannot map %s: %s\n", store, strerror(errno));
+		writer_fail("cannot map %s: %s", store, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -125,7 +124,7 @@ int arena_open_fd(struct arena *a, const char *path, int fd)
 	if (a->fd < 0 && (errno == EACCES || errno == EROFS))
 		a->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (a->fd < 0) {
-		fprintf(stderr, "scope-writer: cannot open %s: %s\n", path, strerror(errno));
+		writer_fail("cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	/* The run's writer may be taking chunks into the store while the
@@ -141,7 +140,7 @@ int arena_open_fd(struct arena *a, const char *path, int fd)
 	a->size = mapped_size(a->fd, (uint64_t)st.st_size);
 	a->base = mmap(NULL, a->size, PROT_READ, MAP_SHARED, a->fd, 0);
 	if (a->base == MAP_FAILED) {
-		fprintf(stderr, "scope-writer: cannot map %s: %s\n", path, strerror(errno));
+		writer_fail("cannot map %s: %s", path, strerror(errno));
 		close(a->fd);
 		return -1;
 	}

@@ -172,7 +172,7 @@ static void finish_job(const struct job *job, const struct scope_arena_header *h
 	char output[SCOPE_PATH_BYTES + 1];
 
 	snprintf(output, sizeof output, "%.*s", SCOPE_PATH_BYTES, h->output);
-	job_finish(job, output, merge_ranks, NULL, "scope-writer");
+	job_finish(job, output, merge_ranks, "scope-writer");
 }
 
 struct options {
@@ -417,8 +417,10 @@ static int hold(struct held *h, const struct options *o)
 	h->o = *o;
 	snprintf(h->path, sizeof h->path, "%s", o->arena);
 	h->o.arena = h->path;
-	if (arena_open_fd(&h->a, h->path, o->arena_fd) != 0)
+	if (arena_open_fd(&h->a, h->path, o->arena_fd) != 0) {
+		fprintf(stderr, "scope-writer: %s\n", writer_failure());
 		return 1;
+	}
 	h->opened = 1;
 	if ((rc = refuse(&h->o, &h->a, &h->st)) >= 0)
 		return rc;
@@ -679,7 +681,9 @@ static int merge_run(struct run_state *rs, const char *output)
 {
 	struct storage st;
 	char **inputs = calloc(rs->n + 1, sizeof *inputs);
-	struct merge_request req = {.output = output, .inputs = inputs, .st = &st, .keep = 1};
+	struct merge_request req = {
+		.output = output, .inputs = inputs, .st = &st, .keep = 1, .who = "scope-writer"};
+	char err[1024];
 	int rc = 0, parts = 0;
 
 	if (!inputs)
@@ -691,7 +695,10 @@ static int merge_run(struct run_state *rs, const char *output)
 			parts++;
 		}
 	if (parts && access(output, F_OK) == 0) {
-		rc = storage_parse(&st, NULL) != 0 || merge_profiles(&req) != 0;
+		storage_parse(&st, NULL); /* the default, which always parses */
+		rc = merge_profiles(&req, err, sizeof err) != 0;
+		if (rc != 0)
+			fprintf(stderr, "scope-writer: %s\n", err);
 		for (int i = 1; rc == 0 && i < req.ninputs; i++)
 			unlink(inputs[i]);
 	}

@@ -185,10 +185,8 @@ static int place_regions(struct layout *L, uint64_t *owner)
 
 static int write_regions(struct columns *c, hid_t file, struct layout *L)
 {
-	uint64_t total = 0, *owner, *offset;
+	uint64_t total = 0, *owner, *offset, *line;
 	const char **name, **module, **source, **kind;
-	uint32_t *line;
-	hid_t g = -1;
 	int rc = -1;
 
 	for (size_t k = 0; k < L->n; k++)
@@ -213,15 +211,9 @@ static int write_regions(struct columns *c, hid_t file, struct layout *L)
 		offset[i] = o->offset[q];
 		line[i] = o->line[q];
 	}
-	g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (g >= 0 && col_str(g, SC_REG(NAME), name, L->nregions) == 0 &&
-	    col_str(g, SC_REG(MODULE), module, L->nregions) == 0 &&
-	    col_uint(c, g, SC_REG(OFFSET), offset, L->nregions, 8) == 0 &&
-	    col_str(g, SC_REG(FILE), source, L->nregions) == 0 &&
-	    (L->n > 1 ? col_narrow(c, g, SC_REG(LINE), line, 4, L->nregions)
-		      : col_uint(c, g, SC_REG(LINE), line, L->nregions, 4)) == 0 &&
-	    col_str(g, SC_REG(KIND), kind, L->nregions) == 0)
-		rc = 0;
+	rc = col_regions(
+		c, file,
+		&(struct region_columns){name, module, source, kind, offset, line, L->nregions});
 out:
 	free(owner);
 	free(offset);
@@ -230,11 +222,9 @@ out:
 	free(module);
 	free(source);
 	free(kind);
-	if (g >= 0 && H5Gclose(g) < 0)
-		rc = -1;
 	return rc;
 }
-_Static_assert(SC_NREG == 6, "a new /regions column: name it in name_regions, write it here");
+_Static_assert(SC_NREG == 6, "a new /regions column: name it in name_regions, give it here");
 
 /* What the processes have between them: a column any has is in the file,
  * 0 for the others. */

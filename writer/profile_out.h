@@ -53,7 +53,8 @@ int process_group_write(struct columns *c, hid_t file, size_t index, const struc
 /* Writes the profile of the n processes into a new file at path (which
  * must not be the final name: see publish.c), in the order of their start
  * (procs is sorted so). Their calls held in memory are spent. Returns 0,
- * or -1 (HDF5 or memory). */
+ * or -1 without saying why: the caller's publish_file gives the reason,
+ * from errno or as HDF5's. */
 int profile_write(const char *path, struct proc_out *procs, size_t n, const struct storage *st);
 
 #endif

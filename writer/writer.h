@@ -28,7 +28,8 @@ struct arena {
 	int store_fd;
 };
 
-/* Returns 0, or -1 after printing one line that names the problem. */
+/* Returns 0, or -1 with the cause noted (writer_fail): a file that cannot
+ * be opened or mapped, or is no arena this writer reads. */
 int arena_open(struct arena *a, const char *path);
 /* The same through an open descriptor fd (then owned by a), path naming it
  * in messages: a process that cannot open path itself still reads it. */

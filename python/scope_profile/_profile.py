@@ -14,7 +14,7 @@ NEVER_RETURNED = 1  # bit 0 of /events/flags
 _FILL = {
     "processes": {"ppid": -1, "exit_signal": 0, "exec": 0, "complete": 0, "host": "", "counters": ""},
     "pairs": {"total_all_ns": None, "bytes_sent": 0, "bytes_received": 0,  # None: total_ns
-              "aggregated": 0},
+              "aggregated": 0, **{f"counter{k}_{s}": 0 for k in range(4) for s in ("total", "self")}},
     "threads": {"cpu_ns": 0},
     "modules": {"low": 0, "high": 0},
 }
@@ -32,6 +32,8 @@ _ORDER = {
     "heap_sites": ("region", "bytes", "allocations", "address", "function", "file", "line"),
 }
 _EVENT_COLUMNS = ("start_delta", "duration", "thread", "task", "depth", "flags")
+_EVENT_OPTIONAL = ("bytes_sent", "bytes_received", "counter0", "counter1", "counter2", "counter3")
+_HEAP_ATTRIBUTES = ("peak_live_bytes", "live_bytes_at_exit", "untracked")  # of each /process<N>/heap
 _TIME_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 
@@ -228,13 +230,13 @@ class Profile:
         return self._per_process("modules", "modules")
 
     def _heap_totals(self):
-        rows = {"process": [], "peak_live_bytes": [], "live_bytes_at_exit": [], "untracked": []}
+        rows = {"process": [], **{k: [] for k in _HEAP_ATTRIBUTES}}
         for p in range(len(self.processes)):
             where = f"process{p}/heap"
             if where not in self._file:
                 continue
             rows["process"].append(p)
-            for k in ("peak_live_bytes", "live_bytes_at_exit", "untracked"):
+            for k in _HEAP_ATTRIBUTES:
                 rows[k].append(int(self._file[where].attrs[k]))
         return pd.DataFrame({k: np.asarray(v, dtype=np.int64) for k, v in rows.items()})
 
@@ -295,8 +297,7 @@ class Profile:
         firsts = pairs["first"].to_numpy().astype(np.int64)
         counts = pairs["count"].to_numpy().astype(np.int64)  # np.repeat refuses uint64 counts
         ev = self._file["events"]
-        extra = ("bytes_sent", "bytes_received", "counter0", "counter1", "counter2", "counter3")
-        names = list(_EVENT_COLUMNS) + [c for c in extra if c in ev]
+        names = list(_EVENT_COLUMNS) + [c for c in _EVENT_OPTIONAL if c in ev]
         raw = {name: self._read_rows(name, firsts, counts) for name in names}
         rel = decode_starts(raw["start_delta"], counts)
         proc = np.repeat(pairs["process"].to_numpy().astype(np.int64), counts)
@@ -319,7 +320,7 @@ class Profile:
             "flags": raw["flags"].astype(np.uint8),
             "never_returned": (raw["flags"] & NEVER_RETURNED) != 0,
         }
-        for name in extra:  # counterK: the change of /processes/counters' K-th counter
+        for name in _EVENT_OPTIONAL:  # counterK: the change of /processes/counters' K-th counter
             if name in raw:
                 out[name] = raw[name]
         keep = np.ones(len(rel), dtype=bool)

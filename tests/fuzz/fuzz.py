@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Fuzzes the profile reader or the arena reader with libFuzzer for a bounded time, or replays the inputs they once broke on.
+"""Fuzzes the profile reader, the merge or the arena reader with libFuzzer for a bounded time, or replays the inputs they once broke on.
 
 Usage: fuzz.py run --seconds N --corpus DIR [common options] --h5walk PATH
        fuzz.py replay [common options] --h5walk PATH
+       fuzz.py merge --seconds N --corpus DIR [common options] --h5walk PATH
+       fuzz.py merge-replay [common options] --h5walk PATH --rdcheck PATH
        fuzz.py arena --seconds N --corpus DIR [common options] --lib DIR
        fuzz.py arena-replay [common options] --lib DIR
        (arena-replay also --rdcheck PATH)
@@ -11,7 +13,8 @@ common: --fuzzer PATH --bin DIR --progs DIR --regressions DIR --workdir DIR
 
 Both first make the seed corpus: small real profiles of the test programs
 (one process, three processes, symbolized or not, contiguous and chunked
-with gzip), written by scope-run into WORKDIR/seeds.
+with gzip, with the heap tracked, with samples), written by scope-run into
+WORKDIR/seeds.
 
 run: fuzzes rd_check for N seconds from the seeds and the corpus kept in DIR
 (which grows from run to run in one build tree), with -rss_limit_mb=2048.
@@ -36,9 +39,22 @@ reach the reader; the harness counts them at the end. So a libhdf5 bug never
 fails CI, and never hides the reader's.
 
 replay: runs fuzz_reader once on every input of the regressions folder and
-on the seeds (under ASan, with the leak check), then scope-report on each
-regression input, which must end with exit status 0 or 1 and at most one
-line on stderr, never a signal.
+on the seeds (under ASan, with the leak check), then scope-report --tree,
+--heap and --samples on each regression input, each of which must end with
+exit status 0 or 1 and at most one line on stderr, never a signal.
+
+merge: fuzzes the merge (fuzz_merge.c: merge_profiles of each input and
+the forks seed into a temporary output, which must read back whole when
+the merge accepts the input) as run fuzzes the reader, with the same
+pre-check (h5walk also copies the groups the merge copies) and the same
+telling apart of libhdf5's findings; a finding is saved in the
+regressions folder given (tests/fuzz/regressions/merge).
+
+merge-replay: runs fuzz_merge once on every input of that folder, of the
+reader's folder above it and on the seeds, then scope-merge of each input
+and the forks seed, which must end with exit status 0 or 1 and at most one
+line on stderr, never a signal; a profile it writes must read back
+(rdcheck).
 
 arena: fuzzes scope-writer's reading of an arena (fuzz_arena.c: arena_open,
 modules_parse, collect in memory and through a spill) for N seconds. Its
@@ -74,8 +90,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from harness import Failure, Skipped, cases_of, parser, run_case  # noqa: E402
 
 HARD_LIMIT = 120  # seconds past the fuzzing time before libFuzzer is killed
+MERGE_GOOD = "forks"  # the seed fuzz_merge merges each input with
+# The views a replayed input goes through: the calls, and the tables of a process beside them.
+REPLAY_VIEWS = ("--tree", "--heap", "--samples")
 
-OURS = ("/lib/reader.c", "/tests/fuzz/fuzz_reader.c", "/writer/", "/tests/fuzz/fuzz_arena.c")
+# Frames in scope's sources: lib/, writer/ and the harnesses (not the harness binaries' own frames).
+OURS = re.compile(r"/(lib|writer|tests/fuzz)/\w+\.c\b")
 RUNTIME = ("fuzzer::", "__sanitizer", "__asan", "__lsan", "__interceptor", "libc.so", "libstdc++",
            "ld-linux", "compiler-rt", "/sanitizer_common/", "/asan/", "/lsan/", "/fuzzer/", "nptl/", "/abort.c",
            "/raise.c")
@@ -102,6 +122,8 @@ def make_seeds(a, seeds):
         ("chain-raw-gzip", "chain-gcc-O2", (), {"SCOPE_SYMBOLIZE": "0"}, ("--compression", "gzip", "--chunk-size", "16")),
         ("calls", "calls-gcc-O0", ("300",), {}, ()),
         ("forks", "calls-gcc-O2", ("200", "2"), {}, ()),
+        ("heap", "heap-gcc-O2", (), {"SCOPE_HEAP": "1", "SCOPE_SYMBOLIZE": "0"}, ()),
+        ("samples", "sampling-gcc-O2", ("50",), {"SCOPE_SYMBOLIZE": "0"}, ("--sample", "1000")),
     ]
     out = []
     for name, prog, args, extra, opts in runs:
@@ -140,11 +162,11 @@ def owner(frame):
     """'hdf5', 'ours', or None for the runtime (libFuzzer, sanitizers, libc)."""
     if "libhdf5" in frame:
         return "hdf5"
-    if any(s in frame for s in OURS):
+    if OURS.search(frame):
         return "ours"
     if any(s in frame for s in RUNTIME) or re.search(r"\bin (malloc|calloc|realloc|free|strdup|operator new)\b", frame):
         return None
-    if re.search(r"fuzz_(reader|arena)\+0x", frame):  # linked into the harness without a source line: the runtime
+    if re.search(r"fuzz_(reader|merge|arena)\+0x", frame):  # linked into the harness without a source line: the runtime
         return None
     return "ours"  # unknown code: count it against us rather than hide it
 
@@ -204,7 +226,7 @@ def save_regression(a, path, kind):
 # Running the fuzzer
 
 
-def fuzzer_env(a, hdf5_inputs):
+def fuzzer_env(a, hdf5_inputs, seeds):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASAN_", "LSAN_", "UBSAN_"))}
     tmp = os.path.join(a.workdir, "tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -216,6 +238,7 @@ def fuzzer_env(a, hdf5_inputs):
     with open(supp, "w") as f:
         f.write("leak:libhdf5\n")
     env.update(TMPDIR=tmp, FUZZ_H5WALK=a.h5walk, FUZZ_HDF5_DIR=hdf5_inputs,
+               FUZZ_MERGE_GOOD=os.path.join(seeds, MERGE_GOOD + ".h5"),
                ASAN_OPTIONS="abort_on_error=0:symbolize=1:detect_leaks=1",
                LSAN_OPTIONS=f"suppressions={supp}:print_suppressions=0")
     sym = shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")
@@ -225,7 +248,7 @@ def fuzzer_env(a, hdf5_inputs):
 
 
 def check_tools(a):
-    for what, path in (("fuzz_reader", a.fuzzer), ("h5walk", a.h5walk), ("scope-run", os.path.join(a.bin, "scope-run"))):
+    for what, path in ((harness(a), a.fuzzer), ("h5walk", a.h5walk), ("scope-run", os.path.join(a.bin, "scope-run"))):
         if not os.access(path, os.X_OK):
             raise Failure(f"{what} ({path}) was not built")
     if not (shutil.which("llvm-symbolizer") or shutil.which("llvm-symbolizer-14")):
@@ -255,7 +278,21 @@ def fuzz_once(a, seconds, corpus, seeds, artifacts, env, n, extra=()):
     return rc, text
 
 
+def harness(a):
+    """fuzz_reader or fuzz_merge."""
+    return os.path.basename(a.fuzzer)
+
+
 def case_run(a):
+    fuzz_profiles(a, "the reader")
+
+
+def case_merge(a):
+    fuzz_profiles(a, "the merge")
+
+
+def fuzz_profiles(a, code):
+    """Fuzzes the harness a.fuzzer, which runs CODE on profiles (see the module's text)."""
     check_tools(a)
     seeds = os.path.join(a.workdir, "seeds")
     make_seeds(a, seeds)
@@ -263,7 +300,7 @@ def case_run(a):
     artifacts, hdf5_inputs, hdf5_findings = (os.path.join(a.workdir, d) for d in ("artifacts", "hdf5-prechecked", "hdf5-findings"))
     for d in (artifacts, hdf5_inputs, hdf5_findings):
         os.makedirs(d)
-    env = fuzzer_env(a, hdf5_inputs)
+    env = fuzzer_env(a, hdf5_inputs, seeds)
     end = time.monotonic() + a.seconds
     runs, hdf5 = 0, []
     while True:
@@ -276,11 +313,12 @@ def case_run(a):
             break
         kind, who, frame = classify(text)
         unit = artifact(text)
-        log(f"  finding: {kind}, {'in libhdf5' if who == 'hdf5' else 'in the reader'}: {frame}")
+        log(f"  finding: {kind}, {'in libhdf5' if who == 'hdf5' else 'in ' + code}: {frame}")
         if who != "hdf5":
             where = save_regression(a, unit, kind) if unit else "(libFuzzer wrote no input)"
-            raise Failure(f"fuzz_reader found a {kind} in the reader ({frame}); input saved as {where}; "
-                          f"log {os.path.join(a.workdir, f'fuzz-{runs}.log')}")
+            said = [x for x in text.splitlines() if x.startswith(harness(a) + ":")]
+            raise Failure(f"{harness(a)} found a {kind} in {code} ({said[-1] if said else frame}); input saved as "
+                          f"{where}; log {os.path.join(a.workdir, f'fuzz-{runs}.log')}")
         if unit:
             shutil.move(unit, os.path.join(hdf5_findings, os.path.basename(unit)))
         hdf5.append((kind, frame))
@@ -290,45 +328,72 @@ def case_run(a):
         f"and {len(kept)} input(s) kept that crashed or hung it in the pre-check (in {hdf5_inputs})")
     for kind, frame in hdf5:
         log(f"  libhdf5 {kind}: {frame}")
-    log("no finding in the reader")
+    log(f"no finding in {code}")
 
 
 # ---------------------------------------------------------------------------
 # Replaying
 
 
-def regression_inputs(a):
-    if not os.path.isdir(a.regressions):
+def regression_inputs(folder):
+    if not os.path.isdir(folder):
         return []
-    return sorted(os.path.join(a.regressions, f) for f in os.listdir(a.regressions)
-                  if not f.startswith(".") and not f.endswith(".md") and os.path.isfile(os.path.join(a.regressions, f)))
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                  if not f.startswith(".") and not f.endswith(".md") and os.path.isfile(os.path.join(folder, f)))
 
 
-def case_replay(a):
+def replay_harness(a, code, inputs):
+    """Runs the harness once on every input and seed; returns the seeds."""
     check_tools(a)
     seeds = make_seeds(a, os.path.join(a.workdir, "seeds"))
-    inputs = regression_inputs(a)
-    log(f"{len(inputs)} regression input(s) in {a.regressions}, {len(seeds)} seeds")
-    env = fuzzer_env(a, os.path.join(a.workdir, "hdf5-prechecked"))
+    log(f"{len(inputs)} regression input(s), {len(seeds)} seeds")
+    env = fuzzer_env(a, os.path.join(a.workdir, "hdf5-prechecked"), os.path.dirname(seeds[0]))
     os.makedirs(env["FUZZ_HDF5_DIR"])
     r = subprocess.run([a.fuzzer, "-runs=1", *inputs, *seeds], env=env, stdin=subprocess.DEVNULL,
                        capture_output=True, text=True, errors="replace", timeout=600)
     if r.returncode != 0:
         kind, who, frame = classify(r.stderr)
-        raise Failure(f"fuzz_reader failed on a replayed input ({kind} {'in libhdf5' if who == 'hdf5' else 'in the reader'}: "
+        raise Failure(f"{harness(a)} failed on a replayed input ({kind} {'in libhdf5' if who == 'hdf5' else 'in ' + code}: "
                       f"{frame})\n{r.stderr[-6000:]}")
-    log(f"fuzz_reader replayed {len(inputs) + len(seeds)} inputs without a finding")
+    log(f"{harness(a)} replayed {len(inputs) + len(seeds)} inputs without a finding")
     for line in r.stderr.splitlines():
-        if line.startswith("fuzz_reader:"):
+        if line.startswith(harness(a) + ":"):
             log("  " + line)
+    return seeds
+
+
+def case_replay(a):
+    inputs = regression_inputs(a.regressions)
+    replay_harness(a, "the reader", inputs)
     report = os.path.join(a.bin, "scope-report")
     for path in inputs:
-        p = subprocess.run([report, "--tree", "-o", os.devnull, path], stdin=subprocess.DEVNULL, capture_output=True,
-                           text=True, errors="replace", timeout=120)
+        for view in REPLAY_VIEWS:
+            p = subprocess.run([report, view, "-o", os.devnull, path], stdin=subprocess.DEVNULL, capture_output=True,
+                               text=True, errors="replace", timeout=120)
+            lines = [x for x in p.stderr.splitlines() if x.strip()]
+            if p.returncode not in (0, 1) or len(lines) > 1:
+                raise Failure(f"scope-report {view} on {path}: exit {p.returncode}, stderr {p.stderr[-2000:]!r}")
+            log(f"  scope-report {view} {os.path.basename(path)}: exit {p.returncode} {lines[0] if lines else ''}")
+
+
+def case_merge_replay(a):
+    # what broke the reader is a merge's input too
+    inputs = regression_inputs(a.regressions) + regression_inputs(os.path.dirname(a.regressions))
+    seeds = replay_harness(a, "the merge", inputs)
+    good = os.path.join(os.path.dirname(seeds[0]), MERGE_GOOD + ".h5")
+    out = os.path.join(a.workdir, "merged.h5")
+    for path in inputs:
+        p = subprocess.run([os.path.join(a.bin, "scope-merge"), "-q", "-o", out, path, good], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, errors="replace", timeout=120)
         lines = [x for x in p.stderr.splitlines() if x.strip()]
         if p.returncode not in (0, 1) or len(lines) > 1:
-            raise Failure(f"scope-report on {path}: exit {p.returncode}, stderr {p.stderr[-2000:]!r}")
-        log(f"  scope-report {os.path.basename(path)}: exit {p.returncode} {lines[0] if lines else ''}")
+            raise Failure(f"scope-merge of {path} and a seed: exit {p.returncode}, stderr {p.stderr[-2000:]!r}")
+        if p.returncode == 0:
+            c = subprocess.run([a.rdcheck, out], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+            if c.returncode != 0:
+                raise Failure(f"scope-merge of {path} and a seed wrote a profile that does not read back: {c.stderr}")
+            os.unlink(out)
+        log(f"  scope-merge {os.path.basename(path)}: exit {p.returncode} {lines[0] if lines else ''}")
 
 
 # ---------------------------------------------------------------------------
@@ -503,7 +568,7 @@ def case_arena(a):
     os.makedirs(a.corpus, exist_ok=True)
     artifacts = os.path.join(a.workdir, "artifacts")
     os.makedirs(artifacts)
-    # The harness's own lines (arena_open's refusals) would fill the log:
+    # A line the writer's code printed for each input would fill the log:
     # libFuzzer closes its stderr and keeps its reports and the sanitizers'.
     rc, text = fuzz_once(a, a.seconds, a.corpus, seeds, artifacts, arena_fuzzer_env(a), 1, ("-close_fd_mask=2",))
     if rc != 0:
@@ -533,7 +598,7 @@ def recover(a, path, out_dir):
 def case_arena_replay(a):
     check_arena_tools(a)
     seeds = make_arena_seeds(a, os.path.join(a.workdir, "seeds"))
-    inputs = regression_inputs(a)
+    inputs = regression_inputs(a.regressions)
     log(f"{len(inputs)} regression input(s) in {a.regressions}, {len(seeds)} seeds")
     r = subprocess.run([a.fuzzer, "-runs=1", f"-timeout={ARENA_TIMEOUT}", *inputs, *seeds], env=arena_fuzzer_env(a),
                        stdin=subprocess.DEVNULL,
@@ -566,9 +631,10 @@ CASES = cases_of(globals())
 def main():
     ap = parser(__doc__, CASES, "bin", "progs", "workdir")
     ap.add_argument("--fuzzer", required=True)
-    ap.add_argument("--h5walk", help="the reader's pre-check (run, replay)")
+    ap.add_argument("--h5walk", help="the profile harnesses' pre-check (run, replay, merge, merge-replay)")
     ap.add_argument("--lib", help="directory of libscope_preload.so (arena, arena-replay)")
-    ap.add_argument("--rdcheck", help="the program that runs the reader's rd_check on files (arena-replay)")
+    ap.add_argument("--rdcheck", help="the program that runs the reader's rd_check on files (arena-replay, "
+                    "merge-replay)")
     ap.add_argument("--regressions", required=True, help="tests/fuzz/regressions in the source tree")
     ap.add_argument("--seconds", type=int, default=60)
     ap.add_argument("--corpus")

@@ -61,8 +61,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(1);
 	}
 	atexit(cleanup);
-	/* arena_open's refusals go to stderr, which -close_fd_mask=2 closes;
-	 * a breach is still said, here */
+	/* libFuzzer's -close_fd_mask=2 closes stderr; a breach is still said,
+	 * here */
 	if ((say_fd = dup(2)) < 0)
 		say_fd = 2;
 	return 0;
@@ -182,6 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz_arena: %s: %s\n", path, strerror(errno));
 		abort();
 	}
+	writer_fail_reset(); /* each input's first cause is its own */
 	if (arena_open(&a, path) != 0)
 		return 0;
 	expect_header(&a);

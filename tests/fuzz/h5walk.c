@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* h5walk: every HDF5 call the profile reader makes, on one file, to tell libhdf5's crashes apart.
- */
+/* h5walk: every HDF5 call the profile reader and the merge make, on one file, to tell libhdf5's
+ * crashes apart. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <hdf5.h>
@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "schema.h"
+
 /*
  * usage: h5walk FILE...   walks each file in a child; prints FILE: ANSWER,
  *                         exits 1 when one was not "ok"
@@ -25,8 +27,9 @@
  * (H5Ovisit) and does the same in each group. It reads every attribute, and
  * every dataset whole (those the reader would read) in the memory types the
  * reader uses, and a slice of each through a chunk cache as the reader's
- * cursors do. It has no coverage instrumentation, so fuzzing does not steer
- * into it; it only answers whether libhdf5 itself survives an input. Built
+ * cursors do. Last, it copies /metadata and each /process<N> group into a
+ * file in memory, as the merge does, and reads the copy. It has no coverage instrumentation, so
+ * fuzzing does not steer into it; it only answers whether libhdf5 itself survives an input. Built
  * with ASan, like the fuzzer, it sees the same out-of-bounds copies inside
  * libhdf5 (through ASan's memcpy and friends) that would otherwise crash the
  * fuzzer; in a child, ASan's report goes to /dev/null and its exit status
@@ -54,22 +57,49 @@ const char *__asan_default_options(void)
 #endif
 #endif
 
-/* Every link and attribute name lib/reader.c asks for. */
-static const char *const link_names[] = {
-	"metadata",    "processes", "regions",	"pairs",   "events",	  "process0", "process1",
-	"process2",    "lanes",	    "threads",	"modules", "pid",	  "parent",   "rank",
-	"executable",  "arguments", "start",	"end",	   "exit_status", "lost",     "name",
-	"module",      "offset",    "file",	"line",	   "kind",	  "process",  "region",
-	"first",       "count",	    "total_ns", "self_ns", "min_ns",	  "max_ns",   "tid",
-	"start_delta", "duration",  "thread",	"task",	   "depth",	  "flags",    "path",
-	"bias",	       "build_id",
-};
-static const char *const attr_names[] = {
-	"schema",      "time_unit",	 "producer",	 "wall_seconds",
-	"cpu_seconds", "peak_rss_bytes", "lost_records", "command_line",
-	"host",	       "start_time_utc", "clock_source",
-};
+/*
+ * Every link and attribute name the reader and the merge ask for: each
+ * component of each group's path in lib/schema.h's table (/process<N> as
+ * process0 to process2) and each field's name, columns as links and
+ * attributes as attributes. Made once, from the table, so that a group or
+ * field added to it is walked too.
+ */
+#define MAX_NAMES 512
+static const char *link_names[MAX_NAMES], *attr_names[MAX_NAMES];
+static size_t nlinks, nattrs;
 #define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void add_name(const char **names, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(names[i], name) == 0)
+			return;
+	if (*n < MAX_NAMES)
+		names[(*n)++] = strdup(name);
+}
+
+static void collect_names(void)
+{
+	static const char *const processes[] = {"process0", "process1", "process2"};
+
+	for (size_t g = 0; g < sc_ngroups; g++) {
+		const struct sc_group *grp = &sc_groups[g];
+		char *path = strdup(grp->path), *save = NULL;
+		for (char *part = strtok_r(path, "/", &save); part;
+		     part = strtok_r(NULL, "/", &save))
+			if (strcmp(part, "process<N>") == 0)
+				for (size_t i = 0; i < N(processes); i++)
+					add_name(link_names, &nlinks, processes[i]);
+			else
+				add_name(link_names, &nlinks, part);
+		free(path);
+		for (size_t i = 0; i < grp->n; i++)
+			if (grp->attributes)
+				add_name(attr_names, &nattrs, grp->fields[i].name);
+			else
+				add_name(link_names, &nlinks, grp->fields[i].name);
+	}
+}
 
 static hid_t vlen_string(hid_t like)
 {
@@ -119,7 +149,7 @@ static void walk_attrs(hid_t o)
 {
 	hsize_t idx = 0;
 	H5Aiterate2(o, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, each_attr, NULL);
-	for (size_t i = 0; i < N(attr_names); i++) {
+	for (size_t i = 0; i < nattrs; i++) {
 		hid_t a;
 		if (H5Aexists(o, attr_names[i]) <= 0 ||
 		    (a = H5Aopen(o, attr_names[i], H5P_DEFAULT)) < 0)
@@ -234,7 +264,7 @@ static void read_dataset(hid_t d)
  * the rest. */
 static void lookup_names(hid_t g, int depth)
 {
-	for (size_t i = 0; i < N(link_names); i++) {
+	for (size_t i = 0; i < nlinks; i++) {
 		hid_t o;
 		H5I_type_t type;
 		if (H5Lexists(g, link_names[i], H5P_DEFAULT) <= 0 ||
@@ -266,6 +296,35 @@ static herr_t each_object(hid_t root, const char *name, const H5O_info_t *info, 
 	return 0;
 }
 
+/* The merge's copies: /metadata and each /process<N> group into another file. */
+static herr_t copy_link(hid_t g, const char *name, const H5L_info_t *info, void *to)
+{
+	size_t n;
+	(void)info;
+	if (strcmp(name, "metadata") == 0 ||
+	    (sscanf(name, "process%zu", &n) == 1 && strncmp(name, "processes", 9) != 0))
+		H5Ocopy(g, name, *(hid_t *)to, name, H5P_DEFAULT, H5P_DEFAULT);
+	return 0;
+}
+
+/* Copies what the merge copies into a file in memory, and reads the copy as the merge
+ * then does (it renumbers the region columns of the copy). */
+static void walk_copy(hid_t f)
+{
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), to = -1;
+	hsize_t idx = 0;
+
+	if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0)
+		to = H5Fcreate("copy.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	if (to >= 0) {
+		H5Literate(f, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_link, &to);
+		H5Ovisit2(to, H5_INDEX_NAME, H5_ITER_NATIVE, each_object, NULL, H5O_INFO_BASIC);
+		H5Fclose(to);
+	}
+	if (fapl >= 0)
+		H5Pclose(fapl);
+}
+
 static void walk(const char *path)
 {
 	hid_t f;
@@ -278,6 +337,7 @@ static void walk(const char *path)
 	walk_attrs(f);
 	lookup_names(f, 3);
 	H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, each_object, NULL, H5O_INFO_BASIC);
+	walk_copy(f);
 	H5Fclose(f);
 }
 
@@ -334,6 +394,7 @@ int main(int argc, char **argv)
 
 	setrlimit(RLIMIT_CORE, &no_core);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	collect_names();
 	if (argc == 2 && strcmp(argv[1], "--serve") == 0)
 		return serve();
 	if (argc < 2) {

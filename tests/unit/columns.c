@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of writer/columns.c's narrowing: the width a column needs and values cut to it, in
+/* Unit tests of lib/columns.c's narrowing: the width a column needs and values cut to it, in
  * place. */
 #include "columns.h"
 #include "unit.h"

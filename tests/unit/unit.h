@@ -38,5 +38,8 @@ void unit_names(void);
 void unit_columns(void);
 void unit_tick(void);
 void unit_spill(void);
+void unit_errors(void);
+void unit_map(void);
+void unit_sort(void);
 
 #endif
