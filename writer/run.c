@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,41 +150,175 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Waits for the next message, or for the watched process to end, reading
- * the running processes' arenas meanwhile; returns its length, 0 for the
- * end of the run, -1 on an error. */
-static ssize_t next(int fd, int pidfd, char *buf, size_t cap, struct tails *ts, struct pace *pc)
-{
-	for (;;) {
-		struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-				      {.fd = pidfd, .events = POLLIN}};
-		uint64_t now = now_ms();
-		int wait = -1, ready;
-		ssize_t n;
+/*
+ * The messages of the run's socket, taken off it by a thread of their own
+ * as they come: the socket holds only a few (net.unix.max_dgram_qlen, 10
+ * by default), and a process handing its arena over would wait, in its
+ * exit, for as long as this writer is busy writing another one.
+ */
+struct inbox {
+	pthread_mutex_t lock;
+	pthread_cond_t ready;
+	char **msg; /* a message: its length in the first bytes, then its text */
+	size_t head, n, cap;
+	int end; /* 1: the run has ended; -1: the socket failed (errno in err) */
+	int err;
+	int fd, pidfd;
+	pthread_t thread;
+};
 
-		if (ts->n) {
-			if (now >= pc->polled + pc->every) {
-				int moved = tails_poll(ts);
-				pc->every = moved || pc->every < POLL_MIN_MS ? POLL_MIN_MS
-					    : pc->every < POLL_MAX_MS	     ? 2 * pc->every
-									     : POLL_MAX_MS;
-				pc->polled = now = now_ms();
-			}
-			wait = (int)(pc->polled + pc->every - now);
-		}
-		ready = poll(p, pidfd >= 0 ? 2 : 1, wait);
-		if (ready < 0 && errno != EINTR)
+static int inbox_push(struct inbox *in, const char *buf, ssize_t n)
+{
+	char *m = malloc(sizeof(size_t) + (size_t)n + 1);
+
+	if (!m)
+		return -1;
+	memcpy(m, &(size_t){(size_t)n}, sizeof(size_t));
+	memcpy(m + sizeof(size_t), buf, (size_t)n);
+	pthread_mutex_lock(&in->lock);
+	if (in->head + in->n == in->cap && in->head) {
+		memmove(in->msg, in->msg + in->head, in->n * sizeof *in->msg);
+		in->head = 0;
+	}
+	if (in->n == in->cap) {
+		size_t cap = in->cap ? 2 * in->cap : 64;
+		char **grown = realloc(in->msg, cap * sizeof *grown);
+		if (!grown) {
+			pthread_mutex_unlock(&in->lock);
+			free(m);
 			return -1;
+		}
+		in->msg = grown;
+		in->cap = cap;
+	}
+	in->msg[in->head + in->n++] = m;
+	pthread_cond_signal(&in->ready);
+	pthread_mutex_unlock(&in->lock);
+	return 0;
+}
+
+static void inbox_close(struct inbox *in, int end, int err)
+{
+	pthread_mutex_lock(&in->lock);
+	in->end = end;
+	in->err = err;
+	pthread_cond_signal(&in->ready);
+	pthread_mutex_unlock(&in->lock);
+}
+
+/* Receives until the empty message, or until the watched process has
+ * ended and nothing more is queued. */
+static void *receive(void *arg)
+{
+	struct inbox *in = arg;
+	char buf[PATH_MAX + 2];
+
+	for (;;) {
+		struct pollfd p[2] = {{.fd = in->fd, .events = POLLIN},
+				      {.fd = in->pidfd, .events = POLLIN}};
+		int ready = poll(p, in->pidfd >= 0 ? 2 : 1, -1);
+		ssize_t n;
+		if (ready < 0 && errno != EINTR) {
+			inbox_close(in, -1, errno);
+			return NULL;
+		}
 		if (ready <= 0)
 			continue;
-		n = recv(fd, buf, cap, MSG_DONTWAIT);
-		if (n >= 0)
-			return n;
-		if (errno == EINTR || (errno == EAGAIN && !(p[1].revents & POLLIN)))
+		n = recv(in->fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+		if (n > 0 && inbox_push(in, buf, n) == 0)
 			continue;
-		/* the first process is gone, and nothing more is queued */
-		return errno == EAGAIN ? 0 : -1;
+		if (n > 0) {
+			inbox_close(in, -1, ENOMEM);
+			return NULL;
+		}
+		if (n == 0 || (errno == EAGAIN && (p[1].revents & POLLIN))) {
+			inbox_close(in, 1, 0); /* the run has ended */
+			return NULL;
+		}
+		if (errno != EINTR && errno != EAGAIN) {
+			inbox_close(in, -1, errno);
+			return NULL;
+		}
 	}
+}
+
+/* The next message into buf, reading the running processes' arenas while
+ * none comes; returns its length, 0 for the end of the run, -1 on an error
+ * (errno set). */
+static ssize_t next(struct inbox *in, char *buf, size_t cap, struct tails *ts, struct pace *pc)
+{
+	pthread_mutex_lock(&in->lock);
+	for (;;) {
+		uint64_t now = now_ms();
+		if (in->n) {
+			char *m = in->msg[in->head++];
+			size_t n;
+			in->n--;
+			pthread_mutex_unlock(&in->lock);
+			memcpy(&n, m, sizeof n);
+			n = n < cap ? n : cap;
+			memcpy(buf, m + sizeof(size_t), n);
+			free(m);
+			return (ssize_t)n;
+		}
+		if (in->end) {
+			int end = in->end, err = in->err;
+			pthread_mutex_unlock(&in->lock);
+			errno = err;
+			return end > 0 ? 0 : -1;
+		}
+		if (ts->n && now >= pc->polled + pc->every) {
+			int moved;
+			pthread_mutex_unlock(&in->lock);
+			moved = tails_poll(ts);
+			pc->every = moved || pc->every < POLL_MIN_MS ? POLL_MIN_MS
+				    : pc->every < POLL_MAX_MS	     ? 2 * pc->every
+								     : POLL_MAX_MS;
+			pc->polled = now_ms();
+			pthread_mutex_lock(&in->lock);
+			continue;
+		}
+		if (!ts->n) {
+			pthread_cond_wait(&in->ready, &in->lock);
+		} else {
+			uint64_t at = pc->polled + pc->every;
+			struct timespec ts_at;
+			clock_gettime(CLOCK_MONOTONIC, &ts_at);
+			ts_at.tv_sec += (time_t)((at - now) / 1000);
+			ts_at.tv_nsec += (long)((at - now) % 1000) * 1000000L;
+			if (ts_at.tv_nsec >= 1000000000L) {
+				ts_at.tv_sec++;
+				ts_at.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&in->ready, &in->lock, &ts_at);
+		}
+	}
+}
+
+static int inbox_open(struct inbox *in, int fd, int pidfd)
+{
+	pthread_condattr_t ca;
+
+	memset(in, 0, sizeof *in);
+	in->fd = fd;
+	in->pidfd = pidfd;
+	pthread_mutex_init(&in->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&in->ready, &ca);
+	pthread_condattr_destroy(&ca);
+	return pthread_create(&in->thread, NULL, receive, in) == 0 ? 0 : -1;
+}
+
+/* Waits for the receiving thread, which has ended the run or failed. */
+static void inbox_free(struct inbox *in)
+{
+	pthread_join(in->thread, NULL);
+	for (size_t i = 0; i < in->n; i++)
+		free(in->msg[in->head + i]);
+	free(in->msg);
+	pthread_cond_destroy(&in->ready);
+	pthread_mutex_destroy(&in->lock);
 }
 
 int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *arena, void *ctx),
@@ -193,11 +328,18 @@ int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *are
 	struct kept k = {0};
 	struct tails ts = {0};
 	struct pace pc = {0, POLL_MIN_MS};
+	struct inbox in;
 	int pidfd = watch > 0 ? (int)syscall(SYS_pidfd_open, watch, 0) : -1;
 	int rc = 0;
 
+	if (inbox_open(&in, fd, pidfd) != 0) {
+		fprintf(stderr, "scope-writer: cannot start a thread: %s\n", strerror(errno));
+		if (pidfd >= 0)
+			close(pidfd);
+		return 1;
+	}
 	for (;;) {
-		ssize_t n = next(fd, pidfd, path, sizeof path - 1, &ts, &pc);
+		ssize_t n = next(&in, path, sizeof path - 1, &ts, &pc);
 		if (n < 0) {
 			fprintf(stderr, "scope-writer: the run's socket: %s\n", strerror(errno));
 			rc = 1;
@@ -219,6 +361,7 @@ int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *are
 			rc |= write_one(path, ctx) != 0;
 		}
 	}
+	inbox_free(&in);
 	/* Processes still running, or killed: their arenas, with what was
 	 * consumed of them, are written by --recover. */
 	while (ts.n)
