@@ -206,7 +206,7 @@ static int print_functions(const struct options *o, const struct rd_profile *p,
 	qsort(rows, n, sizeof *rows, by_samples);
 	shown = o->top && o->top < n ? o->top : n;
 	full = malloc((shown + 1) * sizeof *full);
-	where = malloc((shown + 1) * sizeof *where);
+	where = calloc(shown + 1, sizeof *where);
 	for (size_t i = 0; full && i < shown; i++)
 		full[i] = rows[i].name;
 	if (!full || !where || !(names = function_names(o, 0, p, full, shown))) {
