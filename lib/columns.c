@@ -644,14 +644,25 @@ int col_end(struct col_out *o)
 	return o->d >= 0 && H5Dclose(o->d) < 0 ? -1 : 0;
 }
 
+/* What a column written in pieces keeps at most before writing them. */
+#define STREAM_BYTES (UINT64_C(1) << 20)
+
 int col_stream_begin(struct columns *c, hid_t loc, const char *name, int width, uint64_t n,
 		     struct col_stream *s)
 {
 	*s = (struct col_stream){.o = {.d = -1, .width = width}};
 	if (col_begin(c, loc, name, width, n, &s->o) != 0)
 		return -1;
-	s->grain = s->o.deflated && s->o.chunk_elems ? s->o.chunk_elems : column_chunk_elems(&c->st);
-	s->buf = malloc(2 * s->grain * (uint64_t)width);
+	s->grain =
+		s->o.deflated && s->o.chunk_elems ? s->o.chunk_elems : column_chunk_elems(&c->st);
+	/* Chunks are written a batch at a time, compressed on every core,
+	 * up to STREAM_BYTES of them; never fewer than two. */
+	s->cap = STREAM_BYTES / (s->grain * (uint64_t)width);
+	s->cap = s->cap > (uint64_t)c->threads * BATCH_PER_THREAD
+			 ? (uint64_t)c->threads * BATCH_PER_THREAD
+			 : s->cap;
+	s->cap = (s->cap < 2 ? 2 : s->cap) * s->grain;
+	s->buf = malloc(s->cap * (uint64_t)width);
 	return s->buf ? 0 : -1;
 }
 
@@ -674,7 +685,7 @@ static int stream_flush(struct columns *c, struct col_stream *s, int all)
 int col_stream_commit(struct columns *c, struct col_stream *s, uint64_t len)
 {
 	s->have += len;
-	return stream_flush(c, s, 0);
+	return s->have + s->grain > s->cap ? stream_flush(c, s, 0) : 0;
 }
 
 int col_stream_put(struct columns *c, struct col_stream *s, const void *data, uint64_t len)

@@ -53,7 +53,8 @@ struct col_stream {
 	struct col_out o;
 	unsigned char *buf; /* rows [done, done + have) */
 	uint64_t done, have;
-	uint64_t grain; /* rows per write: the column's chunk */
+	uint64_t grain; /* rows of a chunk: the most col_stream_room takes */
+	uint64_t cap;	/* rows buf holds: whole chunks, written together */
 };
 
 /* Creates the column of n rows of width bytes. Returns 0 or -1; s is
