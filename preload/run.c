@@ -80,11 +80,37 @@ static SCOPE_NOINST void forget(void)
 	rmdir(folder);
 }
 
+/*
+ * An image the run's first process exec'd (a launcher such as env, sh -c
+ * or valgrind that runs the program): the process is still the one that
+ * started the writer, and its last image waits for it at the end. Its
+ * SCOPE_ROOT, which the first image set, names its own pid.
+ */
+static SCOPE_NOINST void adopt(const struct scope_process *p)
+{
+	const char *root = scope_getenv("SCOPE_ROOT"), *slash;
+	char *end;
+	size_t len;
+
+	if (!root || strtol(root, &end, 10) != (long)getpid() || *end || p->cfg.parts[0] ||
+	    !(slash = strrchr(p->cfg.run_writer, '/')))
+		return;
+	len = (size_t)(slash - p->cfg.run_writer);
+	if (len >= sizeof folder || snprintf(lock, sizeof lock, "%.*s/writer.lock", (int)len,
+					     p->cfg.run_writer) >= (int)sizeof lock)
+		return;
+	memcpy(folder, p->cfg.run_writer, len);
+	folder[len] = '\0';
+	owner = 1;
+}
+
 void scope_run_start(struct scope_process *p)
 {
 	char sock[SCOPE_PATH_BYTES + 16];
 	int fd = -1, lfd;
 
+	if (p->cfg.role == SCOPE_ROLE_ROOT && p->cfg.run_writer[0] && p->hdr->rank < 0)
+		adopt(p);
 	/* scope-run's, a job's ranks (lib/ranks.c), and an image whose
 	 * process started one already, have theirs */
 	if (p->cfg.role != SCOPE_ROLE_ROOT || p->cfg.run_writer[0] || p->hdr->rank >= 0 ||

@@ -519,6 +519,33 @@ def case_newline_path(t):
     expect_counts(t.load("out.h5"), {"work": said_work(r), "works": 1, "main": 1})
 
 
+def case_launcher_exec(t):
+    """LD_PRELOAD=... env ./app: the run's first process execs the program, whose image waits at
+    its end for the run's writer, so the profile is whole when the command has exited."""
+    t.need_prog()
+    out = t.path("out.h5")
+    env = t.env({"SCOPE_OUTPUT": out}, preload=t.preload)
+    argv = ["/usr/bin/env", t.prog, "plain", str(20 * N)]
+    for i in range(3):
+        if os.path.exists(out):
+            os.unlink(out)
+        # output to files, not pipes: the command's end is its exit, not
+        # the moment the last holder of its pipes (the writer) is gone
+        with open(t.path("stdout"), "w") as so, open(t.path("stderr"), "w") as se:
+            print("$", " ".join(argv), flush=True)
+            rc = subprocess.run(argv, env=env, cwd=t.work, stdin=subprocess.DEVNULL, stdout=so,
+                                stderr=se, timeout=RUN_TIMEOUT).returncode
+            there = os.path.exists(out)
+        expect_eq(rc, 0, f"round {i}: exit status")
+        expect(there, f"round {i}: no profile at {out} when the command exited")
+        with open(t.path("stdout")) as f:
+            said = int(re.search(r"calls work=(\d+)", f.read()).group(1))
+        p = t.load("out.h5")
+        rows = [k for k, exe in enumerate(p.processes["executable"]) if exe.endswith(os.path.basename(t.prog))]
+        expect_eq(len(rows), 1, f"round {i}: images of {t.prog} in the output ({list(p.processes['executable'])})")
+        expect_counts(p, {"work": said, "works": 1, "main": 1}, rows[0])
+
+
 def case_valgrind(t):
     """LD_PRELOAD=... valgrind ./app: the profile holds app's calls, not the launcher's."""
     t.need_prog()
