@@ -114,9 +114,13 @@ static struct {
 /* Set while this thread is inside tracking: a signal handler that allocates
  * then passes its call on uncounted instead of waiting for itself. */
 static __thread int heap_inside __attribute__((tls_model("initial-exec")));
-/* Set while C++'s new or delete runs its original, which calls malloc or
- * free: the block is counted once, at the program's call. */
+/* What C++'s new or delete on this thread is doing while its original,
+ * which calls malloc or free, runs: the block is counted once, at the
+ * program's call (see cxx_new). heap_made is the block the original of
+ * new made, not counted yet. */
+enum { QUIET_NO, QUIET_NEW, QUIET_DELETE };
 static __thread int heap_quiet __attribute__((tls_model("initial-exec")));
+static __thread void *heap_made __attribute__((tls_model("initial-exec")));
 
 static SCOPE_NOINST void lock(void)
 {
@@ -341,6 +345,14 @@ static SCOPE_NOINST void track_alloc(void *p, uint64_t size, void *site)
 {
 	struct scope_thread *t = &scope_tls;
 
+	if (heap_quiet == QUIET_NEW) {
+		/* the first block made inside new's original: its own */
+		if (p) {
+			heap_made = p;
+			heap_quiet = QUIET_NO;
+		}
+		return;
+	}
 	if (!p || !enter(t))
 		return;
 	remember((uintptr_t)p, size, current_region(t), (uint64_t)(uintptr_t)site);
@@ -353,8 +365,12 @@ static SCOPE_NOINST void track_free(void *p, struct block *was)
 {
 	if (was)
 		was->ptr = 0;
-	/* a free is counted even when the library frees the program's block */
-	if (!p || !__atomic_load_n(&heap.on, __ATOMIC_ACQUIRE) || heap_inside || heap_quiet)
+	if (p == heap_made)
+		heap_made = NULL;
+	/* a free is counted even when the library frees the program's block,
+	 * and inside new's original (a new-handler's) */
+	if (!p || !__atomic_load_n(&heap.on, __ATOMIC_ACQUIRE) || heap_inside ||
+	    heap_quiet == QUIET_DELETE)
 		return;
 	heap_inside = 1;
 	lock();
@@ -368,7 +384,7 @@ static SCOPE_NOINST void track_kept(const struct block *b)
 {
 	struct scope_heap_region *g;
 
-	if (!b->ptr || heap_inside || heap_quiet)
+	if (!b->ptr || heap_inside || heap_quiet == QUIET_DELETE)
 		return;
 	heap_inside = 1;
 	lock();
@@ -590,15 +606,27 @@ SCOPE_HEAP_EXPORT void *memalign(size_t align, size_t n)
 
 /*
  * C++'s operator new and delete. The runtime's own calls malloc, where the
- * block would be counted with the runtime as its site: its call runs
- * quiet, and the block is counted here, at the program's call. A new that
- * throws leaves through the original; the cleanup ends the quiet then too
- * (this file has unwind tables: -fexceptions).
+ * block would be counted with the runtime as its site: the block is
+ * counted here instead, at the program's call. While new's original runs
+ * (QUIET_NEW), the first block made on the thread is taken as its own:
+ * not counted, kept in heap_made, and the quiet ends there. An exception
+ * leaving the original must not leave the thread quiet, and this file has
+ * no cleanup to run as it passes (that would need the unwinder, libgcc_s):
+ * the quiet has already ended by then, when the runtime made the
+ * exception's block. For example, new char[huge]:
+ *
+ *   _Znam -> QUIET_NEW -> libstdc++'s _Znam -> _Znwm (here, nested) ->
+ *   libstdc++'s _Znwm -> malloc(huge): NULL, still QUIET_NEW -> no
+ *   new-handler -> __cxa_allocate_exception -> malloc(e): the first block,
+ *   not counted, QUIET_NO -> thrown through all of these frames.
+ *
+ * e is freed after the catch (not found in the table: nothing changes),
+ * and the thread's next new is counted. A runtime whose new calls no
+ * malloc (an allocator's own) makes nothing: the quiet lasts until the
+ * original returns, or the exception's block. A new-handler's frees are
+ * counted; the first block it makes before the retry is not, and the
+ * block the retry then makes is counted with the runtime as its site.
  */
-static SCOPE_NOINST void end_quiet(int *was)
-{
-	heap_quiet = *was;
-}
 
 /* The original of name, looked up again while missing: a C++ runtime
  * loaded later with dlopen. */
@@ -614,28 +642,38 @@ static SCOPE_NOINST void *original(void **slot, const char *name)
 static SCOPE_NOINST void *cxx_new(void **slot, const char *name, size_t n, void *site)
 {
 	malloc_fn *real = (malloc_fn *)original(slot, name);
+	int was = heap_quiet;
 	void *p;
 
 	if (!real)
 		return malloc(n ? n : 1); /* no C++ runtime to ask: the block is malloc's */
-	{
-		int was __attribute__((cleanup(end_quiet))) = heap_quiet;
-		heap_quiet = 1;
-		p = real(n);
+	if (was == QUIET_NO)
+		heap_made = NULL;
+	heap_quiet = QUIET_NEW;
+	p = real(n);
+	if (heap_quiet != QUIET_NEW && (!p || p != heap_made)) {
+		/* counted as it was made: a new-handler made a block first */
+		heap_quiet = was == QUIET_NEW ? QUIET_NO : was;
+		return p;
 	}
-	track_alloc(p, n, site);
+	/* the original's own block, not counted yet; nested in another new
+	 * (new[] calls new), that one counts it */
+	heap_quiet = was;
+	if (was != QUIET_NEW)
+		track_alloc(p, n, site);
 	return p;
 }
 
 static SCOPE_NOINST void cxx_delete(void **slot, const char *name, void *p)
 {
 	free_fn *real = (free_fn *)original(slot, name);
-	int was = heap_quiet;
+	int was;
 
 	if (!p)
 		return;
 	track_free(p, NULL);
-	heap_quiet = 1;
+	was = heap_quiet;
+	heap_quiet = QUIET_DELETE;
 	if (real)
 		real(p);
 	else

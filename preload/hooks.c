@@ -17,12 +17,17 @@ SCOPE_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 		return;
 	}
 	now = scope_now();
+	if (scope_below_floor(t))
+		goto foreign;
 	r = scope_take_slot(t);
 	if (unlikely(r >= t->limit)) {
 		scope_enter_slow(fn, scope_caller_frame(), r);
 		return;
 	}
 	scope_record_open(t, r, fn, scope_caller_frame(), now);
+	return;
+foreign:
+	scope_enter_slow(fn, scope_caller_frame(), NULL);
 }
 
 SCOPE_EXPORT void __cyg_profile_func_exit(void *fn, void *site)

@@ -33,13 +33,18 @@ struct scope_held {
  * Per-thread recording state. The hooks' one test is cur >= limit: a thread
  * that has not registered yet, whose chunk is full, or that must not record
  * right now has limit == NULL or limit == cur, and every such case is
- * decided in the slow path.
+ * decided in the slow path. The enter hook has one more, before it takes a
+ * slot: a stack pointer below stack_floor is another task's (clone.c).
  */
 struct scope_thread {
 	struct scope_rec *cur;	 /* next free record in the current chunk */
 	struct scope_rec *limit; /* end of the current chunk, or NULL */
 	struct scope_rec *open;	 /* innermost open record, or NULL */
 	struct scope_rec *chunk_end;
+	/* The enter hook's one other test: a stack pointer below it is not on
+	 * this thread's stack, it is a task sharing the block (clone.c); 0:
+	 * not tested. */
+	uintptr_t stack_floor;
 	uint32_t depth;		      /* open recorded calls */
 	int32_t lane;		      /* -1 until registered */
 	uint32_t seq;		      /* chunks this lane has had */
@@ -62,8 +67,15 @@ struct scope_thread {
 	 * state is in clone.c's table; sharers counts the clone children
 	 * alive, owner is the task whose block it is. */
 	uint8_t shared;
+	uint8_t adopts; /* shared for a raw clone's task: unknown tasks get states */
 	uint32_t sharers;
 	uint32_t owner;
+	/* A raw clone's task found on the block (SCOPE_FOREIGN_*, a futex
+	 * word), and the owner's innermost open call, taken out of open to
+	 * send every hook to the slow path until the block is shared. */
+	uint32_t foreign;
+	struct scope_rec *parked, *parked_first;
+	uint32_t reap;		    /* the owner's entries since its raw tasks were looked for */
 	uint32_t tid;		    /* the task this state was registered for */
 	uint8_t paused;		    /* scope_pause: calls are not recorded until scope_resume */
 	uint32_t task;		    /* the task lane the thread runs, 0 for none */
@@ -71,6 +83,28 @@ struct scope_thread {
 };
 
 extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
+
+/* Whether the stack pointer is below t's stack_floor: one compare and one
+ * branch (a C comparison of the frame costs one more instruction). */
+#if defined(__x86_64__)
+#define scope_below_floor(t)                                                                       \
+	({                                                                                         \
+		int below_ = 0;                                                                    \
+		__asm__ goto("cmpq %0, %%rsp\n\tjb %l[below]"                                      \
+			     :                                                                     \
+			     : "m"((t)->stack_floor)                                               \
+			     : "cc"                                                                \
+			     : below);                                                             \
+		if (0) {                                                                           \
+		below:                                                                             \
+			below_ = 1;                                                                \
+		}                                                                                  \
+		below_;                                                                            \
+	})
+#else
+#define scope_below_floor(t)                                                                       \
+	__builtin_expect((uintptr_t)__builtin_frame_address(0) < (t)->stack_floor, 0)
+#endif
 
 struct scope_config {
 	char output[SCOPE_PATH_BYTES];
@@ -158,10 +192,29 @@ void scope_clone_resolve(void) SCOPE_HIDDEN;
 void scope_clone_forget(void) SCOPE_HIDDEN;
 int scope_clone_process(void) SCOPE_HIDDEN;
 
+/* A task made by a raw clone system call without CLONE_SETTLS runs on its
+ * parent's block (clone.c). SCOPE_FOREIGN_PENDING: such a task waits for
+ * the block to become shared, which its owner does at its next slow path
+ * (scope_foreign_owner); SCOPE_FOREIGN_CONVERTING: a task is doing it. */
+enum { SCOPE_FOREIGN_NONE, SCOPE_FOREIGN_PENDING, SCOPE_FOREIGN_CONVERTING };
+/* The calling task's stack pointer is below b's stack_floor, b not shared:
+ * either b's own thread on a stack of its own making (the test is given up
+ * for it), or another task, for which b is made shared; returns then. */
+void scope_foreign_task(struct scope_thread *b) SCOPE_HIDDEN;
+/* b->foreign is set: its owner makes it shared, or waits while another
+ * task does; nothing for any other task. */
+void scope_foreign_owner(struct scope_thread *b) SCOPE_HIDDEN;
+static inline void scope_foreign_check(struct scope_thread *b)
+{
+	if (__builtin_expect(__atomic_load_n(&b->foreign, __ATOMIC_ACQUIRE) != 0, 0))
+		scope_foreign_owner(b);
+}
+
 /* Keeps calls the library itself causes (an instrumented malloc, say) out
  * of the record; pairs nest. */
 static inline void scope_busy_begin(struct scope_thread *t)
 {
+	scope_foreign_check(t);
 	if (__builtin_expect(__atomic_load_n(&t->shared, __ATOMIC_RELAXED), 0)) {
 		struct scope_thread *own = scope_task_enter(t);
 		if (own) {
@@ -183,6 +236,8 @@ void scope_thread_named(const char *name) SCOPE_HIDDEN;
 void scope_thread_stop_self(void) SCOPE_HIDDEN;
 int32_t scope_thread_lane(void) SCOPE_HIDDEN;
 void scope_thread_begin(struct scope_thread *t, int32_t parent) SCOPE_HIDDEN;
+/* t's task has ended, unseen (a raw clone's): its lane gets its end. */
+void scope_thread_gone(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_thread_resume(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
 void scope_threads_cpu_at_stop(void) SCOPE_HIDDEN;

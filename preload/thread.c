@@ -42,12 +42,18 @@ static SCOPE_NOINST int recording(void)
  * pause stores the flag, then NULL into every thread's limit: read after
  * the limit is stored, the flag is either seen here or its NULL comes
  * after this store. */
+static SCOPE_NOINST int held_off(struct scope_thread *t)
+{
+	return scope_paused() || __atomic_load_n(&t->foreign, __ATOMIC_SEQ_CST);
+}
+
 static SCOPE_NOINST void resume(struct scope_thread *t)
 {
-	if (t->busy || t->ignored || t->paused || !recording() || scope_paused() || t->ctr)
+	if (t->busy || t->ignored || t->paused || !recording() || held_off(t) || t->ctr)
 		return; /* a thread reading counters takes the slow path for every call */
 	__atomic_store_n(&t->limit, t->chunk_end, __ATOMIC_SEQ_CST);
-	if (scope_paused())
+	/* a raw clone's task asks as a pause does: flag, then limit */
+	if (held_off(t))
 		t->limit = NULL;
 }
 
@@ -102,6 +108,7 @@ void scope_thread_resume(struct scope_thread *t)
 
 void scope_busy_end(struct scope_thread *t)
 {
+	scope_foreign_check(t);
 	if (__atomic_load_n(&t->shared, __ATOMIC_RELAXED)) {
 		struct scope_thread *own = scope_task_enter(t);
 		if (own) {
@@ -304,9 +311,10 @@ static SCOPE_NOINST void leave_chunk(struct scope_thread *t, struct scope_rec *e
 		release(lo, hi);
 }
 
-/* A task that is not the one this state was registered for runs on it:
- * a clone without CLONE_SETTLS that did not go through clone() (a raw
- * system call). Nothing can keep the two apart; say so once. */
+/* A task that is not the one this state was registered for runs on it
+ * unnoticed: a raw clone system call's without CLONE_SETTLS, whose stack
+ * lies above its parent's (or the parent ran on another stack before, see
+ * clone.c). Nothing keeps the two apart; say so once. */
 static SCOPE_NOINST void check_task(const struct scope_thread *t)
 {
 	static int warned;
@@ -315,9 +323,11 @@ static SCOPE_NOINST void check_task(const struct scope_thread *t)
 	if (!t->tid || (tid = (uint32_t)gettid()) == t->tid ||
 	    __atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		return;
-	scope_log("task %u runs on the thread state of task %u (a clone without CLONE_SETTLS made "
-		  "by a system call, not clone()): the calls of both may be recorded wrong",
-		  tid, t->tid);
+	scope_log(
+		"task %u runs on the thread state of task %u (a clone without CLONE_SETTLS made "
+		"by a system call, not clone(), on a stack above its parent's): the calls of both "
+		"may be recorded wrong",
+		tid, t->tid);
 }
 
 /*
@@ -366,6 +376,7 @@ static SCOPE_NOINST void stack_bounds(struct scope_thread *t)
 	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
 		t->stack_lo = (uintptr_t)addr;
 		t->stack_hi = (uintptr_t)addr + size;
+		t->stack_floor = t->stack_lo; /* the enter hook's test from now on */
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -458,12 +469,25 @@ SCOPE_NOINST void scope_thread_begin(struct scope_thread *t, int32_t parent)
 	t->busy--;
 }
 
+/* Its CPU time is not known: its clock went with it. */
+SCOPE_NOINST void scope_thread_gone(struct scope_thread *t)
+{
+	struct scope_lane *l;
+
+	if (t->lane < 0 || !scope_proc.hdr)
+		return;
+	l = lane_slot(t->lane);
+	__atomic_store_n(&l->cpu_ns, 0, __ATOMIC_RELAXED);
+	l->end = scope_now();
+}
+
 /* The calling task's state, counted inside until self_leave; NULL for a
  * task sharing another's TLS block that has no state of its own. */
 static inline struct scope_thread *self_enter(void)
 {
 	struct scope_thread *t = &scope_tls;
 
+	scope_foreign_check(t);
 	if (__builtin_expect(__atomic_load_n(&t->shared, __ATOMIC_RELAXED), 0))
 		return scope_task_enter(t);
 	t->inside++;
@@ -586,20 +610,29 @@ SCOPE_NOINST void scope_thread_stop_self(void)
 	self_leave(t);
 }
 
+/* taken: the slot the fast path took, NULL when the stack test sent the
+ * call here (scope_below_floor) before it took one. */
 SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken)
 {
 	struct scope_thread *t = &scope_tls;
 	int saved_errno = errno;
 
-	/* Give back the slot the fast path took, unless a signal handler has
-	 * moved on from it since. (On a shared block cur means nothing.) */
-	if (t->cur == taken + 1)
-		t->cur = taken;
+	if (frame < t->stack_floor && !__atomic_load_n(&t->shared, __ATOMIC_ACQUIRE)) {
+		scope_foreign_check(t);
+		if (!__atomic_load_n(&t->shared, __ATOMIC_ACQUIRE))
+			scope_foreign_task(t);
+	}
 	if (!(t = self_enter())) {
 		if (recording())
 			scope_arena_lost(&scope_proc, SCOPE_LOST_SHARED_TLS);
 		goto out;
 	}
+	/* Give back the slot the fast path took, unless a signal handler has
+	 * moved on from it since: the state's own, or its owner's when the
+	 * block has just been shared (on a block shared before, taken is no
+	 * slot and matches nothing). */
+	if (t->cur == taken + 1)
+		t->cur = taken;
 	if (!scope_proc.initialized && !t->busy)
 		scope_init();
 	if (t->busy || t->ignored || !recording()) {
@@ -635,7 +668,9 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 leave:
 	self_leave(t);
 out:
-	errno = saved_errno;
+	/* stored only when changed: a raw clone's task shares errno */
+	if (errno != saved_errno)
+		errno = saved_errno;
 }
 
 /* The frame an open call was entered from, kept by depth. */
@@ -676,10 +711,17 @@ static SCOPE_NOINST void unlink_close(struct scope_thread *t, struct scope_rec *
  */
 SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 {
-	struct scope_thread *t = self_enter();
+	struct scope_thread *t = &scope_tls, *b = t;
 	struct scope_rec *r, *child = NULL, *above;
 
-	if (!t)
+	/* a raw clone's task whose first hook is an exit (unseen by the enter
+	 * hook's test) */
+	if (frame < b->stack_floor && !__atomic_load_n(&b->shared, __ATOMIC_ACQUIRE)) {
+		scope_foreign_check(b);
+		if (!__atomic_load_n(&b->shared, __ATOMIC_ACQUIRE))
+			scope_foreign_task(b);
+	}
+	if (!(t = self_enter()))
 		return;
 	if (t->ignored) {
 		if (--t->ignored == 0) {

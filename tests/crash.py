@@ -15,13 +15,14 @@ Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 
 import os
 import re
+import shutil
 import signal
 import sys
 
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
+from harness import Skipped, Test, cases_of, expect, expect_eq, parser, run_case  # noqa: E402
 
 SEGV = int(signal.SIGSEGV)
 STACK_BYTES = 64 << 10  # the most stack the library keeps (SCOPE_CRASH_STACK_BYTES)
@@ -93,11 +94,35 @@ def linked(t, lib):
     return {os.path.realpath(p) for p in re.findall(r"(/\S+) \(0x", t.text(r))}
 
 
+def needed(t, lib):
+    """LIB's DT_NEEDED entries, as readelf -d lists them."""
+    if not shutil.which("readelf"):
+        raise Skipped("no readelf (binutils) to read the library's DT_NEEDED")
+    r = t.run(["readelf", "-d", lib], env=t.env())
+    r.expect_rc(0)
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^]]+)\]", t.text(r))
+
+
+# What the library may link: the C library (libdl and libpthread are part of it
+# since glibc 2.34) and the dynamic loader; in a sanitized build the runtimes too.
+LINKS = r"lib(c|dl|pthread)\.so\.\d+|ld-linux[-\w.]*\.so\.\d+"
+SANITIZER_LINKS = r"lib(asan|ubsan)\.so\.\d+"
+# An unwinder and what one loads: only a crash or SCOPE_SAMPLE may bring them in.
+HEAVY = r"/lib(unwind|lzma|gcc_s)[.-][^/]*$"
+
+
 def case_maps(t):
-    """A profiled program maps the library, what it links and its arena, and nothing
-    else more than it would alone: no unwinder (libunwind) and none of what that loads
-    (liblzma). The library links libc only, or the sanitizers' runtimes in a sanitized build."""
+    """The library's DT_NEEDED holds libc, libdl, libpthread and the loader only (the
+    sanitizers' runtimes in a sanitized build): not the unwinder (libgcc_s, which
+    -fexceptions in heap.c once pulled in). A profiled program that does not crash maps the
+    library, what it links and its arena, and nothing else more than it would alone: no
+    unwinder (libunwind, libgcc_s) and none of what one loads (liblzma)."""
     t.need_prog()
+    links = needed(t, t.preload)
+    allowed = LINKS + ("|" + SANITIZER_LINKS if t.asan else "")
+    expect_eq([n for n in links if not re.fullmatch(allowed, n)], [],
+              f"DT_NEEDED of {t.preload} ({links}) besides libc, libdl, libpthread and the loader")
+    expect("libc.so.6" in links, f"DT_NEEDED of {t.preload} without libc.so.6: {links}")
     r = t.plain("maps")
     r.expect_rc(0)
     alone = mapped_files(t.text(r))
@@ -105,9 +130,9 @@ def case_maps(t):
     r = t.run([t.prog, "maps"], env=env)
     r.expect_rc(0)
     profiled = mapped_files(t.text(r))
-    heavy = sorted(f for f in profiled if re.search(r"/lib(unwind|lzma)[.-]", f))
-    expect(not heavy, f"the profiled program maps {heavy}")
     added = profiled - alone
+    heavy = sorted(f for f in added if re.search(HEAVY, f))
+    expect(not heavy, f"the profiled program maps {heavy}, which it does not alone")
     arenas = [f for f in added if re.fullmatch(re.escape(t.tmp) + r"/scope-\d+-\w{6}\.arena", f)]
     expect_eq(len(arenas), 1, f"arenas among the files the library added {sorted(added)}")
     extra = sorted(added - set(arenas) - linked(t, t.preload) - {os.path.realpath(t.preload)})

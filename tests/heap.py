@@ -32,6 +32,7 @@ EXPECTED = {
     "grows()": (2, 2, 500, 400, 0),
     "aligned()": (3, 3, 3584, 3584, 0),
     "cxx()": (4, 3, 406, 373, 77),
+    "handled()": (2, 2, 1020, 1000, 0),
     "on_usr1(int)": (1, 1, 50, 50, 0),
 }
 FIELDS = ("allocations", "frees", "bytes_allocated", "peak_live_bytes", "live_bytes_at_exit")

@@ -16,11 +16,12 @@ foreach(tc IN LISTS toolchains)
     hotpath_add(hot-deep-${tc}-O${opt} deep ${prog_bin}/r_deep-${tc}-O${opt})
   endforeach()
   hotpath_add(hot-clone-${tc} clone ${prog_bin}/r_clone-${tc}-O2)
+  hotpath_add(hot-clone-raw-${tc} clone-raw ${prog_bin}/r_clone-${tc}-O2)
 endforeach()
 
 # About the profiler rather than the compiler: once, on gcc -O2.
 set(hotpath_once_cases
-  clone-full:r_clone clone-copy:r_clone clone-exec:r_clone deep-spill:r_deep nested-rss:r_deep deep-rss:r_deep live-arena:r_thr)
+  clone-full:r_clone clone-raw-full:r_clone clone-copy:r_clone clone-exec:r_clone deep-spill:r_deep nested-rss:r_deep deep-rss:r_deep live-arena:r_thr)
 foreach(entry IN LISTS hotpath_once_cases)
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 case)

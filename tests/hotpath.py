@@ -6,7 +6,7 @@ Usage: hotpath.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR
                   [--sanitized LIBASAN]
 
 The cases: tasks that share their parent's TLS block (clone without
-CLONE_SETTLS), calls left open across many chunks in bounded memory,
+CLONE_SETTLS, through clone() or the system call itself), calls left open across many chunks in bounded memory,
 recursions deeper than 65,535 levels (in memory and through a spill), and
 threads still recording while the writer reads their arena. The programs
 (tests/progs/r_clone.c, r_deep.c, r_thr.c) print what they know; the
@@ -24,7 +24,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import SPILL, Failure, Test, cases_of, expect, expect_eq, kept_arena, parser, run_case, \
+from harness import SPILL, Failure, Skipped, Test, cases_of, expect, expect_eq, kept_arena, parser, run_case, \
     write_arena  # noqa: E402
 from profile_checks import check_nesting, check_processes, col, expect_counts, expect_same_profile, \
     rows_of  # noqa: E402
@@ -35,6 +35,8 @@ CLONE_TASKS = 4
 CLONE_CALLS = 20_000  # child i calls child_work (i + 1) times this, main parent_work this
 CLONE_STATES = 128  # tasks sharing TLS blocks that get a state of their own (preload/clone.c)
 FULL_TASKS, FULL_CALLS = 130, 100
+RAW_MODES = ("rawvm", "rawthread", "rawwait", "rawspin")  # r_clone's clones made by the system call
+RAW_RUNS = 6  # of each mode
 DEEP = 100_000  # r_deep deep: a recursion this deep, on the main thread
 MIB = 1024  # KiB
 RSS_BASE_KIB = 8 * MIB  # the library, the arena's header and lanes, main's chunk
@@ -85,8 +87,8 @@ def check_clone_run(t, run, mode, r, p):
     tids = [int(x) for x in lanes["tid"]]
     expect_eq(len(tids), CLONE_TASKS + 1, f"thread lanes (run {run}, {mode})")
     counts = lane_counts(p)
-    # in vm mode the parent waits for each child with waitpid, a region of kind wait
-    waits = {"waitpid": CLONE_TASKS} if mode == "vm" else {}
+    # in vm modes the parent waits for each child with waitpid, a region of kind wait
+    waits = {"waitpid": CLONE_TASKS} if mode in ("vm", "rawvm") else {}
     expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": CLONE_CALLS, "leaf": CLONE_CALLS, **waits},
               f"calls on the main lane (run {run}, {mode})")
     for i, tid, n in said:
@@ -113,6 +115,65 @@ def case_clone(t):
         check_clone_run(t, run, mode, r, p)
         if run < 2:
             check_nesting(p)
+
+
+def run_raw(t, out, mode, tasks, calls):
+    """Profiles r_clone MODE (a raw clone mode) into OUT; skips where raw clones are not built."""
+    r = t.scope("-q", "-o", out, "--", t.prog, mode, tasks, calls)
+    if r.rc == 3 and "x86-64 only" in r.stderr:
+        raise Skipped("r_clone makes raw clones on x86-64 only")
+    return r
+
+
+def case_clone_raw(t):
+    """Tasks made by the clone system call itself (CLONE_VM, no CLONE_SETTLS), which the library
+    does not see made: processes and threads, recording while their parent does, or while it waits
+    for each in a system call, or spins without one. 24 runs: none crashes, no warning, the program's
+    own counts right, every task's calls exact on a lane of its own, nothing lost."""
+    t.need_prog()
+    for run in range(RAW_RUNS * len(RAW_MODES)):
+        mode = RAW_MODES[run % len(RAW_MODES)]
+        out = f"raw{run}.h5"
+        r = run_raw(t, out, mode, CLONE_TASKS, CLONE_CALLS)
+        expect(r.rc == 0, f"run {run} ({mode}) ended with status {r.rc} (0 without the profiler):\n"
+               f"{r.stderr}")
+        expect_eq(r.stderr, "", f"stderr of run {run} ({mode})")
+        want = sum(CLONE_CALLS * (i + 1) for i in range(CLONE_TASKS))
+        expect(f"calls main=1 run=1 child_main={CLONE_TASKS} child_work={want} parent_work={CLONE_CALLS} "
+               f"leaf={want + CLONE_CALLS}" in t.text(r), f"the program's own counts (run {run}, {mode}):\n"
+               f"{t.text(r)}")
+        p = t.load(out)
+        check_clone_run(t, run, mode, r, p)
+        if run < len(RAW_MODES):
+            check_nesting(p)
+
+
+def case_clone_raw_full(t):
+    """More raw clones' tasks alive at once than there are states for tasks sharing a TLS block:
+    those that found none have every call dropped and counted, exactly, as lost_shared_tls; the
+    others, and their parent, are exact."""
+    r = run_raw(t, "out.h5", "rawthread", FULL_TASKS, FULL_CALLS)
+    r.expect_rc(0)
+    p = t.load("out.h5")
+    said = {int(i): int(tid) for i, tid in re.findall(r"child (\d+) tid=(\d+)", t.text(r))}
+    expect_eq(len(said), FULL_TASKS, "children the program reported")
+    tids = [int(x) for x in p.lanes[0]["tid"]]
+    # the parent's own state takes one; the tasks get the others as their first calls come
+    expect_eq(len(tids), CLONE_STATES, "thread lanes")
+    counts = lane_counts(p)
+    expect_eq(counts.get(0), {"main": 1, "run": 1, "parent_work": FULL_CALLS, "leaf": FULL_CALLS},
+              "calls on the main lane")
+    dropped = [i for i in range(FULL_TASKS) if said[i] not in tids]
+    expect_eq(len(dropped), FULL_TASKS - (CLONE_STATES - 1), f"children without a lane: {dropped}")
+    for i in range(FULL_TASKS):
+        if i in dropped:
+            continue
+        want = FULL_CALLS * (i + 1)
+        expect_eq(counts.get(tids.index(said[i])), {"child_main": 1, "child_work": want, "leaf": want},
+                  f"calls on child {i}'s lane")
+    lost = sum(1 + 2 * FULL_CALLS * (i + 1) for i in dropped)
+    expect_eq((int(p.processes["lost"][0]), int(p.meta["lost_records"]), int(p.meta["lost_shared_tls"])),
+              (lost, lost, lost), "lost calls in /processes, lost_records and lost_shared_tls in /metadata")
 
 
 def case_clone_copy(t):

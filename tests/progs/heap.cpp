@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Known heap use for SCOPE_HEAP=1: each function allocates, frees and leaks known blocks, from
-// before main, several threads, a signal handler, C++'s new and delete, and (with "fork") a
-// forked child.
+// before main, several threads, a signal handler, C++'s new and delete (a new-handler too), and
+// (with "fork") a forked child.
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -97,6 +97,33 @@ NOINLINE void cxx()
 	} catch (const std::bad_alloc &) {
 	}
 	delete[] static_cast<char *>(keep(new char[33]));
+}
+
+// A new-handler, run inside the runtime's new when malloc fails: it frees a
+// reserve of 1000 bytes and gives up, so the runtime throws bad_alloc.
+// The reserve's free counts; 20 bytes after it, allocated and freed.
+static void *reserve;
+
+NOINLINE void give_up()
+{
+	free(keep(reserve));
+	reserve = nullptr;
+	std::set_new_handler(nullptr);
+}
+
+NOINLINE void handled()
+{
+	reserve = keep(malloc(1000));
+	std::set_new_handler(give_up);
+	try {
+		volatile size_t huge = SIZE_MAX / 2;
+		keep(new char[huge]);
+		exit(8);
+	} catch (const std::bad_alloc &) {
+	}
+	if (reserve)
+		exit(9);
+	delete[] static_cast<char *>(keep(new char[20]));
 }
 
 // 10 blocks of 128 on each thread, all freed.
@@ -233,6 +260,7 @@ int main(int argc, char **argv)
 	grows();
 	aligned();
 	cxx();
+	handled();
 	threads();
 	signalled();
 	if (argc > 1 && strcmp(argv[1], "fork") == 0)
