@@ -44,9 +44,15 @@ static SCOPE_NOINST int recording(void)
  * after this store. */
 static SCOPE_NOINST void resume(struct scope_thread *t)
 {
-	if (t->busy || t->ignored || t->paused || !recording() || scope_paused() || t->ctr)
+	struct scope_rec *limit = t->chunk_end;
+
+	if (t->busy || t->ignored || t->paused || !recording() || scope_paused())
+		return;
+	if (scope_filtering && limit)
+		limit = SCOPE_LIMIT_FILTER; /* every call goes to the filters */
+	else if (t->ctr)
 		return; /* a thread reading counters takes the slow path for every call */
-	__atomic_store_n(&t->limit, t->chunk_end, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->limit, limit, __ATOMIC_SEQ_CST);
 	if (scope_paused())
 		t->limit = NULL;
 }
@@ -586,15 +592,18 @@ SCOPE_NOINST void scope_thread_stop_self(void)
 	self_leave(t);
 }
 
-SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken)
+/* The slow path of an enter (stored: the filters have chosen to store the
+ * call); returns the record opened, or NULL. */
+static SCOPE_NOINST struct scope_rec *enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken,
+						 int stored)
 {
 	struct scope_thread *t = &scope_tls;
+	struct scope_rec *r = NULL;
 	int saved_errno = errno;
 
-	/* Give back the slot the fast path took, unless a signal handler has
-	 * moved on from it since. (On a shared block cur means nothing.) */
-	if (t->cur == taken + 1)
-		t->cur = taken;
+	/* Give back the slot the fast path took. (On a shared block cur means
+	 * nothing.) */
+	scope_give_back(t, taken);
 	if (!(t = self_enter())) {
 		if (recording())
 			scope_arena_lost(&scope_proc, SCOPE_LOST_SHARED_TLS);
@@ -626,16 +635,47 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		goto leave;
 	}
 	resume(t); /* after a pause */
+	if (!stored && t->limit == SCOPE_LIMIT_FILTER && t == &scope_tls) {
+		/* the filters decide, from the clock after this path's own work */
+		uint64_t now = scope_now();
+		scope_filter_enter(fn, frame, scope_take_slot(t), now);
+		goto leave;
+	}
 	/* A counted call is marked in its record until it returns, so that its
 	 * exit comes here too; its counters are read before its clock. */
 	if (t->ctr && scope_counters_enter(t, fn))
-		fn = (void *)((uintptr_t)fn | SCOPE_REC_COUNTED);
+		fn = (void *)((uintptr_t)fn | SCOPE_REC_MARKED);
 	/* read after the slow path's own work, which is not the call's */
-	scope_record_open(t, scope_take_slot(t), fn, frame, scope_now());
+	r = scope_take_slot(t);
+	scope_record_open(t, r, fn, frame, scope_now());
 leave:
 	self_leave(t);
 out:
 	errno = saved_errno;
+	return r;
+}
+
+SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken)
+{
+	enter_slow(fn, frame, taken, 0);
+}
+
+SCOPE_NOINST struct scope_rec *scope_enter_record(void *fn, uintptr_t frame,
+						  struct scope_rec *taken)
+{
+	return enter_slow(fn, frame, taken, 1);
+}
+
+/* Only a slot of the thread's current chunk is filled: a chunk it has left
+ * may be the run's writer's already. */
+SCOPE_NOINST void scope_pad_slot(struct scope_thread *t, struct scope_rec *taken)
+{
+	struct scope_rec *end = t->chunk_end;
+
+	if (!end || taken >= end || taken < end - scope_proc.recs_per_chunk)
+		return;
+	taken->start = taken->end = 0;
+	__atomic_store_n(&taken->fn, SCOPE_REC_PAD, __ATOMIC_RELEASE);
 }
 
 /* The frame an open call was entered from, kept by depth. */
@@ -657,7 +697,7 @@ static SCOPE_NOINST void unlink_close(struct scope_thread *t, struct scope_rec *
 				      struct scope_rec *r, uint64_t now)
 {
 	struct scope_rec *parent = scope_record_parent(r);
-	r->fn &= ~SCOPE_REC_COUNTED; /* closed without its counters */
+	r->fn &= ~SCOPE_REC_MARKED; /* closed without its counters */
 	if (child)
 		child->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)parent;
 	else
@@ -690,16 +730,16 @@ SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 		goto out;
 	}
 	r = t->open;
-	if (r && (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) {
+	if (r && (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_MARKED)) {
 		/* a counted call returns: its counters are read after its clock */
 		scope_counters_exit(t, r->fn & ~SCOPE_REC_ADDR_MASK);
-		r->fn &= ~SCOPE_REC_COUNTED;
+		r->fn &= ~SCOPE_REC_MARKED;
 		scope_record_close(t, r, now);
 		goto out;
 	}
 	for (r = t->open; r; r = scope_record_parent(r))
 		if ((scope_record_is(r, fn) ||
-		     (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) &&
+		     (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_MARKED)) &&
 		    same_stack(t, frame_of(t, r), frame))
 			break;
 	if (!r)
@@ -765,7 +805,7 @@ SCOPE_NOINST void scope_record_bytes(void *fn, uint64_t sent, uint64_t received)
 		return;
 	open = t->open;
 	if (open && (scope_record_is(open, fn) ||
-		     (open->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)))
+		     (open->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_MARKED)))
 		scope_record_side(t, SCOPE_REC_BYTES, open->fn & ~SCOPE_REC_ADDR_MASK, sent,
 				  received);
 	self_leave(t);
@@ -779,7 +819,7 @@ SCOPE_NOINST void scope_record_side(struct scope_thread *t, uint64_t code, uint6
 {
 	struct scope_rec *r = scope_take_slot(t);
 
-	if (r >= t->limit) {
+	if (r >= scope_room(t)) {
 		if (t->cur == r + 1)
 			t->cur = r;
 		if (t->busy || t->ignored || !recording() || t->lane < 0)
@@ -820,7 +860,7 @@ SCOPE_NOINST void scope_task_run(uint32_t lane)
 	if (t->lane < 0)
 		goto out;
 	r = scope_take_slot(t);
-	if (r >= t->limit) {
+	if (r >= scope_room(t)) {
 		if (t->cur == r + 1)
 			t->cur = r;
 		if (t->cur >= t->chunk_end && !next_chunk(t))
