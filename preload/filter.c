@@ -16,29 +16,37 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
  * While a filter applies, every call comes here from the hooks' slow
- * branches, which cost a run without filters nothing: a thread that may
+ * branches, which costs a run without filters nothing: a thread that may
  * record has limit SCOPE_LIMIT_FILTER, so every enter fails the hooks'
  * test, and every call stored here has SCOPE_REC_MARKED in its record,
  * so every exit fails its test too. A call the filters keep is stored as
  * a record, as the hooks store it (in the slot the enter hook took); any
  * other is only summed, and its slot given back. Each thread keeps a
  * stack of its open calls (stored or not: a call's self time is its time
- * less that of every call it made) and a table of sums by function,
- * which also caches what the filters decided for the function: found
- * at one slot by the address's hash, where the function was put when the
- * thread first met it. The decision itself, made once per address and
- * process (names.c's short form and the demangled name, matched against
- * the regular expressions), needs the name: the module's own symbol
- * table (elfsyms.c), the library using no debug-info reader.
+ * less that of every call it made), a table of sums by function, which
+ * also keeps what the filters decided for the function, and a cache that
+ * finds a function's sums at one slot by its address. The decision
+ * itself, made once per address and process (names.c's short form and
+ * the demangled name, matched against the regular expressions), needs
+ * the name: the module's own symbol table (elfsyms.c), the library using
+ * no debug-info reader.
  *
  * Worked example with -N b and the calls main > a > b > c: main and a
  * are stored at depths 0 and 1, b is summed (its self time is its time
  * less c's), c is stored at depth 3, its true depth, and a's stored
  * record gets b's time as hidden, which the writer takes off a's self.
+ *
+ * What a call summed costs, in instructions (bench/filters, -D): the
+ * hooks' fast paths up to their failed tests and their jumps here (19 at
+ * the enter, 25 at the exit, the two clock reads among them); at the
+ * enter, the cache slot, the decision's tests, the slot given back and a
+ * stack entry of six stores (33); at the exit, the match of the stack's
+ * top, the five sums and the time given to the caller (31).
  */
 
 int scope_filtering;
@@ -59,12 +67,13 @@ enum {
 	F_COUNTED = 32, /* stored, and its counters are read (counters.c) */
 };
 
+/* A function's sums; its calls' self time is total_all less child, the
+ * time of the calls they made. */
 struct agg {
 	uint64_t fn;
 	uint32_t open; /* calls of fn open on the thread */
 	uint8_t dec;
-	uint64_t calls, total, total_all;
-	int64_t self;
+	uint64_t calls, total, total_all, child;
 	uint64_t min, max, hidden;
 };
 
@@ -73,8 +82,9 @@ struct agg {
 struct frame {
 	uint64_t fn;
 	uintptr_t frame;
-	uint64_t start, child, hidden;
+	uint64_t start, child;
 	struct agg *agg;
+	uint64_t hidden; /* not beside child: two adds, not a vector's */
 	struct scope_rec *rec;
 	uint32_t flags;
 	uint32_t unused; /* 64 bytes: an entry is found with a shift */
@@ -84,27 +94,32 @@ _Static_assert(sizeof(struct frame) == 64, "stack entries are 64 bytes");
 #define AGG_BITS   12
 #define AGG_CAP	   (1u << AGG_BITS)
 #define AGG_FULL   (AGG_CAP / 4 * 3)
-#define CACHE_BITS 12
+#define CACHE_BITS 14
 #define CACHE_CAP  (1u << CACHE_BITS)
 #define STACK_CAP  (1u << 18)
 
 /* A function's place in the table, kept at one slot by its address: the
- * last function met there. */
+ * last function met there. The slot is the address's bits 4 to 17, two
+ * instructions: functions start 16 bytes apart at least (aligned, or
+ * instrumented and so longer), and code within 256 KiB never shares one. */
 struct slot {
 	uint64_t fn;
 	struct agg *agg;
 };
+_Static_assert(sizeof(struct slot) == 16, "a slot is 16 bytes");
 
 enum { BLOCK_LIVE = 1, BLOCK_DEAD = 2 };
 
 /* One thread's state, in memory of its own (a few pages are touched). The
- * open calls are stack[1] to stack[sp]; stack[0], under the first, is
- * never matched (its fn is 0): every call has an entry below it to add
- * its time to, and an empty stack needs no test of its own. */
+ * open calls are stack[1] to *top; stack[0], under the first, is never
+ * matched (its fn is 0): every call has an entry below it to add its time
+ * to, and an empty stack needs no test of its own. */
 struct scope_filter_block {
 	struct scope_filter_block *next; /* every block of the process */
+	struct frame *top;		 /* the innermost open call, stack when none */
+	struct frame *full;		 /* &stack[STACK_CAP]: top there, no room */
+	struct frame *store_top;	 /* &stack[store_hi], at most one past full */
 	uint32_t state;
-	uint32_t sp;
 	uint32_t nagg;
 	uint32_t only_open, notsub_open, base;
 	uint32_t store_hi; /* calls at stack depths below it are stored (see limits) */
@@ -114,6 +129,11 @@ struct scope_filter_block {
 	struct agg spare[AGG_CAP]; /* the table being rebuilt */
 	struct frame stack[1 + STACK_CAP];
 };
+
+static inline struct slot *slot_of(struct scope_filter_block *b, uint64_t fn)
+{
+	return (struct slot *)((char *)b->cache + (fn & ((CACHE_CAP - 1) << 4)));
+}
 
 static __thread uint8_t deciding __attribute__((tls_model("initial-exec")));
 
@@ -366,7 +386,7 @@ static SCOPE_NOINST void emit(struct scope_thread *t, int32_t lane, const struct
 	r[0].start = a->fn;
 	r[0].end = a->calls;
 	r[1] = (struct scope_rec){SCOPE_REC_AGG_2, a->total, a->total_all};
-	r[2] = (struct scope_rec){SCOPE_REC_AGG_2, (uint64_t)a->self, a->min};
+	r[2] = (struct scope_rec){SCOPE_REC_AGG_2, a->total_all - a->child, a->min};
 	r[3] = (struct scope_rec){SCOPE_REC_AGG_2, a->max, a->hidden};
 	r[4] = (struct scope_rec){SCOPE_REC_AGG_2, (uint64_t)(uint32_t)lane, 0};
 	__atomic_store_n(&r[0].fn, SCOPE_REC_AGG, __ATOMIC_RELEASE);
@@ -374,8 +394,7 @@ static SCOPE_NOINST void emit(struct scope_thread *t, int32_t lane, const struct
 
 static SCOPE_NOINST void clear_sums(struct agg *a)
 {
-	a->calls = a->total = a->total_all = a->max = a->hidden = 0;
-	a->self = 0;
+	a->calls = a->total = a->total_all = a->child = a->max = a->hidden = 0;
 	a->min = UINT64_MAX;
 }
 
@@ -383,8 +402,7 @@ static SCOPE_NOINST void clear_sums(struct agg *a)
  * them) as calls that end now; only the thread's own stack. */
 static SCOPE_NOINST void count_open(struct scope_filter_block *b, uint64_t now)
 {
-	for (uint32_t i = b->sp; i > 0; i--) {
-		struct frame *e = &b->stack[i];
+	for (struct frame *e = b->top; e > b->stack; e--) {
 		struct agg *a = e->agg;
 		uint64_t dur = now > e->start ? now - e->start : 0;
 		if (e->flags & F_STORED)
@@ -394,11 +412,11 @@ static SCOPE_NOINST void count_open(struct scope_filter_block *b, uint64_t now)
 		a->calls++;
 		a->total_all += dur;
 		a->total += dur; /* approximately: recursions count more than once */
-		a->self += (int64_t)(dur - e->child);
+		a->child += e->child;
 		a->min = dur < a->min ? dur : a->min;
 		a->max = dur > a->max ? dur : a->max;
 	}
-	b->sp = 0;
+	b->top = b->stack;
 }
 
 /* Puts b's sums into t's chunk, as lane's; they start again from 0. */
@@ -418,13 +436,20 @@ static SCOPE_NOINST void flush(struct scope_thread *t, int32_t lane, struct scop
 /* Which depths of b's stack are stored, the functions' own decisions
  * aside: none outside --only's functions or inside a --not-subtree one,
  * and --depth levels from the outermost --only call (or the thread's
- * first). The hooks compare the depth with store_hi alone. */
+ * first). The fast path compares the stack's top with store_top alone. */
 static inline void limits(struct scope_filter_block *b)
 {
 	if ((fc.nonly && !b->only_open) || b->notsub_open)
 		b->store_hi = 0;
 	else
 		b->store_hi = fc.depth ? b->base + fc.depth : UINT32_MAX;
+	b->store_top = b->stack + (b->store_hi > STACK_CAP ? STACK_CAP + 1 : b->store_hi);
+}
+
+/* The calls open on b's stack: the position of the next. */
+static inline uint32_t depth_of(const struct scope_filter_block *b)
+{
+	return (uint32_t)(b->top - b->stack);
 }
 
 static SCOPE_NOINST struct scope_filter_block *claim_block(struct scope_thread *t)
@@ -456,7 +481,9 @@ static SCOPE_NOINST struct scope_filter_block *claim_block(struct scope_thread *
 					    __ATOMIC_RELAXED))
 		;
 ready:
-	b->sp = b->nagg = b->only_open = b->notsub_open = b->base = 0;
+	b->nagg = b->only_open = b->notsub_open = b->base = 0;
+	b->top = b->stack;
+	b->full = &b->stack[STACK_CAP];
 	b->stack[0].fn = 0;
 	limits(b);
 	b->lane = t->lane;
@@ -489,8 +516,8 @@ static SCOPE_NOINST void rebuild(struct scope_thread *t, struct scope_filter_blo
 	}
 	memcpy(b->agg, b->spare, sizeof b->agg);
 	memset(b->cache, 0, sizeof b->cache);
-	for (uint32_t i = 1; i <= b->sp; i++)
-		b->stack[i].agg = &b->agg[insert(b->agg, b->stack[i].fn)];
+	for (struct frame *e = b->stack + 1; e <= b->top; e++)
+		e->agg = &b->agg[insert(b->agg, e->fn)];
 }
 
 /* fn's place in b's table, put in the cache; NULL when b has none yet. */
@@ -502,7 +529,7 @@ static inline struct agg *find(struct scope_filter_block *b, uint64_t fn)
 		i = (i + 1) & (AGG_CAP - 1);
 	if (b->agg[i].fn != fn)
 		return NULL;
-	b->cache[hash(fn, CACHE_BITS)] = (struct slot){fn, &b->agg[i]};
+	*slot_of(b, fn) = (struct slot){fn, &b->agg[i]};
 	return &b->agg[i];
 }
 
@@ -523,7 +550,7 @@ static SCOPE_NOINST struct agg *lookup_slow(struct scope_thread *t, struct scope
 	b->agg[i].open = 0;
 	clear_sums(&b->agg[i]);
 	b->nagg++;
-	b->cache[hash(fn, CACHE_BITS)] = (struct slot){fn, &b->agg[i]};
+	*slot_of(b, fn) = (struct slot){fn, &b->agg[i]};
 	return &b->agg[i];
 }
 
@@ -616,14 +643,14 @@ static inline __attribute__((always_inline)) int take_back(struct scope_thread *
 /* A call that may be stored, or that changes what is stored below it, or
  * whose slot could not be given back at once (six arguments: the fast
  * path's calls are jumps). */
-static SCOPE_NOINST __attribute__((noinline)) void enter_full(void *fn, uintptr_t frame,
-							      struct scope_rec *taken, uint64_t now,
+static SCOPE_NOINST __attribute__((noinline)) void enter_full(void *fn, struct scope_rec *taken,
+							      uintptr_t frame, uint64_t now,
 							      struct scope_filter_block *b,
 							      struct agg *a)
 {
 	struct scope_thread *t = &scope_tls;
 	struct frame *e;
-	uint32_t flags = 0, depth, sp = b->sp;
+	uint32_t flags = 0, depth, sp = depth_of(b);
 	uint8_t dec = a->dec;
 
 	if (dec & DEC_ONLY) {
@@ -638,9 +665,9 @@ static SCOPE_NOINST __attribute__((noinline)) void enter_full(void *fn, uintptr_
 	if (flags)
 		limits(b);
 	depth = sp - b->base;
-	b->sp = sp + 1;
+	e = b->top + 1;
+	b->top = e;
 	scope_signal_fence();
-	e = &b->stack[sp + 1];
 	e->fn = (uint64_t)(uintptr_t)fn;
 	e->frame = frame;
 	e->start = now;
@@ -674,7 +701,7 @@ enter_new(struct scope_thread *t, void *fn, uintptr_t frame, struct scope_rec *t
 	scope_busy_begin(t);
 	if (!(b = t->filter))
 		b = t->filter = claim_block(t);
-	if (b && b->sp < STACK_CAP)
+	if (b && b->top < b->full)
 		a = lookup_slow(t, b, (uint64_t)(uintptr_t)fn);
 	scope_busy_end(t);
 	errno = saved_errno;
@@ -685,60 +712,102 @@ enter_new(struct scope_thread *t, void *fn, uintptr_t frame, struct scope_rec *t
 	else {
 		now = scope_now(); /* the decision is not the call's time */
 		taken = scope_take_slot(t);
-		enter_full(fn, frame, taken, now, b, a);
+		enter_full(fn, taken, frame, now, b, a);
 	}
 }
 
 /* Every enter but the fast path's and enter_full's: a function not in the
  * cache, a stack full, no block. */
-static SCOPE_NOINST __attribute__((noinline)) void
-enter_other(void *fn, uintptr_t frame, struct scope_rec *taken, uint64_t now)
+static SCOPE_NOINST __attribute__((noinline)) void enter_other(void *fn, struct scope_rec *taken,
+							       uintptr_t frame, uint64_t now)
 {
 	struct scope_thread *t = &scope_tls;
 	struct scope_filter_block *b = t->filter;
 	struct agg *a;
 
-	if (b && b->sp < STACK_CAP && (a = find(b, (uint64_t)(uintptr_t)fn))) {
-		enter_full(fn, frame, taken, now, b, a);
+	if (b && b->top < b->full && (a = find(b, (uint64_t)(uintptr_t)fn))) {
+		enter_full(fn, taken, frame, now, b, a);
 		return;
 	}
 	enter_new(t, fn, frame, taken);
 }
 
+/* A call stored at its depth, and nothing more: what enter_full does for
+ * it, written out, when the slot the enter hook took is still the
+ * thread's last and nothing else (counters, a new chunk) applies. */
+static SCOPE_NOINST __attribute__((noinline)) void enter_stored(void *fn, struct scope_rec *taken,
+								uintptr_t frame, uint64_t now,
+								struct scope_filter_block *b,
+								struct agg *a)
+{
+	struct scope_thread *t = &scope_tls;
+	struct frame *e = b->top + 1;
+	uint32_t depth = depth_of(b) - b->base;
+
+	if (unlikely(t->cur != taken + 1 || taken >= t->chunk_end || t->ctr)) {
+		enter_full(fn, taken, frame, now, b, a);
+		return;
+	}
+	b->top = e;
+	scope_signal_fence();
+	e->fn = (uint64_t)(uintptr_t)fn;
+	e->frame = frame;
+	e->start = now;
+	e->child = e->hidden = 0;
+	e->agg = a;
+	e->rec = taken;
+	e->flags = F_STORED;
+	a->open++;
+	t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
+	taken->fn =
+		(uint64_t)(uintptr_t)fn | SCOPE_REC_MARKED | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+	taken->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;
+	taken->start = now;
+	scope_signal_fence();
+	t->depth++;
+	t->open = taken;
+}
+
 /* The fast path is a call that is not stored and changes nothing below it,
  * of a function in the thread's cache: a stack entry and, at its exit,
- * five sums. Anything else goes to enter_full or enter_other, as a tail
- * call. */
-void scope_filter_enter(void *fn, uintptr_t frame, struct scope_rec *taken, uint64_t now)
+ * five sums. A call stored and nothing more goes to enter_stored, anything
+ * else to enter_full or enter_other, as a tail call. */
+void scope_filter_enter(void *fn, struct scope_rec *taken, uintptr_t frame, uint64_t now)
 {
 	struct scope_thread *t = &scope_tls;
 	struct scope_filter_block *b = t->filter;
 	const struct slot *s;
-	struct frame *e;
+	struct frame *top, *e;
 	struct agg *a;
-	uint32_t sp;
 	uint8_t dec;
 
 	if (unlikely(!b)) {
-		enter_other(fn, frame, taken, now);
+		enter_other(fn, taken, frame, now);
 		return;
 	}
-	sp = b->sp;
-	s = &b->cache[hash((uint64_t)(uintptr_t)fn, CACHE_BITS)];
-	if (unlikely(s->fn != (uint64_t)(uintptr_t)fn || sp >= STACK_CAP)) {
-		enter_other(fn, frame, taken, now);
+	top = b->top;
+	s = slot_of(b, (uint64_t)(uintptr_t)fn);
+	if (unlikely(s->fn != (uint64_t)(uintptr_t)fn || top >= b->full)) {
+		enter_other(fn, taken, frame, now);
 		return;
 	}
 	a = s->agg;
 	dec = a->dec;
-	if ((dec & (DEC_ONLY | DEC_NOTSUB)) || (sp < b->store_hi && !(dec & DEC_NOT)) ||
-	    unlikely(!scope_try_give_back(t, taken))) {
-		enter_full(fn, frame, taken, now, b, a);
+	if (dec & (DEC_ONLY | DEC_NOTSUB)) {
+		enter_full(fn, taken, frame, now, b, a);
 		return;
 	}
-	b->sp = sp + 1;
+	if (top < b->store_top && !(dec & DEC_NOT)) {
+		enter_stored(fn, taken, frame, now, b, a);
+		return;
+	}
+	if (unlikely(!scope_try_give_back(t, taken))) {
+		enter_full(fn, taken, frame, now, b, a);
+		return;
+	}
+	e = top + 1;
+	b->top = e;
 	scope_signal_fence();
-	e = &b->stack[sp + 1];
 	e->fn = (uint64_t)(uintptr_t)fn;
 	e->frame = frame;
 	e->start = now;
@@ -749,15 +818,16 @@ void scope_filter_enter(void *fn, uintptr_t frame, struct scope_rec *taken, uint
 }
 
 /* Sums e's call, not stored, which lasted dur, and gives its time to the
- * call below it as time not stored. */
+ * call below it as time not stored; outer: the call was no other's of its
+ * function. */
 static inline __attribute__((always_inline)) void sum(struct agg *a, const struct frame *e,
-						      struct frame *parent, uint64_t dur)
+						      struct frame *parent, uint64_t dur, int outer)
 {
 	a->calls++;
 	a->total_all += dur;
-	if (!a->open)
+	if (outer) /* no other call of a's function is open */
 		a->total += dur;
-	a->self += (int64_t)(dur - e->child);
+	a->child += e->child;
 	if (dur < a->min)
 		a->min = dur;
 	if (dur > a->max)
@@ -786,11 +856,11 @@ pop(struct scope_thread *t, struct scope_filter_block *b, struct frame *e, uint6
 	} else if (flags & F_PLAIN) {
 		scope_exit_slow((void *)(uintptr_t)e->fn, now, e->frame);
 	} else {
-		sum(a, e, parent, dur);
+		sum(a, e, parent, dur, !a->open);
 	}
 	parent->child += dur;
 	scope_signal_fence();
-	b->sp = (uint32_t)(parent - b->stack);
+	b->top = parent;
 }
 
 /* An exit that is not the top's: calls left by longjmp or an exception
@@ -799,16 +869,16 @@ pop(struct scope_thread *t, struct scope_filter_block *b, struct frame *e, uint6
 static SCOPE_NOINST void exit_unmatched(struct scope_thread *t, struct scope_filter_block *b,
 					void *fn, uint64_t now, uintptr_t frame)
 {
-	uint32_t k = b->sp;
+	struct frame *k = b->top;
 
-	while (k > 0 && !(b->stack[k].fn == (uint64_t)(uintptr_t)fn && b->stack[k].frame == frame))
+	while (k > b->stack && !(k->fn == (uint64_t)(uintptr_t)fn && k->frame == frame))
 		k--;
-	if (!k) {
+	if (k == b->stack) {
 		scope_exit_slow(fn, now, frame);
 		return;
 	}
-	while (b->sp >= k)
-		pop(t, b, &b->stack[b->sp], now);
+	while (b->top >= k)
+		pop(t, b, b->top, now);
 }
 
 /* Every exit but the fast path's and pop's: one the filters' stack does
@@ -819,43 +889,67 @@ static SCOPE_NOINST __attribute__((noinline)) void exit_other(struct scope_threa
 							      void *fn, uint64_t now,
 							      uintptr_t frame)
 {
-	if (!b || !b->sp || t->ignored || t->shared || b->sp == STACK_CAP)
+	if (!b || b->top == b->stack || t->ignored || t->shared || b->top == b->full)
 		scope_exit_slow(fn, now, frame);
 	else
 		exit_unmatched(t, b, fn, now, frame);
+}
+
+/* The exit of e, stored and nothing more (pop does the rest): its record
+ * ends, or is taken back when the threshold says so and it still can be. */
+static SCOPE_NOINST __attribute__((noinline)) void exit_stored(struct scope_filter_block *b,
+							       struct frame *e, uint64_t now)
+{
+	struct scope_thread *t = &scope_tls;
+	struct scope_rec *r = e->rec;
+	struct frame *parent = e - 1;
+	struct agg *a = e->agg;
+	uint64_t dur = now - e->start;
+
+	if (unlikely(e->flags != F_STORED)) {
+		pop(t, b, e, now);
+		return;
+	}
+	a->open--;
+	if (fc.min_ticks && dur < fc.min_ticks && take_back(t, r)) {
+		sum(a, e, parent, dur, !a->open);
+	} else {
+		if (likely(t->open == r))
+			scope_record_close(t, r, now);
+		a->hidden += e->hidden;
+	}
+	parent->child += dur;
+	scope_signal_fence();
+	b->top = parent;
 }
 
 void scope_filter_exit(void *fn, uint64_t now, uintptr_t frame)
 {
 	struct scope_thread *t = &scope_tls;
 	struct scope_filter_block *b = t->filter;
-	struct frame *e, *parent;
+	struct frame *e;
 	struct agg *a;
 	uint64_t dur;
-	uint32_t sp;
 
 	if (unlikely(!b)) {
 		exit_other(t, b, fn, now, frame);
 		return;
 	}
-	sp = b->sp;
-	e = &b->stack[sp];
+	e = b->top;
 	if (unlikely(e->fn != (uint64_t)(uintptr_t)fn || e->frame != frame)) {
 		exit_other(t, b, fn, now, frame);
 		return;
 	}
 	if (e->flags != F_UNSTORED) {
-		pop(t, b, e, now);
+		exit_stored(b, e, now);
 		return;
 	}
 	a = e->agg;
-	parent = e - 1;
 	dur = now - e->start;
-	a->open--;
-	sum(a, e, parent, dur);
-	parent->child += dur;
+	sum(a, e, e - 1, dur, --a->open == 0);
+	(e - 1)->child += dur;
 	scope_signal_fence();
-	b->sp = sp - 1;
+	b->top = e - 1;
 }
 
 extern const char __ehdr_start[] SCOPE_HIDDEN;
@@ -866,9 +960,9 @@ int scope_filter_in_call(void)
 	const struct scope_filter_block *b = scope_tls.filter;
 	const char *top;
 
-	if (!b || !b->sp)
+	if (!b || b->top == b->stack)
 		return 0;
-	top = (const char *)(uintptr_t)b->stack[b->sp].fn;
+	top = (const char *)(uintptr_t)b->top->fn;
 	return !(top >= __ehdr_start && top < _end); /* the wrappers' regions are the library's */
 }
 

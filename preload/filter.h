@@ -19,7 +19,7 @@ void scope_filter_start(void) SCOPE_HIDDEN;
  * now the clock the hook read; taken, the slot the enter hook took (or
  * NULL), is given back unless the call is stored in it. Enter is called
  * only on a thread whose limit is SCOPE_LIMIT_FILTER. */
-void scope_filter_enter(void *fn, uintptr_t frame, struct scope_rec *taken,
+void scope_filter_enter(void *fn, struct scope_rec *taken, uintptr_t frame,
 			uint64_t now) SCOPE_HIDDEN;
 void scope_filter_exit(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 /* Whether the calling thread is inside a call of the program (stored or

@@ -24,7 +24,7 @@ static inline __attribute__((always_inline)) void enter(void *fn, uintptr_t fram
 	if (unlikely(r >= t->limit)) {
 		/* read again: the fast path compares with memory */
 		if (__atomic_load_n(&t->limit, __ATOMIC_RELAXED) == SCOPE_LIMIT_FILTER)
-			scope_filter_enter(fn, frame, r, now);
+			scope_filter_enter(fn, r, frame, now);
 		else
 			scope_enter_slow(fn, frame, r);
 		return;

@@ -638,7 +638,7 @@ static SCOPE_NOINST struct scope_rec *enter_slow(void *fn, uintptr_t frame, stru
 	if (!stored && t->limit == SCOPE_LIMIT_FILTER && t == &scope_tls) {
 		/* the filters decide, from the clock after this path's own work */
 		uint64_t now = scope_now();
-		scope_filter_enter(fn, frame, scope_take_slot(t), now);
+		scope_filter_enter(fn, scope_take_slot(t), frame, now);
 		goto leave;
 	}
 	/* A counted call is marked in its record until it returns, so that its
