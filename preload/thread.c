@@ -593,9 +593,10 @@ SCOPE_NOINST void scope_thread_stop_self(void)
 }
 
 /* The slow path of an enter (stored: the filters have chosen to store the
- * call); returns the record opened, or NULL. */
-static SCOPE_NOINST struct scope_rec *enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken,
-						 int stored)
+ * call); returns the record opened, or NULL. Inlined in both its callers,
+ * so that neither tests stored. */
+static inline __attribute__((always_inline)) struct scope_rec *
+enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken, int stored)
 {
 	struct scope_thread *t = &scope_tls;
 	struct scope_rec *r = NULL;
@@ -819,7 +820,7 @@ SCOPE_NOINST void scope_record_side(struct scope_thread *t, uint64_t code, uint6
 {
 	struct scope_rec *r = scope_take_slot(t);
 
-	if (r >= scope_room(t)) {
+	if (r >= t->limit) { /* while filtering too: the chunk's end is tested here */
 		if (t->cur == r + 1)
 			t->cur = r;
 		if (t->busy || t->ignored || !recording() || t->lane < 0)
@@ -860,7 +861,7 @@ SCOPE_NOINST void scope_task_run(uint32_t lane)
 	if (t->lane < 0)
 		goto out;
 	r = scope_take_slot(t);
-	if (r >= scope_room(t)) {
+	if (r >= t->limit) {
 		if (t->cur == r + 1)
 			t->cur = r;
 		if (t->cur >= t->chunk_end && !next_chunk(t))
