@@ -18,17 +18,25 @@ static inline uint64_t scope_mono_ns(void)
 /* Out of line, so the hooks' fast path needs no stack frame for it. */
 uint64_t scope_mono_ns_cold(void) __attribute__((noinline, cold, visibility("hidden")));
 
-static inline uint64_t scope_now(void)
+/* The counter, where scope_clock_is_tsc says it is the clock. */
+static inline uint64_t scope_tsc(void)
 {
 #if defined(__x86_64__)
-	if (__builtin_expect(scope_clock_is_tsc, 1))
-		return __builtin_ia32_rdtsc();
+	return __builtin_ia32_rdtsc();
 #elif defined(__aarch64__)
-	if (__builtin_expect(scope_clock_is_tsc, 1)) {
-		uint64_t v;
-		__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
-		return v;
-	}
+	uint64_t v;
+	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return scope_mono_ns_cold(); /* never the clock here */
+#endif
+}
+
+static inline uint64_t scope_now(void)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	if (__builtin_expect(scope_clock_is_tsc, 1))
+		return scope_tsc();
 #endif
 	return scope_mono_ns_cold();
 }

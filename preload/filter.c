@@ -9,29 +9,44 @@
 #include <scope/aggregate.h>
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
- * While a filter applies, every call goes through here: a call the
- * filters keep is stored as a record, as the hooks store it; any other
- * is only summed. Each thread keeps a stack of its open calls (stored or
- * not: a call's self time is its time less that of every call it made)
- * and a table of sums by function, which also caches what the filters
- * decided for the function. The decision itself, made once per address
- * and process (names.c's short form and the demangled name, matched
- * against the regular expressions), needs the name: the module's own
- * symbol table (elfsyms.c), the library using no debug-info reader.
+ * While a filter applies, every call comes here from the hooks' slow
+ * branches, which costs a run without filters nothing: a thread that may
+ * record has limit SCOPE_LIMIT_FILTER, so every enter fails the hooks'
+ * test, and every call stored here has SCOPE_REC_MARKED in its record,
+ * so every exit fails its test too. A call the filters keep is stored as
+ * a record, as the hooks store it (in the slot the enter hook took); any
+ * other is only summed, and its slot given back. Each thread keeps a
+ * stack of its open calls (stored or not: a call's self time is its time
+ * less that of every call it made), a table of sums by function, which
+ * also keeps what the filters decided for the function, and a cache that
+ * finds a function's sums at one slot by its address. The decision
+ * itself, made once per address and process (names.c's short form and
+ * the demangled name, matched against the regular expressions), needs
+ * the name: the module's own symbol table (elfsyms.c), the library using
+ * no debug-info reader.
  *
  * Worked example with -N b and the calls main > a > b > c: main and a
  * are stored at depths 0 and 1, b is summed (its self time is its time
  * less c's), c is stored at depth 3, its true depth, and a's stored
  * record gets b's time as hidden, which the writer takes off a's self.
+ *
+ * What a call summed costs, in instructions (bench/filters, -D): the
+ * hooks' fast paths up to their failed tests and their jumps here (19 at
+ * the enter, 25 at the exit, the two clock reads among them); at the
+ * enter, the cache slot, the decision's tests, the slot given back and a
+ * stack entry of six stores (33); at the exit, the match of the stack's
+ * top, the five sums and the time given to the caller (31).
  */
 
 int scope_filtering;
@@ -40,7 +55,6 @@ enum {
 	DEC_KNOWN = 0x80,
 	DEC_ONLY = 1,	/* matches an SCOPE_ONLY expression */
 	DEC_NOT = 2,	/* matches an SCOPE_NOT expression */
-	DEC_PLAIN = 4,	/* the library's own measurement: always the hooks' way */
 	DEC_NOTSUB = 8, /* DEC_NOT with --not-subtree */
 };
 
@@ -50,50 +64,77 @@ enum {
 	F_UNSTORED = 4, /* not stored from its entry */
 	F_ONLY = 8,	/* counted in only_open */
 	F_NOTSUB = 16,	/* counted in notsub_open */
+	F_COUNTED = 32, /* stored, and its counters are read (counters.c) */
 };
 
+/* A function's sums; its calls' self time is total_all less child, the
+ * time of the calls they made. */
 struct agg {
 	uint64_t fn;
 	uint32_t open; /* calls of fn open on the thread */
 	uint8_t dec;
-	uint64_t calls, total, total_all;
-	int64_t self;
+	uint64_t calls, total, total_all, child;
 	uint64_t min, max, hidden;
 };
 
+/* One open call. hidden is the time of the calls it made that were summed
+ * (only a stored call's is used). */
 struct frame {
 	uint64_t fn;
 	uintptr_t frame;
-	uint64_t start, child, hidden;
+	uint64_t start, child;
+	struct agg *agg;
+	uint64_t hidden; /* not beside child: two adds, not a vector's */
 	struct scope_rec *rec;
-	uint32_t agg;
 	uint32_t flags;
-	uint64_t unused; /* 64 bytes: an entry is found with a shift */
+	uint32_t unused; /* 64 bytes: an entry is found with a shift */
 };
 _Static_assert(sizeof(struct frame) == 64, "stack entries are 64 bytes");
 
-#define AGG_BITS  12
-#define AGG_CAP	  (1u << AGG_BITS)
-#define AGG_FULL  (AGG_CAP / 4 * 3)
-#define STACK_CAP (1u << 18)
+#define AGG_BITS   12
+#define AGG_CAP	   (1u << AGG_BITS)
+#define AGG_FULL   (AGG_CAP / 4 * 3)
+#define CACHE_BITS 14
+#define CACHE_CAP  (1u << CACHE_BITS)
+#define STACK_CAP  (1u << 18)
+
+/* A function's place in the table, kept at one slot by its address: the
+ * last function met there. The slot is the address's bits 4 to 17, two
+ * instructions: functions start 16 bytes apart at least (aligned, or
+ * instrumented and so longer), and code within 256 KiB never shares one. */
+struct slot {
+	uint64_t fn;
+	struct agg *agg;
+};
+_Static_assert(sizeof(struct slot) == 16, "a slot is 16 bytes");
 
 enum { BLOCK_LIVE = 1, BLOCK_DEAD = 2 };
 
-/* One thread's state, in memory of its own (a few pages are touched). */
-struct block {
-	struct block *next; /* every block of the process */
+/* One thread's state, in memory of its own (a few pages are touched). The
+ * open calls are stack[1] to *top; stack[0], under the first, is never
+ * matched (its fn is 0): every call has an entry below it to add its time
+ * to, and an empty stack needs no test of its own. */
+struct scope_filter_block {
+	struct scope_filter_block *next; /* every block of the process */
+	struct frame *top;		 /* the innermost open call, stack when none */
+	struct frame *full;		 /* &stack[STACK_CAP]: top there, no room */
+	struct frame *store_top;	 /* &stack[store_hi], at most one past full */
 	uint32_t state;
-	uint32_t sp;
 	uint32_t nagg;
 	uint32_t only_open, notsub_open, base;
 	uint32_t store_hi; /* calls at stack depths below it are stored (see limits) */
-	struct scope_thread *owner;
+	int32_t lane;	   /* the thread's, taken when it claimed the block */
+	struct slot cache[CACHE_CAP];
 	struct agg agg[AGG_CAP];
 	struct agg spare[AGG_CAP]; /* the table being rebuilt */
-	struct frame stack[STACK_CAP];
+	struct frame stack[1 + STACK_CAP];
 };
 
-static __thread struct block *my_block __attribute__((tls_model("initial-exec")));
+static inline struct slot *slot_of(struct scope_filter_block *b, uint64_t fn)
+{
+	return (struct slot *)((char *)b->cache + (fn & ((CACHE_CAP - 1) << 4)));
+}
+
 static __thread uint8_t deciding __attribute__((tls_model("initial-exec")));
 
 static struct {
@@ -104,7 +145,7 @@ static struct {
 	uint64_t min_ns;
 } fc;
 
-static struct block *blocks;
+static struct scope_filter_block *blocks;
 static pthread_mutex_t decide_lock = PTHREAD_MUTEX_INITIALIZER;
 typedef char *demangle_fn(const char *, char *, size_t *, int *);
 static demangle_fn *demangle;
@@ -201,8 +242,6 @@ static SCOPE_NOINST uint64_t ns_to_ticks(uint64_t ns)
 	return (uint64_t)((double)ns * (double)(t1 - t0) / (double)(m1 - m0) + 0.5);
 }
 
-static SCOPE_NOINST void forked_child(void);
-
 void scope_filter_start(void)
 {
 	static int once;
@@ -229,7 +268,6 @@ void scope_filter_start(void)
 			scope_elfsyms_load_all();
 			pthread_mutex_unlock(&decide_lock);
 		}
-		pthread_atfork(NULL, NULL, forked_child);
 		once = 1;
 	}
 	__atomic_store_n(&scope_filtering, 1, __ATOMIC_RELEASE);
@@ -254,8 +292,6 @@ static SCOPE_NOINST uint8_t compute(uint64_t fn)
 	uint8_t dec = DEC_KNOWN;
 	int status;
 
-	if (fn == (uint64_t)(uintptr_t)&scope_measure_overhead)
-		return DEC_KNOWN | DEC_PLAIN;
 	pthread_mutex_lock(&decide_lock);
 	raw = scope_elfsyms_name((uintptr_t)fn);
 	if (!raw)
@@ -350,7 +386,7 @@ static SCOPE_NOINST void emit(struct scope_thread *t, int32_t lane, const struct
 	r[0].start = a->fn;
 	r[0].end = a->calls;
 	r[1] = (struct scope_rec){SCOPE_REC_AGG_2, a->total, a->total_all};
-	r[2] = (struct scope_rec){SCOPE_REC_AGG_2, (uint64_t)a->self, a->min};
+	r[2] = (struct scope_rec){SCOPE_REC_AGG_2, a->total_all - a->child, a->min};
 	r[3] = (struct scope_rec){SCOPE_REC_AGG_2, a->max, a->hidden};
 	r[4] = (struct scope_rec){SCOPE_REC_AGG_2, (uint64_t)(uint32_t)lane, 0};
 	__atomic_store_n(&r[0].fn, SCOPE_REC_AGG, __ATOMIC_RELEASE);
@@ -358,18 +394,16 @@ static SCOPE_NOINST void emit(struct scope_thread *t, int32_t lane, const struct
 
 static SCOPE_NOINST void clear_sums(struct agg *a)
 {
-	a->calls = a->total = a->total_all = a->max = a->hidden = 0;
-	a->self = 0;
+	a->calls = a->total = a->total_all = a->child = a->max = a->hidden = 0;
 	a->min = UINT64_MAX;
 }
 
 /* Counts b's calls still open (the thread exits or the process stops in
  * them) as calls that end now; only the thread's own stack. */
-static SCOPE_NOINST void count_open(struct block *b, uint64_t now)
+static SCOPE_NOINST void count_open(struct scope_filter_block *b, uint64_t now)
 {
-	for (uint32_t i = b->sp; i-- > 0;) {
-		struct frame *e = &b->stack[i];
-		struct agg *a = &b->agg[e->agg];
+	for (struct frame *e = b->top; e > b->stack; e--) {
+		struct agg *a = e->agg;
 		uint64_t dur = now > e->start ? now - e->start : 0;
 		if (e->flags & F_STORED)
 			a->hidden += e->hidden; /* the call stays open in the arena */
@@ -378,15 +412,15 @@ static SCOPE_NOINST void count_open(struct block *b, uint64_t now)
 		a->calls++;
 		a->total_all += dur;
 		a->total += dur; /* approximately: recursions count more than once */
-		a->self += (int64_t)(dur - e->child);
+		a->child += e->child;
 		a->min = dur < a->min ? dur : a->min;
 		a->max = dur > a->max ? dur : a->max;
 	}
-	b->sp = 0;
+	b->top = b->stack;
 }
 
 /* Puts b's sums into t's chunk, as lane's; they start again from 0. */
-static SCOPE_NOINST void flush(struct scope_thread *t, int32_t lane, struct block *b)
+static SCOPE_NOINST void flush(struct scope_thread *t, int32_t lane, struct scope_filter_block *b)
 {
 	for (uint32_t i = 0; i < AGG_CAP; i++) {
 		if (!b->agg[i].fn)
@@ -402,24 +436,32 @@ static SCOPE_NOINST void flush(struct scope_thread *t, int32_t lane, struct bloc
 /* Which depths of b's stack are stored, the functions' own decisions
  * aside: none outside --only's functions or inside a --not-subtree one,
  * and --depth levels from the outermost --only call (or the thread's
- * first). The hooks compare the depth with store_hi alone. */
-static inline void limits(struct block *b)
+ * first). The fast path compares the stack's top with store_top alone. */
+static inline void limits(struct scope_filter_block *b)
 {
 	if ((fc.nonly && !b->only_open) || b->notsub_open)
 		b->store_hi = 0;
 	else
 		b->store_hi = fc.depth ? b->base + fc.depth : UINT32_MAX;
+	b->store_top = b->stack + (b->store_hi > STACK_CAP ? STACK_CAP + 1 : b->store_hi);
 }
 
-static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
+/* The calls open on b's stack: the position of the next. */
+static inline uint32_t depth_of(const struct scope_filter_block *b)
 {
-	struct block *b;
+	return (uint32_t)(b->top - b->stack);
+}
+
+static SCOPE_NOINST struct scope_filter_block *claim_block(struct scope_thread *t)
+{
+	struct scope_filter_block *b;
 
 	for (b = __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); b; b = b->next) {
 		uint32_t dead = BLOCK_DEAD;
 		if (__atomic_compare_exchange_n(&b->state, &dead, BLOCK_LIVE, 0, __ATOMIC_ACQ_REL,
 						__ATOMIC_RELAXED)) {
 			memset(b->agg, 0, sizeof b->agg);
+			memset(b->cache, 0, sizeof b->cache);
 			goto ready;
 		}
 	}
@@ -439,9 +481,12 @@ static SCOPE_NOINST struct block *claim_block(struct scope_thread *t)
 					    __ATOMIC_RELAXED))
 		;
 ready:
-	b->sp = b->nagg = b->only_open = b->notsub_open = b->base = 0;
+	b->nagg = b->only_open = b->notsub_open = b->base = 0;
+	b->top = b->stack;
+	b->full = &b->stack[STACK_CAP];
+	b->stack[0].fn = 0;
 	limits(b);
-	b->owner = t;
+	b->lane = t->lane;
 	return b;
 }
 
@@ -456,8 +501,9 @@ static SCOPE_NOINST uint32_t insert(struct agg *table, uint64_t fn)
 }
 
 /* A full table: its sums go to the arena, and only the functions with
- * calls open stay (the stack refers to them by index). */
-static SCOPE_NOINST void rebuild(struct scope_thread *t, struct block *b)
+ * calls open stay, at new places (the stack's entries are moved to them,
+ * and the cache forgets the old ones). */
+static SCOPE_NOINST void rebuild(struct scope_thread *t, struct scope_filter_block *b)
 {
 	flush(t, t->lane, b);
 	memset(b->spare, 0, sizeof b->spare);
@@ -469,91 +515,94 @@ static SCOPE_NOINST void rebuild(struct scope_thread *t, struct block *b)
 		b->nagg++;
 	}
 	memcpy(b->agg, b->spare, sizeof b->agg);
-	for (uint32_t i = 0; i < b->sp; i++)
-		b->stack[i].agg = insert(b->agg, b->stack[i].fn);
+	memset(b->cache, 0, sizeof b->cache);
+	for (struct frame *e = b->stack + 1; e <= b->top; e++)
+		e->agg = &b->agg[insert(b->agg, e->fn)];
 }
 
-static SCOPE_NOINST uint32_t lookup_slow(struct scope_thread *t, struct block *b, uint64_t fn)
+/* fn's place in b's table, put in the cache; NULL when b has none yet. */
+static inline struct agg *find(struct scope_filter_block *b, uint64_t fn)
 {
 	uint32_t i = hash(fn, AGG_BITS);
-	uint8_t dec;
 
 	while (b->agg[i].fn && b->agg[i].fn != fn)
 		i = (i + 1) & (AGG_CAP - 1);
-	if (b->agg[i].fn == fn)
-		return i;
-	scope_busy_begin(t);
-	dec = decide(fn);
+	if (b->agg[i].fn != fn)
+		return NULL;
+	*slot_of(b, fn) = (struct slot){fn, &b->agg[i]};
+	return &b->agg[i];
+}
+
+/* A new place in b's table for fn, which is not there (the filters decide
+ * now), put in the cache. The thread is busy meanwhile. */
+static SCOPE_NOINST struct agg *lookup_slow(struct scope_thread *t, struct scope_filter_block *b,
+					    uint64_t fn)
+{
+	uint8_t dec = decide(fn);
+	uint32_t i;
+
+	if (find(b, fn)) /* put there meanwhile, by a signal handler's call */
+		return find(b, fn);
 	if (b->nagg >= AGG_FULL)
 		rebuild(t, b);
-	scope_busy_end(t);
 	i = insert(b->agg, fn);
 	b->agg[i].dec = dec;
 	b->agg[i].open = 0;
 	clear_sums(&b->agg[i]);
 	b->nagg++;
-	return i;
+	*slot_of(b, fn) = (struct slot){fn, &b->agg[i]};
+	return &b->agg[i];
 }
 
 /* ---------------------------------------------------------------------- */
-/* The hooks' way, for the calls that are stored                           */
+/* Stored calls                                                            */
 
-static inline __attribute__((always_inline)) void plain_enter(struct scope_thread *t, void *fn,
-							      uintptr_t frame)
-{
-	uint64_t now = scope_now();
-	struct scope_rec *r = scope_take_slot(t);
-
-	if (unlikely(r >= t->limit)) {
-		scope_enter_slow(fn, frame, r);
-		return;
-	}
-	scope_record_open(t, r, fn, frame, now);
-}
-
-static inline __attribute__((always_inline)) void plain_exit(struct scope_thread *t, void *fn,
-							     uintptr_t frame, uint64_t now)
-{
-	struct scope_rec *r = t->open;
-
-	if (unlikely(!r || !scope_record_is(r, fn))) {
-		scope_exit_slow(fn, now, frame);
-		return;
-	}
-	t->open = scope_record_parent(r);
-	t->depth--;
-	scope_signal_fence();
-	r->end = now;
-}
-
-/* Opens a record for fn at depth (its depth as the filters count it);
- * returns it, or NULL when the hooks' slow path did not record the call.
- * *start becomes the record's start when the slow path read it later. */
+/* Opens a record for fn at depth (its depth as the filters count it), in
+ * taken when nothing has moved the thread's next slot since the enter
+ * hook took it, else through the hooks' slow path; returns it, or NULL
+ * when the slow path did not record the call. *start becomes the
+ * record's start when the slow path read it later. */
 static inline __attribute__((always_inline)) struct scope_rec *
-store_open(struct scope_thread *t, void *fn, uintptr_t frame, uint64_t now, uint32_t depth,
-	   uint64_t *start)
+store_open(struct scope_thread *t, void *fn, uintptr_t frame, struct scope_rec *taken, uint64_t now,
+	   uint32_t depth, uint64_t *start, uint32_t *flags)
 {
-	struct scope_rec *r = scope_take_slot(t), *before = t->open;
+	struct scope_rec *r = taken;
 
-	if (unlikely(r >= t->limit)) {
-		scope_enter_slow(fn, frame, r);
-		r = t->open;
-		if (r == before || !r || !scope_record_is(r, fn))
+	if (unlikely(t->cur != taken + 1 || taken >= t->chunk_end || t->ctr)) {
+		r = scope_enter_record(fn, frame, taken);
+		if (!r)
 			return NULL;
+		if (r->fn & SCOPE_REC_MARKED)
+			*flags |= F_COUNTED;
 		t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
-		/* the depth bits only: the slow path may have marked the address */
-		r->fn = (r->fn & SCOPE_REC_ADDR_MASK) | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+		/* the address only: the slow path put its own depth above it */
+		r->fn = (r->fn & SCOPE_REC_ADDR_MASK) | SCOPE_REC_MARKED |
+			(uint64_t)depth << SCOPE_REC_ADDR_BITS;
 		*start = r->start; /* the slow path's own work is not the call's */
 		return r;
 	}
 	t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
-	r->fn = (uint64_t)(uintptr_t)fn | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+	r->fn = (uint64_t)(uintptr_t)fn | SCOPE_REC_MARKED | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
 	r->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;
 	r->start = now;
 	scope_signal_fence();
 	t->depth++;
 	t->open = r;
 	return r;
+}
+
+/* Ends e's stored record at now: nothing when it is not the innermost open
+ * record (a longjmp closed it, or the thread stopped recording). */
+static inline __attribute__((always_inline)) void store_close(struct scope_thread *t,
+							      const struct frame *e, uint64_t now)
+{
+	struct scope_rec *r = e->rec;
+
+	if (t->open != r)
+		return;
+	if (unlikely(e->flags & F_COUNTED))
+		scope_counters_exit(t, r->fn & ~SCOPE_REC_ADDR_MASK);
+	scope_record_close(t, r, now);
 }
 
 /* Takes back r, the thread's last record, innermost and open, so that
@@ -591,42 +640,19 @@ static inline __attribute__((always_inline)) int take_back(struct scope_thread *
 /* ---------------------------------------------------------------------- */
 /* The hooks                                                               */
 
-static SCOPE_NOINST __attribute__((noinline)) struct block *enter_cold(struct scope_thread *t,
-								       struct block *b)
-{
-	if (t->shared || t->busy || t->ignored || !scope_proc.hdr || scope_stopped())
-		return NULL;
-	if (!b || !t->chunk_end) {
-		scope_busy_begin(t);
-		if (!t->registered)
-			scope_thread_register(-1);
-		if (!b)
-			b = my_block = claim_block(t);
-		/* A chunk now, not at its first stored call: the hooks' one test,
-		 * limit == chunk_end, then tells a thread that may record from one
-		 * that is busy (limit NULL). Its sums go there too. */
-		if (!t->chunk_end && t->lane >= 0)
-			slots(t, 0);
-		scope_busy_end(t);
-	}
-	return b;
-}
-
-/* A call that may be stored, or that changes what is stored below it. */
-static SCOPE_NOINST __attribute__((noinline)) void enter_full(struct scope_thread *t,
-							      struct block *b, void *fn,
+/* A call that may be stored, or that changes what is stored below it, or
+ * whose slot could not be given back at once (six arguments: the fast
+ * path's calls are jumps). */
+static SCOPE_NOINST __attribute__((noinline)) void enter_full(void *fn, struct scope_rec *taken,
 							      uintptr_t frame, uint64_t now,
-							      uint32_t sp, uint32_t i)
+							      struct scope_filter_block *b,
+							      struct agg *a)
 {
-	struct agg *a = &b->agg[i];
+	struct scope_thread *t = &scope_tls;
 	struct frame *e;
-	uint32_t flags = 0, depth;
+	uint32_t flags = 0, depth, sp = depth_of(b);
 	uint8_t dec = a->dec;
 
-	if (dec & DEC_PLAIN) {
-		plain_enter(t, fn, frame);
-		return;
-	}
 	if (dec & DEC_ONLY) {
 		if (b->only_open++ == 0)
 			b->base = sp;
@@ -639,115 +665,182 @@ static SCOPE_NOINST __attribute__((noinline)) void enter_full(struct scope_threa
 	if (flags)
 		limits(b);
 	depth = sp - b->base;
-	b->sp = sp + 1;
+	e = b->top + 1;
+	b->top = e;
 	scope_signal_fence();
-	e = &b->stack[sp];
 	e->fn = (uint64_t)(uintptr_t)fn;
 	e->frame = frame;
 	e->start = now;
 	e->child = e->hidden = 0;
-	e->agg = i;
+	e->agg = a;
 	e->rec = NULL;
 	a->open++;
 	if (sp < b->store_hi && !(dec & DEC_NOT)) {
-		e->rec = store_open(t, fn, frame, now, depth, &e->start);
+		e->rec = store_open(t, fn, frame, taken, now, depth, &e->start, &flags);
 		flags |= e->rec ? F_STORED : F_PLAIN;
 	} else {
+		scope_give_back(t, taken);
 		flags |= F_UNSTORED;
 	}
 	e->flags = flags;
 }
 
-/* Every call but the fast path's: a thread not set up or not recording,
- * a function met for the first time on the thread, a call that may be
- * stored or changes what is stored below it. */
-static SCOPE_NOINST __attribute__((noinline)) void enter_other(void *fn, uintptr_t frame,
-							       uint64_t now)
+/* A function the thread has not met, or its first call while filtering:
+ * the thread's block, and the decision. */
+static SCOPE_NOINST __attribute__((noinline)) void
+enter_new(struct scope_thread *t, void *fn, uintptr_t frame, struct scope_rec *taken)
+{
+	struct scope_filter_block *b;
+	struct agg *a = NULL;
+	uint64_t now;
+	int saved_errno = errno;
+
+	/* The slot comes back while the library works (a full table's sums
+	 * go into the chunk); the call takes one again after. */
+	scope_give_back(t, taken);
+	scope_busy_begin(t);
+	if (!(b = t->filter))
+		b = t->filter = claim_block(t);
+	if (b && b->top < b->full)
+		a = lookup_slow(t, b, (uint64_t)(uintptr_t)fn);
+	scope_busy_end(t);
+	errno = saved_errno;
+	if (!a) /* no block, or a stack full: recorded as without filters */
+		scope_enter_record(fn, frame, scope_take_slot(t));
+	else if (t->limit != SCOPE_LIMIT_FILTER) /* paused meanwhile */
+		scope_enter_slow(fn, frame, scope_take_slot(t));
+	else {
+		now = scope_now(); /* the decision is not the call's time */
+		taken = scope_take_slot(t);
+		enter_full(fn, taken, frame, now, b, a);
+	}
+}
+
+/* Every enter but the fast path's and enter_full's: a function not in the
+ * cache, a stack full, no block. */
+static SCOPE_NOINST __attribute__((noinline)) void enter_other(void *fn, struct scope_rec *taken,
+							       uintptr_t frame, uint64_t now)
 {
 	struct scope_thread *t = &scope_tls;
-	struct block *b = my_block;
-	uint32_t sp, i;
+	struct scope_filter_block *b = t->filter;
+	struct agg *a;
 
-	if ((!b || t->limit != t->chunk_end || !t->limit || t->shared) && !(b = enter_cold(t, b)))
-		goto plain;
-	sp = b->sp;
-	if (sp >= STACK_CAP)
-		goto plain;
-	i = hash((uint64_t)(uintptr_t)fn, AGG_BITS);
-	if (b->agg[i].fn != (uint64_t)(uintptr_t)fn) {
-		i = lookup_slow(t, b, (uint64_t)(uintptr_t)fn);
-		now = scope_now(); /* the decision is not the call's time */
+	if (b && b->top < b->full && (a = find(b, (uint64_t)(uintptr_t)fn))) {
+		enter_full(fn, taken, frame, now, b, a);
+		return;
 	}
-	enter_full(t, b, fn, frame, now, sp, i);
-	return;
-plain:
-	plain_enter(t, fn, frame);
+	enter_new(t, fn, frame, taken);
+}
+
+/* A call stored at its depth, and nothing more: what enter_full does for
+ * it, written out, when the slot the enter hook took is still the
+ * thread's last and nothing else (counters, a new chunk) applies. */
+static SCOPE_NOINST __attribute__((noinline)) void enter_stored(void *fn, struct scope_rec *taken,
+								uintptr_t frame, uint64_t now,
+								struct scope_filter_block *b,
+								struct agg *a)
+{
+	struct scope_thread *t = &scope_tls;
+	struct frame *e = b->top + 1;
+	uint32_t depth = depth_of(b) - b->base;
+
+	if (unlikely(t->cur != taken + 1 || taken >= t->chunk_end || t->ctr)) {
+		enter_full(fn, taken, frame, now, b, a);
+		return;
+	}
+	b->top = e;
+	scope_signal_fence();
+	e->fn = (uint64_t)(uintptr_t)fn;
+	e->frame = frame;
+	e->start = now;
+	e->child = e->hidden = 0;
+	e->agg = a;
+	e->rec = taken;
+	e->flags = F_STORED;
+	a->open++;
+	t->frames[depth & (SCOPE_FRAME_SLOTS - 1)] = frame;
+	taken->fn =
+		(uint64_t)(uintptr_t)fn | SCOPE_REC_MARKED | (uint64_t)depth << SCOPE_REC_ADDR_BITS;
+	taken->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)t->open;
+	taken->start = now;
+	scope_signal_fence();
+	t->depth++;
+	t->open = taken;
 }
 
 /* The fast path is a call that is not stored and changes nothing below it,
- * of a function the thread has met: a stack entry and, at its exit, five
- * sums. Anything else goes to enter_other, as a tail call. */
-void scope_filter_enter(void *fn, uintptr_t frame)
+ * of a function in the thread's cache: a stack entry and, at its exit,
+ * five sums. A call stored and nothing more goes to enter_stored, anything
+ * else to enter_full or enter_other, as a tail call. */
+void scope_filter_enter(void *fn, struct scope_rec *taken, uintptr_t frame, uint64_t now)
 {
-	uint64_t now = scope_now();
-	const struct scope_thread *t = &scope_tls;
-	struct block *b = my_block;
-	struct frame *e;
+	struct scope_thread *t = &scope_tls;
+	struct scope_filter_block *b = t->filter;
+	const struct slot *s;
+	struct frame *top, *e;
 	struct agg *a;
-	uint32_t sp, i;
 	uint8_t dec;
 
-	if (unlikely(!b || t->limit != t->chunk_end || !t->limit || t->shared)) {
-		enter_other(fn, frame, now);
+	if (unlikely(!b)) {
+		enter_other(fn, taken, frame, now);
 		return;
 	}
-	sp = b->sp;
-	i = hash((uint64_t)(uintptr_t)fn, AGG_BITS);
-	a = &b->agg[i];
+	top = b->top;
+	s = slot_of(b, (uint64_t)(uintptr_t)fn);
+	if (unlikely(s->fn != (uint64_t)(uintptr_t)fn || top >= b->full)) {
+		enter_other(fn, taken, frame, now);
+		return;
+	}
+	a = s->agg;
 	dec = a->dec;
-	if (unlikely(a->fn != (uint64_t)(uintptr_t)fn || sp >= STACK_CAP)) {
-		enter_other(fn, frame, now);
+	if (dec & (DEC_ONLY | DEC_NOTSUB)) {
+		enter_full(fn, taken, frame, now, b, a);
 		return;
 	}
-	if ((dec & (DEC_ONLY | DEC_NOTSUB | DEC_PLAIN)) || (sp < b->store_hi && !(dec & DEC_NOT))) {
-		enter_full(&scope_tls, b, fn, frame, now, sp, i);
+	if (top < b->store_top && !(dec & DEC_NOT)) {
+		enter_stored(fn, taken, frame, now, b, a);
 		return;
 	}
-	b->sp = sp + 1;
+	if (unlikely(!scope_try_give_back(t, taken))) {
+		enter_full(fn, taken, frame, now, b, a);
+		return;
+	}
+	e = top + 1;
+	b->top = e;
 	scope_signal_fence();
-	e = &b->stack[sp];
 	e->fn = (uint64_t)(uintptr_t)fn;
 	e->frame = frame;
 	e->start = now;
 	e->child = 0;
-	e->agg = i;
+	e->agg = a;
 	e->flags = F_UNSTORED;
 	a->open++;
 }
 
-/* Sums e's call, not stored, which lasted dur. */
+/* Sums e's call, not stored, which lasted dur, and gives its time to the
+ * call below it as time not stored; outer: the call was no other's of its
+ * function. */
 static inline __attribute__((always_inline)) void sum(struct agg *a, const struct frame *e,
-						      struct frame *parent, uint64_t dur)
+						      struct frame *parent, uint64_t dur, int outer)
 {
 	a->calls++;
 	a->total_all += dur;
-	if (!a->open)
+	if (outer) /* no other call of a's function is open */
 		a->total += dur;
-	a->self += (int64_t)(dur - e->child);
+	a->child += e->child;
 	if (dur < a->min)
 		a->min = dur;
 	if (dur > a->max)
 		a->max = dur;
-	if (parent && (parent->flags & F_STORED))
-		parent->hidden += dur;
+	parent->hidden += dur;
 }
 
 /* Ends e, the top of b's stack, at now. */
-static SCOPE_NOINST __attribute__((noinline)) void pop(struct scope_thread *t, struct block *b,
-						       struct frame *e, uint64_t now)
+static SCOPE_NOINST __attribute__((noinline)) void
+pop(struct scope_thread *t, struct scope_filter_block *b, struct frame *e, uint64_t now)
 {
-	struct agg *a = &b->agg[e->agg];
-	struct frame *parent = e > b->stack ? e - 1 : NULL;
+	struct agg *a = e->agg;
+	struct frame *parent = e - 1;
 	uint64_t dur = now - e->start;
 	uint32_t flags = e->flags;
 
@@ -757,89 +850,106 @@ static SCOPE_NOINST __attribute__((noinline)) void pop(struct scope_thread *t, s
 		limits(b);
 	}
 	a->open--;
-	if ((flags & (F_STORED | F_PLAIN)) && (!(flags & F_STORED) || !fc.min_ticks ||
-					       dur >= fc.min_ticks || !take_back(t, e->rec))) {
-		plain_exit(t, (void *)(uintptr_t)e->fn, e->frame, now);
+	if ((flags & F_STORED) && (!fc.min_ticks || dur >= fc.min_ticks || !take_back(t, e->rec))) {
+		store_close(t, e, now);
 		a->hidden += e->hidden;
+	} else if (flags & F_PLAIN) {
+		scope_exit_slow((void *)(uintptr_t)e->fn, now, e->frame);
 	} else {
-		sum(a, e, parent, dur);
+		sum(a, e, parent, dur, !a->open);
 	}
-	if (parent)
-		parent->child += dur;
+	parent->child += dur;
 	scope_signal_fence();
-	b->sp = (uint32_t)(e - b->stack);
+	b->top = parent;
 }
 
 /* An exit that is not the top's: calls left by longjmp or an exception
  * that ran no exit hooks end now with the one returning; an exit of a
  * call the stack never had goes the hooks' way. */
-static SCOPE_NOINST void exit_unmatched(struct scope_thread *t, struct block *b, void *fn,
-					uintptr_t frame, uint64_t now)
+static SCOPE_NOINST void exit_unmatched(struct scope_thread *t, struct scope_filter_block *b,
+					void *fn, uint64_t now, uintptr_t frame)
 {
-	uint32_t k = b->sp;
+	struct frame *k = b->top;
 
-	while (k > 0 &&
-	       !(b->stack[k - 1].fn == (uint64_t)(uintptr_t)fn && b->stack[k - 1].frame == frame))
+	while (k > b->stack && !(k->fn == (uint64_t)(uintptr_t)fn && k->frame == frame))
 		k--;
-	if (!k) {
-		plain_exit(t, fn, frame, now);
+	if (k == b->stack) {
+		scope_exit_slow(fn, now, frame);
 		return;
 	}
-	while (b->sp >= k)
-		pop(t, b, &b->stack[b->sp - 1], now);
+	while (b->top >= k)
+		pop(t, b, b->top, now);
 }
 
-/* Every exit but the fast path's. */
-static SCOPE_NOINST __attribute__((noinline)) void exit_other(void *fn, uintptr_t frame,
-							      uint64_t now)
+/* Every exit but the fast path's and pop's: one the filters' stack does
+ * not have on top. Calls ignored, calls of a task sharing the thread's
+ * block and calls deeper than the stack keeps go the hooks' way. */
+static SCOPE_NOINST __attribute__((noinline)) void exit_other(struct scope_thread *t,
+							      struct scope_filter_block *b,
+							      void *fn, uint64_t now,
+							      uintptr_t frame)
+{
+	if (!b || b->top == b->stack || t->ignored || t->shared || b->top == b->full)
+		scope_exit_slow(fn, now, frame);
+	else
+		exit_unmatched(t, b, fn, now, frame);
+}
+
+/* The exit of e, stored and nothing more (pop does the rest): its record
+ * ends, or is taken back when the threshold says so and it still can be. */
+static SCOPE_NOINST __attribute__((noinline)) void exit_stored(struct scope_filter_block *b,
+							       struct frame *e, uint64_t now)
 {
 	struct scope_thread *t = &scope_tls;
-	struct block *b = my_block;
-	struct frame *e;
+	struct scope_rec *r = e->rec;
+	struct frame *parent = e - 1;
+	struct agg *a = e->agg;
+	uint64_t dur = now - e->start;
 
-	if (!b || !b->sp) {
-		plain_exit(t, fn, frame, now);
+	if (unlikely(e->flags != F_STORED)) {
+		pop(t, b, e, now);
 		return;
 	}
-	e = &b->stack[b->sp - 1];
-	if (e->fn == (uint64_t)(uintptr_t)fn && e->frame == frame)
-		pop(t, b, e, now);
-	else if (b->sp == STACK_CAP)
-		plain_exit(t, fn, frame, now); /* a call deeper than the stack keeps */
-	else
-		exit_unmatched(t, b, fn, frame, now);
+	a->open--;
+	if (fc.min_ticks && dur < fc.min_ticks && take_back(t, r)) {
+		sum(a, e, parent, dur, !a->open);
+	} else {
+		if (likely(t->open == r))
+			scope_record_close(t, r, now);
+		a->hidden += e->hidden;
+	}
+	parent->child += dur;
+	scope_signal_fence();
+	b->top = parent;
 }
 
-void scope_filter_exit(void *fn, uintptr_t frame)
+void scope_filter_exit(void *fn, uint64_t now, uintptr_t frame)
 {
-	uint64_t now = scope_now(), dur;
-	struct block *b = my_block;
-	struct frame *e, *parent;
+	struct scope_thread *t = &scope_tls;
+	struct scope_filter_block *b = t->filter;
+	struct frame *e;
 	struct agg *a;
-	uint32_t sp;
+	uint64_t dur;
 
-	if (unlikely(!b || !(sp = b->sp))) {
-		exit_other(fn, frame, now);
+	if (unlikely(!b)) {
+		exit_other(t, b, fn, now, frame);
 		return;
 	}
-	e = &b->stack[sp - 1];
+	e = b->top;
 	if (unlikely(e->fn != (uint64_t)(uintptr_t)fn || e->frame != frame)) {
-		exit_other(fn, frame, now);
+		exit_other(t, b, fn, now, frame);
 		return;
 	}
 	if (e->flags != F_UNSTORED) {
-		pop(&scope_tls, b, e, now);
+		exit_stored(b, e, now);
 		return;
 	}
-	a = &b->agg[e->agg];
-	parent = sp > 1 ? e - 1 : NULL;
+	a = e->agg;
 	dur = now - e->start;
-	a->open--;
-	sum(a, e, parent, dur);
-	if (parent)
-		parent->child += dur;
+	sum(a, e, e - 1, dur, --a->open == 0);
+	(e - 1)->child += dur;
 	scope_signal_fence();
-	b->sp = sp - 1;
+	b->top = e - 1;
 }
 
 extern const char __ehdr_start[] SCOPE_HIDDEN;
@@ -847,12 +957,12 @@ extern const char _end[] SCOPE_HIDDEN;
 
 int scope_filter_in_call(void)
 {
-	const struct block *b = my_block;
+	const struct scope_filter_block *b = scope_tls.filter;
 	const char *top;
 
-	if (!b || !b->sp)
+	if (!b || b->top == b->stack)
 		return 0;
-	top = (const char *)(uintptr_t)b->stack[b->sp - 1].fn;
+	top = (const char *)(uintptr_t)b->top->fn;
 	return !(top >= __ehdr_start && top < _end); /* the wrappers' regions are the library's */
 }
 
@@ -861,7 +971,7 @@ int scope_filter_in_call(void)
 
 void scope_filter_thread_end(struct scope_thread *t)
 {
-	struct block *b = my_block;
+	struct scope_filter_block *b = t->filter;
 
 	if (t == &scope_tls)
 		scope_sample_thread_end();
@@ -873,7 +983,7 @@ void scope_filter_thread_end(struct scope_thread *t)
 		flush(t, t->lane, b);
 		scope_busy_end(t);
 	}
-	my_block = NULL;
+	t->filter = NULL;
 	__atomic_store_n(&b->state, BLOCK_DEAD, __ATOMIC_RELEASE);
 }
 
@@ -882,7 +992,7 @@ void scope_filter_thread_end(struct scope_thread *t)
 void scope_filter_stop(void)
 {
 	struct scope_thread *t = &scope_tls;
-	struct block *own = my_block;
+	struct scope_filter_block *own = t->filter;
 
 	if (!scope_filtering || !scope_proc.hdr)
 		return;
@@ -891,8 +1001,9 @@ void scope_filter_stop(void)
 		scope_thread_register(-1);
 	if (own)
 		count_open(own, scope_now());
-	for (struct block *b = __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); b; b = b->next) {
-		int32_t lane = b == own ? t->lane : b->owner ? b->owner->lane : -1;
+	for (struct scope_filter_block *b = __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); b;
+	     b = b->next) {
+		int32_t lane = b == own ? t->lane : b->lane;
 		if (__atomic_load_n(&b->state, __ATOMIC_ACQUIRE) != BLOCK_LIVE || lane < 0)
 			continue;
 		flush(t, lane, b);
@@ -901,18 +1012,13 @@ void scope_filter_stop(void)
 }
 
 /* The child of a fork has the forking thread only, and none of the
- * parent's sums: they are the parent's to write. */
-static SCOPE_NOINST void forked_child(void)
+ * parent's sums: they are the parent's to write. Its thread starts again
+ * with a block of its own, the calls open at the fork being the parent's. */
+void scope_filter_forked(void)
 {
 	/* another thread may have held it at the fork */
 	pthread_mutex_init(&decide_lock, NULL);
-	for (struct block *b = blocks; b; b = b->next)
-		if (b != my_block)
-			b->state = BLOCK_DEAD;
-	if (my_block) {
-		memset(my_block->agg, 0, sizeof my_block->agg);
-		my_block->sp = my_block->nagg = 0;
-		my_block->only_open = my_block->notsub_open = my_block->base = 0;
-		limits(my_block);
-	}
+	for (struct scope_filter_block *b = blocks; b; b = b->next)
+		b->state = BLOCK_DEAD;
+	scope_tls.filter = NULL;
 }

@@ -5,7 +5,8 @@
 
 #include "state.h"
 
-/* Nonzero while a filter applies: the hooks then go through filter.c. */
+/* Nonzero while a filter applies: the hooks' slow branches then go
+ * through filter.c. */
 extern int scope_filtering SCOPE_HIDDEN;
 
 /* Reads SCOPE_ONLY, SCOPE_NOT, SCOPE_NOT_SUBTREE, SCOPE_DEPTH and
@@ -14,9 +15,13 @@ extern int scope_filtering SCOPE_HIDDEN;
 int scope_filter_init(void) SCOPE_HIDDEN;
 /* Recording has started: the filters apply from now. */
 void scope_filter_start(void) SCOPE_HIDDEN;
-/* The hooks' path while filtering; frame is the caller's frame. */
-void scope_filter_enter(void *fn, uintptr_t frame) SCOPE_HIDDEN;
-void scope_filter_exit(void *fn, uintptr_t frame) SCOPE_HIDDEN;
+/* The hooks' slow branches while filtering: frame is the caller's frame,
+ * now the clock the hook read; taken, the slot the enter hook took (or
+ * NULL), is given back unless the call is stored in it. Enter is called
+ * only on a thread whose limit is SCOPE_LIMIT_FILTER. */
+void scope_filter_enter(void *fn, struct scope_rec *taken, uintptr_t frame,
+			uint64_t now) SCOPE_HIDDEN;
+void scope_filter_exit(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
 /* Whether the calling thread is inside a call of the program (stored or
  * not) that is not a wrapped call (MPI's, the C library's): where a C
  * library call is a region while filtering. */
@@ -26,6 +31,8 @@ void scope_filter_thread_end(struct scope_thread *t) SCOPE_HIDDEN;
 /* The process stops (on the stopping thread, before it stops recording):
  * every thread's sums go into the arena. */
 void scope_filter_stop(void) SCOPE_HIDDEN;
+/* A forked child: the sums of the parent's threads are the parent's. */
+void scope_filter_forked(void) SCOPE_HIDDEN;
 
 /* sample.c: SCOPE_SAMPLE, read with the filters (0, or -1 after one line);
  * the timers start with recording, and with each thread; a thread's goes

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Processes: forked children, exec'd programs, spawned ones and _exit all keep their calls. */
 #define _GNU_SOURCE
+#include "filter.h"
 #include "libcall.h"
 #include "state.h"
 
@@ -91,6 +92,7 @@ void scope_process_forked(void)
 	p->parent_pid = p->hdr->pid;
 	p->cfg.role = SCOPE_ROLE_PART;
 	scope_heap_forked();
+	scope_filter_forked();
 	drop_arena(p);
 	record_as_new_process();
 }

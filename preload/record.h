@@ -40,6 +40,44 @@ scope_take_slot(struct scope_thread *t)
 #endif
 }
 
+/* A slot t took and did not use, filled with a record of nothing (cold). */
+void scope_pad_slot(struct scope_thread *t, struct scope_rec *taken) SCOPE_HIDDEN;
+
+/*
+ * Gives back taken, the slot scope_take_slot gave, in one instruction on
+ * x86-64 (a compare-exchange without a lock prefix, as the slot was taken):
+ * a signal handler that records before it finds the slot taken, one that
+ * records after it takes the slot again. When a handler has taken slots
+ * after it meanwhile, the slot cannot come back: try returns 0, and
+ * scope_give_back pads it.
+ */
+static inline __attribute__((always_inline)) int scope_try_give_back(struct scope_thread *t,
+								     struct scope_rec *taken)
+{
+	struct scope_rec *expect = taken + 1;
+#if defined(__x86_64__)
+	int done;
+	__asm__ volatile("cmpxchgq %3, %1"
+			 : "+a"(expect), "+m"(t->cur), "=@ccz"(done)
+			 : "r"(taken));
+	return done;
+#else
+	if (t->cur == expect)
+		t->cur = taken;
+	else
+		expect = t->cur;
+	scope_signal_fence();
+	return expect == taken + 1;
+#endif
+}
+
+static inline __attribute__((always_inline)) void scope_give_back(struct scope_thread *t,
+								  struct scope_rec *taken)
+{
+	if (__builtin_expect(!scope_try_give_back(t, taken), 0))
+		scope_pad_slot(t, taken);
+}
+
 /* r is a slot taken with scope_take_slot. now is read before anything
  * changes: a signal handler that records while this runs then starts after
  * the call it interrupts. */

@@ -73,7 +73,7 @@ static inline struct scope_rec *take_slots(struct scope_thread *t, uint32_t n)
 	t->cur = first + n;
 	scope_signal_fence();
 #endif
-	if (first + n <= t->limit)
+	if (first + n <= scope_room(t))
 		return first;
 	if (t->cur == first + n)
 		t->cur = first;
@@ -152,7 +152,7 @@ static SCOPE_NOINST void on_sample(int sig, siginfo_t *si, void *ctx)
 					   i + 1 < m ? (uint64_t)(uintptr_t)pcs[k + i + 1] : 0};
 	open = t->open;
 	r[0].start = now;
-	r[0].end = open ? open->fn & SCOPE_REC_ADDR_MASK : 0;
+	r[0].end = open ? scope_rec_addr(open) : 0;
 	__atomic_store_n(&r[0].fn, SCOPE_REC_SAMPLE | (uint64_t)m << SCOPE_REC_ADDR_BITS,
 			 __ATOMIC_RELEASE);
 out:

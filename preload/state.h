@@ -35,7 +35,15 @@ struct scope_held {
  * right now has limit == NULL or limit == cur, and every such case is
  * decided in the slow path. The enter hook has one more, before it takes a
  * slot: a stack pointer below stack_floor is another task's (clone.c).
+ * While filters apply, a thread that may record has limit ==
+ * SCOPE_LIMIT_FILTER, below every slot: each enter fails the test and goes
+ * to the filters (filter.c), and the calls they store are marked
+ * (SCOPE_REC_MARKED), so that each exit fails its test too.
  */
+#define SCOPE_LIMIT_FILTER ((struct scope_rec *)(uintptr_t)1)
+
+struct scope_filter_block;
+
 struct scope_thread {
 	struct scope_rec *cur;	 /* next free record in the current chunk */
 	struct scope_rec *limit; /* end of the current chunk, or NULL */
@@ -80,7 +88,16 @@ struct scope_thread {
 	uint8_t paused;		    /* scope_pause: calls are not recorded until scope_resume */
 	uint32_t task;		    /* the task lane the thread runs, 0 for none */
 	struct scope_counters *ctr; /* the thread's counters (counters.c), NULL when none */
+	struct scope_filter_block *filter; /* the thread's filter state (filter.c), or NULL */
 };
+
+/* The end of the room t's side records may take now: its limit, or its
+ * chunk's end while the filters hold the limit; NULL: none. */
+static inline struct scope_rec *scope_room(const struct scope_thread *t)
+{
+	struct scope_rec *limit = __atomic_load_n(&t->limit, __ATOMIC_RELAXED);
+	return limit == SCOPE_LIMIT_FILTER ? t->chunk_end : limit;
+}
 
 extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-exec")));
 
@@ -247,6 +264,12 @@ void scope_threads_pause(void) SCOPE_HIDDEN;
 void scope_threads_forget(void) SCOPE_HIDDEN;
 void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken) SCOPE_HIDDEN;
 void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame) SCOPE_HIDDEN;
+/* For the filters: records the call of fn as the slow path would (a new
+ * chunk, the counters), at the thread's depth; returns its record, marked
+ * when its counters are read, or NULL when the call is not recorded (its
+ * exit then goes to scope_exit_slow). taken is given back as there. */
+struct scope_rec *scope_enter_record(void *fn, uintptr_t frame,
+				     struct scope_rec *taken) SCOPE_HIDDEN;
 uint64_t scope_measure_overhead(void) SCOPE_HIDDEN;
 /* The bytes the innermost open call (fn) moved, as a SCOPE_REC_BYTES record;
  * nothing when that call is not being recorded. */

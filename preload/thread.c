@@ -49,9 +49,15 @@ static SCOPE_NOINST int held_off(struct scope_thread *t)
 
 static SCOPE_NOINST void resume(struct scope_thread *t)
 {
-	if (t->busy || t->ignored || t->paused || !recording() || held_off(t) || t->ctr)
+	struct scope_rec *limit = t->chunk_end;
+
+	if (t->busy || t->ignored || t->paused || !recording() || held_off(t))
+		return;
+	if (scope_filtering && limit)
+		limit = SCOPE_LIMIT_FILTER; /* every call goes to the filters */
+	else if (t->ctr)
 		return; /* a thread reading counters takes the slow path for every call */
-	__atomic_store_n(&t->limit, t->chunk_end, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->limit, limit, __ATOMIC_SEQ_CST);
 	/* a raw clone's task asks as a pause does: flag, then limit */
 	if (held_off(t))
 		t->limit = NULL;
@@ -610,14 +616,19 @@ SCOPE_NOINST void scope_thread_stop_self(void)
 	self_leave(t);
 }
 
-/* taken: the slot the fast path took, NULL when the stack test sent the
- * call here (scope_below_floor) before it took one. */
-SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken)
+/* The slow path of an enter (stored: the filters have chosen to store the
+ * call); returns the record opened, or NULL. taken: the slot the fast path
+ * took, NULL when the stack test sent the call here (scope_below_floor)
+ * before it took one. Inlined in both its callers, so that neither tests
+ * stored. */
+static inline __attribute__((always_inline)) struct scope_rec *
+enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken, int stored)
 {
 	struct scope_thread *t = &scope_tls;
-	int saved_errno = errno;
+	struct scope_rec *r = NULL;
+	int saved_errno = errno, was_shared = __atomic_load_n(&t->shared, __ATOMIC_ACQUIRE);
 
-	if (frame < t->stack_floor && !__atomic_load_n(&t->shared, __ATOMIC_ACQUIRE)) {
+	if (frame < t->stack_floor && !was_shared) {
 		scope_foreign_check(t);
 		if (!__atomic_load_n(&t->shared, __ATOMIC_ACQUIRE))
 			scope_foreign_task(t);
@@ -627,12 +638,13 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 			scope_arena_lost(&scope_proc, SCOPE_LOST_SHARED_TLS);
 		goto out;
 	}
-	/* Give back the slot the fast path took, unless a signal handler has
-	 * moved on from it since: the state's own, or its owner's when the
-	 * block has just been shared (on a block shared before, taken is no
-	 * slot and matches nothing). */
-	if (t->cur == taken + 1)
-		t->cur = taken;
+	/* Give back the slot the fast path took: the state's own, or its
+	 * owner's when the block has just been shared. A signal handler that
+	 * took the next one meanwhile leaves it taken: it is padded, so that
+	 * the records after it are read. On a block shared before, taken is
+	 * no slot: it matches nothing, and nothing is padded. */
+	if (taken && !scope_try_give_back(t, taken) && !was_shared)
+		scope_pad_slot(t, taken);
 	if (!scope_proc.initialized && !t->busy)
 		scope_init();
 	if (t->busy || t->ignored || !recording()) {
@@ -659,18 +671,49 @@ SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *
 		goto leave;
 	}
 	resume(t); /* after a pause */
+	if (!stored && t->limit == SCOPE_LIMIT_FILTER && t == &scope_tls) {
+		/* the filters decide, from the clock after this path's own work */
+		uint64_t now = scope_now();
+		scope_filter_enter(fn, scope_take_slot(t), frame, now);
+		goto leave;
+	}
 	/* A counted call is marked in its record until it returns, so that its
 	 * exit comes here too; its counters are read before its clock. */
 	if (t->ctr && scope_counters_enter(t, fn))
-		fn = (void *)((uintptr_t)fn | SCOPE_REC_COUNTED);
+		fn = (void *)((uintptr_t)fn | SCOPE_REC_MARKED);
 	/* read after the slow path's own work, which is not the call's */
-	scope_record_open(t, scope_take_slot(t), fn, frame, scope_now());
+	r = scope_take_slot(t);
+	scope_record_open(t, r, fn, frame, scope_now());
 leave:
 	self_leave(t);
 out:
 	/* stored only when changed: a raw clone's task shares errno */
 	if (errno != saved_errno)
 		errno = saved_errno;
+	return r;
+}
+
+SCOPE_NOINST void scope_enter_slow(void *fn, uintptr_t frame, struct scope_rec *taken)
+{
+	enter_slow(fn, frame, taken, 0);
+}
+
+SCOPE_NOINST struct scope_rec *scope_enter_record(void *fn, uintptr_t frame,
+						  struct scope_rec *taken)
+{
+	return enter_slow(fn, frame, taken, 1);
+}
+
+/* Only a slot of the thread's current chunk is filled: a chunk it has left
+ * may be the run's writer's already. */
+SCOPE_NOINST void scope_pad_slot(struct scope_thread *t, struct scope_rec *taken)
+{
+	struct scope_rec *end = t->chunk_end;
+
+	if (!end || taken >= end || taken < end - scope_proc.recs_per_chunk)
+		return;
+	taken->start = taken->end = 0;
+	__atomic_store_n(&taken->fn, SCOPE_REC_PAD, __ATOMIC_RELEASE);
 }
 
 /* The frame an open call was entered from, kept by depth. */
@@ -692,7 +735,7 @@ static SCOPE_NOINST void unlink_close(struct scope_thread *t, struct scope_rec *
 				      struct scope_rec *r, uint64_t now)
 {
 	struct scope_rec *parent = scope_record_parent(r);
-	r->fn &= ~SCOPE_REC_COUNTED; /* closed without its counters */
+	r->fn &= ~SCOPE_REC_MARKED; /* closed without its counters */
 	if (child)
 		child->end = SCOPE_REC_OPEN | (uint64_t)(uintptr_t)parent;
 	else
@@ -732,16 +775,16 @@ SCOPE_NOINST void scope_exit_slow(void *fn, uint64_t now, uintptr_t frame)
 		goto out;
 	}
 	r = t->open;
-	if (r && (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) {
+	if (r && (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_MARKED)) {
 		/* a counted call returns: its counters are read after its clock */
 		scope_counters_exit(t, r->fn & ~SCOPE_REC_ADDR_MASK);
-		r->fn &= ~SCOPE_REC_COUNTED;
+		r->fn &= ~SCOPE_REC_MARKED;
 		scope_record_close(t, r, now);
 		goto out;
 	}
 	for (r = t->open; r; r = scope_record_parent(r))
 		if ((scope_record_is(r, fn) ||
-		     (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)) &&
+		     (r->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_MARKED)) &&
 		    same_stack(t, frame_of(t, r), frame))
 			break;
 	if (!r)
@@ -807,7 +850,7 @@ SCOPE_NOINST void scope_record_bytes(void *fn, uint64_t sent, uint64_t received)
 		return;
 	open = t->open;
 	if (open && (scope_record_is(open, fn) ||
-		     (open->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_COUNTED)))
+		     (open->fn & SCOPE_REC_ADDR_MASK) == ((uintptr_t)fn | SCOPE_REC_MARKED)))
 		scope_record_side(t, SCOPE_REC_BYTES, open->fn & ~SCOPE_REC_ADDR_MASK, sent,
 				  received);
 	self_leave(t);
@@ -821,7 +864,7 @@ SCOPE_NOINST void scope_record_side(struct scope_thread *t, uint64_t code, uint6
 {
 	struct scope_rec *r = scope_take_slot(t);
 
-	if (r >= t->limit) {
+	if (r >= t->limit) { /* while filtering too: the chunk's end is tested here */
 		if (t->cur == r + 1)
 			t->cur = r;
 		if (t->busy || t->ignored || !recording() || t->lane < 0)

@@ -81,6 +81,28 @@ def case_process(t):
     expect_counts(p, {"work": 4, "skipped": 0, "worker": 1})
 
 
+def every_call(p, name):
+    """The calls of NAME in process 0: stored and summed by the filters (/pairs aggregated)."""
+    agg = p.pairs.get("aggregated")
+    return sum(int(p.pairs["count"][r]) + (int(agg[r]) if agg is not None else 0)
+               for r in p.pair_rows(name, 0))
+
+
+def case_pause_filtered(t):
+    """Pausing leaves calls out of the sums of record-time filters too: a call of skipped made
+    while paused (the thread, the process, or from the start) is neither stored nor summed,
+    whether a filter would have stored it or not, and the calls of work are all counted."""
+    t.need_prog()
+    for mode, want, env in (("pause", 7, None), ("process", 4, None), ("started", 2, {"SCOPE_START_PAUSED": "1"})):
+        for k, options in enumerate((("-N", "^skipped$"), ("-N", "^work$"), ("-D", "1"), ("-t", "1s"))):
+            out = f"{mode}{k}.h5"
+            t.scope("-q", *options, "-o", out, "--", t.prog, mode, env=env).expect_rc(0)
+            p = t.load(out)  # no check_nesting: a summed callee's time is off its caller's self
+            what = f" ({mode} with {' '.join(options)})"
+            expect_eq(every_call(p, "skipped"), 0, f"calls of skipped stored or summed{what}")
+            expect_eq(every_call(p, "work"), want, f"calls of work stored or summed{what}")
+
+
 def case_started(t):
     """SCOPE_START_PAUSED=1 and scope-run --paused: nothing is recorded (not main either) until the
     program resumes the process."""

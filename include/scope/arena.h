@@ -80,6 +80,13 @@ static inline int scope_rec_is_bytes(const struct scope_rec *r)
 #define SCOPE_REC_TASK UINT64_C(2)
 
 /*
+ * A slot taken and then not used: a signal handler recorded after it
+ * before it could be given back, and a lane's records end at the first
+ * empty slot of a chunk. Holds nothing; readers skip it.
+ */
+#define SCOPE_REC_PAD UINT64_C(3)
+
+/*
  * A counters record: the change of counters 2k and 2k + 1 (of the
  * header's list) over the call open at its depth, written at its exit
  * while it is still open, so it belongs, like a bytes record, to the
@@ -90,15 +97,16 @@ static inline int scope_rec_is_bytes(const struct scope_rec *r)
  */
 #define SCOPE_REC_COUNTERS UINT64_C(0x10)
 
-/* While a call whose counters are read is open, its record's address has
- * this bit too (x86-64 puts no user code there), so its exit takes the
- * slow path; it is cleared as the call returns. */
-#define SCOPE_REC_COUNTED (UINT64_C(1) << 47)
+/* A call whose exit must take the library's slow path has this bit in its
+ * record's address too (x86-64 puts no user code there): one whose
+ * counters are read, until it returns; while record-time filters apply,
+ * every call they store, for good. Readers take it off (scope_rec_addr). */
+#define SCOPE_REC_MARKED (UINT64_C(1) << 47)
 
-/* The address a call record names, without SCOPE_REC_COUNTED. */
+/* The address a call record names, without SCOPE_REC_MARKED. */
 static inline uint64_t scope_rec_addr(const struct scope_rec *r)
 {
-	return r->fn & SCOPE_REC_ADDR_MASK & ~SCOPE_REC_COUNTED;
+	return r->fn & SCOPE_REC_ADDR_MASK & ~SCOPE_REC_MARKED;
 }
 
 /* A record whose low 48 bits are below SCOPE_REC_CODE is no call of code:
