@@ -423,6 +423,17 @@ def case_sample(t):
            f"scope-report --samples of a profile without samples: {r.rc} {r.err_lines()}")
 
 
+def spins_sampled(regions, spins):
+    """The rows of --samples' region table for the spins, checked: both there, and what else was
+    sampled is main, between them, with a few samples (a busy machine may give it one or two)."""
+    named = sorted(row["region"] for row in regions if row["region"] in spins)
+    expect_eq(named, sorted(spins), "--samples: the spins among the regions sampled")
+    others = [row for row in regions if row["region"] not in spins]
+    expect(all(row["region"] == "main" and int(row["samples"]) <= 3 for row in others),
+           f"--samples: regions sampled besides the spins: {[(r['region'], r['samples']) for r in others]}")
+    return [row for row in regions if row["region"] in spins]
+
+
 def case_sample_names(t):
     """The samples' functions by the names the other views give them: geo::spin<double> and
     geo::spin<int> of tests/progs/cxxnames.cpp, 200 ms of CPU time each, are the regions
@@ -444,7 +455,7 @@ def case_sample_names(t):
     expect_eq(sorted(row["region"] for row in csv.DictReader(io.StringIO(t.text(table)))),
               ["geo::spin", "geo::spin#2", "main"], "the table's regions")
     fns, regions = tables()
-    expect_eq(sorted(row["region"] for row in regions), ["geo::spin", "geo::spin#2"], "--samples: regions sampled")
+    regions = spins_sampled(regions, full)
     for row in regions:
         expect_eq((row["file"], int(row["line"])), where[full[row["region"]]], f"file and line of {row['region']}")
         expect(int(row["samples"]) >= 10, f"{row['samples']} samples in {row['region']} for 200 ms of CPU time")
@@ -453,7 +464,7 @@ def case_sample_names(t):
         expect(name in by_name, f"--samples: no function {name}: {sorted(by_name)}")
         expect_eq((by_name[name]["file"], int(by_name[name]["line"])), where[full[name]], f"file and line of {name}")
     for row in fns:
-        expect(row["function"] in full or (row["file"], row["line"]) == ("", "0"),
+        expect(row["function"] in full or row["function"] in where or (row["file"], row["line"]) == ("", "0"),
                f"a function that is no region has a file and line: {row}")
     r = t.run([report, "--samples", "--lines", p.path], env=t.env()).expect_rc(0)
     for name in full:
@@ -461,7 +472,7 @@ def case_sample_names(t):
         expect(len([line for line in t.text(r).splitlines() if line.endswith(f"  {f}:{n}  {name}")]) == 2,
                f"--samples --lines: {name} at {f}:{n} in both tables:\n{t.text(r)}")
     fns, regions = tables("--names", "full")
-    expect_eq(sorted(row["region"] for row in regions), sorted(full.values()), "--samples --names full: regions")
+    spins_sampled(regions, {v: v for v in full.values()})
     expect(set(full.values()) <= {row["function"] for row in fns}, "--samples --names full: the signatures")
 
     for args, names in (([], full), (["--names", "full"], {v: v for v in full.values()})):
