@@ -23,7 +23,7 @@ static void *volatile sink;
 NOINLINE static void *keep(void *p)
 {
 	sink = p;
-	return sink;
+	return p; /* not sink, which another thread may have set meanwhile */
 }
 
 static void *early_block;
