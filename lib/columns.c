@@ -449,18 +449,15 @@ static void with_n(char *out, size_t cap, const char *path, size_t n)
 		snprintf(out, cap, "%s", path);
 }
 
-/* Describes the dataset group/name when the file has it. */
-static int describe_column(hid_t file, const char *group, const struct sc_field *f,
-			   const char *table_group)
+/* Describes the dataset name of the group g when g has it. */
+static int describe_column(hid_t g, const struct sc_field *f, const char *table_group)
 {
-	char path[256];
 	hid_t d;
 	int rc = 0;
 
-	if (snprintf(path, sizeof path, "%s/%s", group, f->name) >= (int)sizeof path ||
-	    !path_exists(file, path))
+	if (H5Lexists(g, f->name, H5P_DEFAULT) <= 0)
 		return 0;
-	if ((d = H5Dopen2(file, path, H5P_DEFAULT)) < 0)
+	if ((d = H5Dopen2(g, f->name, H5P_DEFAULT)) < 0)
 		return -1;
 	if (attr_plain(d, SC_DESCRIPTION, f->what) != 0 ||
 	    (f->unit[0] && attr_plain(d, SC_UNIT, f->unit) != 0))
@@ -474,7 +471,8 @@ static int describe_column(hid_t file, const char *group, const struct sc_field 
 }
 
 /* Describes the group of the table at path (with <N> as n) and its columns,
- * when the file has it. */
+ * when the file has it. The group is opened once and its columns found in
+ * it: a file of many processes has thousands of them. */
 static int describe_group(hid_t file, const struct sc_group_doc *doc, size_t n)
 {
 	char path[256];
@@ -487,17 +485,14 @@ static int describe_group(hid_t file, const struct sc_group_doc *doc, size_t n)
 	if ((g = H5Oopen(file, path, H5P_DEFAULT)) < 0)
 		return -1;
 	rc = attr_plain(g, SC_DESCRIPTION, doc->what);
-	if (H5Oclose(g) < 0 || rc != 0)
-		return -1;
-	for (size_t i = 0; i < sc_ngroups; i++) {
+	for (size_t i = 0; rc == 0 && i < sc_ngroups; i++) {
 		const struct sc_group *t = &sc_groups[i];
 		if (t->attributes || strcmp(t->path, doc->path) != 0)
 			continue;
-		for (size_t k = 0; k < t->n; k++)
-			if (describe_column(file, path, &t->fields[k], t->path) != 0)
-				return -1;
+		for (size_t k = 0; rc == 0 && k < t->n; k++)
+			rc = describe_column(g, &t->fields[k], t->path);
 	}
-	return 0;
+	return H5Oclose(g) < 0 ? -1 : rc;
 }
 
 /* The rows of /processes, as the length of its first column; 0 without it. */
