@@ -186,7 +186,7 @@ static int stack_reserve(struct depth_stack *s, uint32_t depth)
 {
 	uint64_t cap = s->cap ? s->cap : 1024;
 	uint32_t *rid, *gen;
-	uint64_t *index;
+	uint64_t *index, *rindex;
 
 	if (depth < s->cap)
 		return 0;
@@ -203,7 +203,10 @@ static int stack_reserve(struct depth_stack *s, uint32_t depth)
 	index = realloc(s->index, cap * sizeof *index);
 	if (index)
 		s->index = index;
-	if (!rid || !gen || !index)
+	rindex = realloc(s->rindex, cap * sizeof *rindex);
+	if (rindex)
+		s->rindex = rindex;
+	if (!rid || !gen || !index || !rindex)
 		return -1;
 	memset(gen + s->cap, 0, (cap - s->cap) * sizeof *gen); /* 0: no lane's */
 	s->cap = (uint32_t)cap;
@@ -215,6 +218,7 @@ static void stack_free(struct depth_stack *s)
 	free(s->rid);
 	free(s->gen);
 	free(s->index);
+	free(s->rindex);
 	memset(s, 0, sizeof *s);
 }
 
@@ -283,12 +287,45 @@ static inline int open_at(const struct depth_track *d, uint32_t depth, uint64_t 
 	return (end & SCOPE_REC_OPEN) || end >= tick;
 }
 
+/* The one pass spills the call it read, the index-th of region rid, and
+ * notes the columns' largest values (as the stream's emit does). */
+static int once_call(struct grouping *gr, uint32_t rid, uint32_t depth, uint32_t lane,
+		     struct spilled_call *call)
+{
+	struct region *g = &gr->regions[rid];
+	struct event_max *m = &gr->once_max;
+	uint64_t index = g->count - 1, gap = index ? call->start - g->last_start : call->start;
+
+	if (index && call->start < g->last_start)
+		gr->once_unordered = 1;
+	else if (gap > m->start_delta)
+		m->start_delta = gap;
+	g->last_start = call->start;
+	if (call->start > gr->once_max_start)
+		gr->once_max_start = call->start;
+	if (call->duration > m->duration)
+		m->duration = call->duration;
+	if (lane > m->thread)
+		m->thread = lane;
+	if (depth > m->depth)
+		m->depth = depth;
+	if (call->task > m->task)
+		m->task = call->task;
+	gr->stack.rindex[depth] = index;
+	if (spill_region_call(gr->once, rid, index, call) != 0) {
+		gr->once_failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
 static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c,
 		      uint32_t slot)
 {
 	uint64_t start, dur;
 	uint32_t depth, n_before = gr->map.n;
 	int module, open = (r->end & SCOPE_REC_OPEN) != 0;
+	uint8_t flags;
 	uint32_t rid = grouping_region(gr, r, &gr->last_key, &gr->last_rid, &module);
 	struct region *g;
 
@@ -300,7 +337,7 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 			return -1;
 		gr->regions[rid].module = module;
 	}
-	grouping_times(gr, r, gen - 1, open, &start, &dur);
+	flags = grouping_times(gr, r, gen - 1, open, &start, &dur);
 	if (gr->rid && gr->n < gr->rid_cap)
 		gr->rid[gr->n] = rid;
 	else if (gr->rid)
@@ -324,6 +361,15 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	if (depth > 0 && gr->stack.gen[depth - 1] == gen &&
 	    open_at(&gr->track, depth - 1, r->start))
 		gr->regions[gr->stack.rid[depth - 1]].self_ns -= (int64_t)dur;
+	if (gr->once) {
+		struct spilled_call call = {.start = start,
+					    .duration = dur,
+					    .thread = gen - 1,
+					    .depth = depth,
+					    .task = gr->task,
+					    .flags = flags};
+		return once_call(gr, rid, depth, gen - 1, &call);
+	}
 	return 0;
 }
 
@@ -354,6 +400,18 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 	g->sent += r->start;
 	g->received += r->end;
 	gr->bytes = 1;
+	if (gr->once) {
+		if (r->start > gr->once_max.sent)
+			gr->once_max.sent = r->start;
+		if (r->end > gr->once_max.received)
+			gr->once_max.received = r->end;
+		if (spill_region_bytes(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth],
+				       r->start, r->end) != 0) {
+			gr->once_failed = 1;
+			return -1;
+		}
+		return 0;
+	}
 	if (!gr->rid)
 		return 0;
 	return add_note(gr, (struct bytes_note){gr->stack.index[depth], r->start, r->end, 0});
@@ -902,8 +960,50 @@ static uint64_t *lane_ends(const struct arena *a)
 	return end;
 }
 
-int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
-	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
+/*
+ * One pass, when a process's calls are more than a window and all on one
+ * lane (no counters): its calls come in start order, so each is spilled
+ * as the first pass reads it, as its region's next call; the rows its
+ * region's place gives them are known by the time the spill is read. The
+ * profile is the one the stream's second pass would make from the same
+ * records, without reading them twice.
+ */
+static int one_pass_fits(const struct grouping *gr, uint64_t window)
+{
+	return gr->nchunks && gr->nchunks * gr->a->recs_per_chunk > window &&
+	       gr->a->ncounters == 0 && gr->chunks[0].lane == gr->chunks[gr->nchunks - 1].lane;
+}
+
+static void open_once(struct grouping *gr, uint64_t window, const char *const *dirs)
+{
+	for (; *dirs && !gr->once; dirs++)
+		gr->once = spill_open_by_region(*dirs, window);
+	writer_fail_reset(); /* none would take it: two passes, which say why */
+}
+
+/* The one pass's spill, made ready to read into p. */
+static int once_done(struct grouping *gr, struct profile *p)
+{
+	if (spill_flush(gr->once) != 0) {
+		gr->once_failed = 1;
+		return -1;
+	}
+	spill_by_region_done(gr->once, gr->n, gr->bytes);
+	p->spill = gr->once;
+	gr->once = NULL;
+	p->max = gr->once_max;
+	/* A gap is never more than the latest start. */
+	if (gr->once_unordered)
+		p->max.start_delta = gr->once_max_start;
+	progress_add(gr->n); /* the second visit, not needed */
+	return 0;
+}
+
+/* collect, in one pass when once and it fits; -2 when that pass's spill
+ * could not be written (two passes then try the other folders). */
+static int collect_passes(const struct arena *a, const struct tick_clock *c,
+			  const struct module *mods, size_t nmods, uint64_t window,
+			  const char *const *spill_dirs, struct profile *p, int once)
 {
 	struct grouping gr = {.a = a, .clock = c, .mods = mods, .nmods = nmods};
 	int rc = -1;
@@ -918,11 +1018,18 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	gr.chunks = list_chunks(a, &gr.nchunks);
 	if (gr.chunks)
 		gr.stop_tick = stop_tick(a, gr.chunks, gr.nchunks);
+	if (gr.chunks && once && one_pass_fits(&gr, window))
+		open_once(&gr, window, spill_dirs);
 	gr.rid_cap =
 		gr.nchunks * a->recs_per_chunk < window ? gr.nchunks * a->recs_per_chunk : window;
-	if (gr.chunks)
+	if (gr.chunks && !gr.once)
 		gr.rid = malloc((gr.rid_cap + 1) * sizeof *gr.rid);
-	if (!gr.lane_end || !gr.tasks || !gr.rid || first_pass_all(&gr) != 0) {
+	if (!gr.lane_end || !gr.tasks || !gr.chunks || (!gr.rid && !gr.once) ||
+	    first_pass_all(&gr) != 0 || (gr.once && once_done(&gr, p) != 0)) {
+		if (gr.once_failed) {
+			rc = -2;
+			goto out;
+		}
 		writer_fail("out of memory while reading the arena");
 		goto out;
 	}
@@ -945,7 +1052,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		writer_fail("out of memory while grouping the calls");
 		goto out;
 	}
-	if (!gr.rid && stream_group(&gr, p, window, spill_dirs) != 0)
+	if (!gr.rid && !p->spill && stream_group(&gr, p, window, spill_dirs) != 0)
 		goto out;
 	p->regions = gr.regions;
 	p->nregions = gr.nregions;
@@ -960,6 +1067,7 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 out:
 	if (rc != 0)
 		profile_free(p);
+	spill_close(gr.once);
 	map_free(&gr.map);
 	map_free(&gr.lane_map);
 	free(gr.lane_sums);
@@ -979,6 +1087,18 @@ out:
 	for (uint32_t i = 0; gr.tasks && i < gr.ntasks; i++)
 		free(gr.tasks[i].threads);
 	free(gr.tasks);
+	return rc;
+}
+
+int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
+	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
+{
+	int rc = collect_passes(a, c, mods, nmods, window, spill_dirs, p, 1);
+
+	if (rc == -2) {
+		writer_fail_reset();
+		rc = collect_passes(a, c, mods, nmods, window, spill_dirs, p, 0);
+	}
 	return rc;
 }
 

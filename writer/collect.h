@@ -21,6 +21,7 @@ struct depth_stack {
 	uint32_t *rid;
 	uint32_t *gen;
 	uint64_t *index;
+	uint64_t *rindex; /* one pass: the call's index among its region's */
 	uint32_t cap;
 };
 
@@ -155,6 +156,13 @@ struct grouping {
 	uint64_t nsamples, samples_cap;
 	uint64_t *sample_pcs;
 	uint64_t nsample_pcs, sample_pcs_cap;
+	/* One pass (see collect.c): each call spilled by region as it is
+	 * read, the columns' largest values noted; NULL with two passes. */
+	struct spill *once;
+	struct event_max once_max;
+	uint64_t once_max_start;
+	int once_unordered;
+	int once_failed; /* its spill could not be written */
 };
 
 /* The task lane a task record names; 0 for none or one out of range. */

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "spill.h"
 
+#include "map.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,10 +28,16 @@ enum { REC_CALL, REC_BYTES };
 #define REC_MAX 64 /* bytes a record takes at most */
 
 /*
- * Each window's records leave memory in blocks appended to the file. A
- * block starts with the offset of the window's block before it, so the
- * window is read back by following that chain from its last block. The
- * order does not matter: every record says its row.
+ * Each bucket's records leave memory in blocks appended to the file. A
+ * block starts with the offset of the bucket's block before it, so the
+ * bucket is read back by following that chain from its last block. The
+ * order does not matter: every record says its slot.
+ *
+ * A spill by row has a bucket per window of rows, and a record's slot is
+ * its row in the window. A spill by region (spill_open_by_region), filled
+ * before the regions' rows are known, has a bucket per window of each
+ * region's calls: a call's slot is its index among its region's calls, in
+ * the window of 2^shift of them its bucket holds.
  */
 struct block_head {
 	uint64_t prev; /* offset + 1 of the window's previous block; 0: none */
@@ -38,7 +46,7 @@ struct block_head {
 
 struct bucket {
 	unsigned char *buf;
-	uint32_t used;
+	uint32_t used, cap;
 	uint64_t prev_start; /* of the block's last call */
 	uint64_t last;	     /* offset + 1 of its last block; 0: none */
 	uint64_t calls;
@@ -53,6 +61,16 @@ struct spill {
 	uint64_t end; /* where the next block goes */
 	uint32_t cap; /* bytes a bucket holds before it is written */
 	struct bucket *b;
+	/* By region: (region << 32 | window of its calls) + 1 -> bucket; the
+	 * buckets' buffers come and go within BUFFER_BYTES in all. */
+	int by_region;
+	struct u64map keys;
+	uint64_t nb, bcap, buffered;
+	/* Per region, its latest bucket (index + 1, 0: none) and whose window
+	 * of calls it is: calls of a region come in order. */
+	uint32_t *latest;
+	uint64_t *latest_w;
+	uint32_t nlatest;
 	unsigned char *rbuf;
 	uint32_t rcap;
 	char dir[512];
@@ -127,9 +145,11 @@ struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes
 	s->rcap = s->cap;
 	s->b = calloc(s->nwin + 1, sizeof *s->b);
 	s->rbuf = malloc(s->rcap);
-	for (uint64_t i = 0; s->b && i < s->nwin; i++)
+	for (uint64_t i = 0; s->b && i < s->nwin; i++) {
 		if (!(s->b[i].buf = malloc(s->cap)))
 			break;
+		s->b[i].cap = s->cap;
+	}
 	if (!s->b || !s->rbuf || (s->nwin && !s->b[s->nwin - 1].buf)) {
 		writer_fail("out of memory for the spill buffers");
 		spill_close(s);
@@ -142,13 +162,52 @@ struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes
 	return s;
 }
 
+/* A region's bucket holds this much before it is written. */
+#define REGION_CAP (32u << 10)
+
+struct spill *spill_open_by_region(const char *dir, uint64_t window)
+{
+	struct spill *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return NULL;
+	snprintf(s->dir, sizeof s->dir, "%s", dir && *dir ? dir : ".");
+	s->fd = -1;
+	s->by_region = 1;
+	s->window = window ? window : 1;
+	/* A bucket holds a power of two of a region's calls, an eighth of a
+	 * window or more: a window read reads at most that much too many. */
+	s->shift = s->window <= 8 ? 0 : 64 - __builtin_clzll(s->window - 1) - 3;
+	s->rcap = REGION_CAP;
+	if (!(s->rbuf = malloc(s->rcap))) {
+		writer_fail("out of memory for the spill buffers");
+		spill_close(s);
+		return NULL;
+	}
+	if (open_file(s) != 0) {
+		spill_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+void spill_by_region_done(struct spill *s, uint64_t n, int bytes)
+{
+	s->n = n;
+	s->nwin = (n + s->window - 1) / s->window;
+	s->bytes = bytes;
+}
+
 void spill_close(struct spill *s)
 {
 	if (!s)
 		return;
-	for (uint64_t i = 0; s->b && i < s->nwin; i++)
+	for (uint64_t i = 0; s->b && i < (s->by_region ? s->nb : s->nwin); i++)
 		free(s->b[i].buf);
 	free(s->b);
+	map_free(&s->keys);
+	free(s->latest);
+	free(s->latest_w);
 	free(s->rbuf);
 	if (s->fd >= 0)
 		close(s->fd);
@@ -204,15 +263,124 @@ static struct bucket *bucket_for(struct spill *s, uint64_t at, uint64_t *slot)
 	struct bucket *b = &s->b[w];
 
 	*slot = at - w * s->window;
-	if (b->used + REC_MAX > s->cap && flush_bucket(s, b) != 0)
+	if (b->used + REC_MAX > b->cap && flush_bucket(s, b) != 0)
 		return NULL;
 	return b;
 }
 
-int spill_call(struct spill *s, const struct spilled_call *c)
+static uint64_t region_key(uint32_t region, uint64_t w)
 {
-	uint64_t slot;
-	struct bucket *b = bucket_for(s, c->at, &slot);
+	return ((uint64_t)region << 32 | w) + 1;
+}
+
+/* Writes out every bucket's records and lets their buffers go. */
+static int flush_all(struct spill *s)
+{
+	for (uint64_t i = 0; i < s->nb; i++) {
+		if (flush_bucket(s, &s->b[i]) != 0)
+			return -1;
+		free(s->b[i].buf);
+		s->b[i].buf = NULL;
+		s->b[i].cap = 0;
+	}
+	s->buffered = 0;
+	return 0;
+}
+
+/* A bucket's buffer, within the buffers' budget. */
+static int give_buffer(struct spill *s, struct bucket *b)
+{
+	if (s->buffered + REGION_CAP > BUFFER_BYTES && flush_all(s) != 0)
+		return -1;
+	if (!(b->buf = malloc(REGION_CAP))) {
+		writer_fail("out of memory for the spill buffers");
+		return -1;
+	}
+	b->cap = REGION_CAP;
+	s->buffered += REGION_CAP;
+	return 0;
+}
+
+/* The bucket of (region, window w of its calls), a new one when there is
+ * none yet; UINT32_MAX without memory. */
+static uint32_t find_bucket(struct spill *s, uint32_t region, uint64_t w)
+{
+	int added;
+	uint32_t *at = map_slot(&s->keys, region_key(region, w), (uint32_t)s->nb, &added);
+
+	if (!at || (added && s->nb >= UINT32_MAX - 1))
+		return UINT32_MAX;
+	if (added) {
+		if (s->nb == s->bcap) {
+			uint64_t cap = s->bcap ? 2 * s->bcap : 64;
+			struct bucket *grown = realloc(s->b, cap * sizeof *grown);
+			if (!grown)
+				return UINT32_MAX;
+			s->b = grown;
+			s->bcap = cap;
+		}
+		s->b[s->nb++] = (struct bucket){0};
+	}
+	return *at;
+}
+
+/* Room for region's entry of the latest buckets. */
+static int latest_reserve(struct spill *s, uint32_t region)
+{
+	uint32_t n = s->nlatest ? s->nlatest : 256;
+	uint32_t *l;
+	uint64_t *w;
+
+	if (region < s->nlatest)
+		return 0;
+	while (n <= region)
+		n *= 2;
+	l = realloc(s->latest, n * sizeof *l);
+	if (l)
+		s->latest = l;
+	w = realloc(s->latest_w, n * sizeof *w);
+	if (w)
+		s->latest_w = w;
+	if (!l || !w)
+		return -1;
+	memset(l + s->nlatest, 0, (n - s->nlatest) * sizeof *l);
+	s->nlatest = n;
+	return 0;
+}
+
+/* The bucket of the call that is index among region's, with room for one
+ * more record. */
+static struct bucket *region_bucket(struct spill *s, uint32_t region, uint64_t index,
+				    uint64_t *slot)
+{
+	uint64_t w = index >> s->shift;
+	uint32_t k;
+	struct bucket *b;
+
+	if (latest_reserve(s, region) != 0)
+		goto oom;
+	if (s->latest[region] && s->latest_w[region] == w) {
+		k = s->latest[region] - 1;
+	} else {
+		if ((k = find_bucket(s, region, w)) == UINT32_MAX)
+			goto oom;
+		s->latest[region] = k + 1;
+		s->latest_w[region] = w;
+	}
+	b = &s->b[k];
+	*slot = index - (w << s->shift);
+	if (!b->buf && give_buffer(s, b) != 0)
+		return NULL;
+	if (b->used + REC_MAX > b->cap && flush_bucket(s, b) != 0)
+		return NULL;
+	return b;
+oom:
+	writer_fail("out of memory for the spill buffers");
+	return NULL;
+}
+
+static int put_call(struct bucket *b, uint64_t slot, const struct spilled_call *c)
+{
 	unsigned char *p;
 	int64_t gap;
 
@@ -233,11 +401,24 @@ int spill_call(struct spill *s, const struct spilled_call *c)
 	return 0;
 }
 
-static int spill_pair(struct spill *s, uint64_t at, unsigned which, uint64_t sent,
-		      uint64_t received)
+int spill_call(struct spill *s, const struct spilled_call *c)
 {
-	uint64_t slot;
-	struct bucket *b = bucket_for(s, at, &slot);
+	uint64_t slot = 0;
+	struct bucket *b = bucket_for(s, c->at, &slot);
+	return put_call(b, slot, c);
+}
+
+int spill_region_call(struct spill *s, uint32_t region, uint64_t index,
+		      const struct spilled_call *c)
+{
+	uint64_t slot = 0;
+	struct bucket *b = region_bucket(s, region, index, &slot);
+	return put_call(b, slot, c);
+}
+
+static int put_pair(struct bucket *b, uint64_t slot, unsigned which, uint64_t sent,
+		    uint64_t received)
+{
 	unsigned char *p;
 
 	if (!b)
@@ -251,6 +432,14 @@ static int spill_pair(struct spill *s, uint64_t at, unsigned which, uint64_t sen
 	return 0;
 }
 
+static int spill_pair(struct spill *s, uint64_t at, unsigned which, uint64_t sent,
+		      uint64_t received)
+{
+	uint64_t slot = 0;
+	struct bucket *b = bucket_for(s, at, &slot);
+	return put_pair(b, slot, which, sent, received);
+}
+
 int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received)
 {
 	return spill_pair(s, at, 0, sent, received);
@@ -261,9 +450,17 @@ int spill_counters(struct spill *s, uint64_t at, uint32_t k, uint64_t a, uint64_
 	return spill_pair(s, at, k + 1, a, b);
 }
 
+int spill_region_bytes(struct spill *s, uint32_t region, uint64_t index, uint64_t sent,
+		       uint64_t received)
+{
+	uint64_t slot = 0;
+	struct bucket *b = region_bucket(s, region, index, &slot);
+	return put_pair(b, slot, 0, sent, received);
+}
+
 int spill_flush(struct spill *s)
 {
-	for (uint64_t i = 0; i < s->nwin; i++)
+	for (uint64_t i = 0; i < (s->by_region ? s->nb : s->nwin); i++)
 		if (flush_bucket(s, &s->b[i]) != 0)
 			return -1;
 	return 0;
@@ -279,8 +476,10 @@ uint64_t spill_window_rows(const struct spill *s)
 	return s->window;
 }
 
-/* Places the records of one block. */
-static void place(struct events *ev, const unsigned char *p, const unsigned char *end)
+/* Places the records of one block: slot s at row s + base of the window,
+ * when that is in [lo, hi). */
+static void place(struct events *ev, const unsigned char *p, const unsigned char *end,
+		  uint64_t base, uint64_t lo, uint64_t hi)
 {
 	uint64_t start = 0;
 
@@ -288,10 +487,11 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 		unsigned head = *p++;
 		uint64_t slot, a, b, thread, depth, task;
 		p = get(p, &slot);
+		slot += base; /* base is a row less a slot: it may wrap, and then undo */
 		if ((head & 1) == REC_BYTES) {
 			unsigned k = (head >> 1) - 1;
 			p = get(get(p, &a), &b);
-			if (slot >= ev->n)
+			if (slot < lo || slot >= hi)
 				continue;
 			if (head >> 1 == 0 && ev->sent) {
 				ev->sent[slot] += a;
@@ -306,7 +506,7 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 		}
 		p = get(get(get(get(get(p, &thread), &depth), &task), &a), &b);
 		start += (a >> 1) ^ (0 - (a & 1));
-		if (slot >= ev->n)
+		if (slot < lo || slot >= hi)
 			continue;
 		ev->start[slot] = start;
 		ev->duration[slot] = b;
@@ -317,12 +517,13 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 	}
 }
 
-/* Places every record of window w; returns 0 or an errno value. */
-static int load(struct spill *s, uint64_t w, struct events *ev)
+/* Places the records of bucket b's blocks; returns 0 or an errno value. */
+static int load_bucket(struct spill *s, const struct bucket *b, struct events *ev, uint64_t base,
+		       uint64_t lo, uint64_t hi)
 {
 	struct block_head h;
 
-	for (uint64_t off = s->b[w].last; off; off = h.prev) {
+	for (uint64_t off = b->last; off; off = h.prev) {
 		int err = move_all(s->fd, &h, sizeof h, off - 1, 0);
 		if (!err && h.bytes > s->rcap)
 			err = EIO;
@@ -330,9 +531,15 @@ static int load(struct spill *s, uint64_t w, struct events *ev)
 			err = move_all(s->fd, s->rbuf, h.bytes, off - 1 + sizeof h, 0);
 		if (err)
 			return err;
-		place(ev, s->rbuf, s->rbuf + h.bytes);
+		place(ev, s->rbuf, s->rbuf + h.bytes, base, lo, hi);
 	}
 	return 0;
+}
+
+/* Places every record of window w; returns 0 or an errno value. */
+static int load(struct spill *s, uint64_t w, struct events *ev)
+{
+	return load_bucket(s, &s->b[w], ev, 0, 0, ev->n);
 }
 
 /* The first region whose calls reach past row lo. */
@@ -349,6 +556,33 @@ static uint32_t region_at(const struct region *g, uint32_t n, uint64_t lo)
 	return a;
 }
 
+/* Places the calls of rows [lo, lo + len) of a spill by region: those of
+ * each region there, from the buckets of its calls that the rows hold. */
+static int load_regions(struct spill *s, uint64_t lo, uint64_t len, const struct region *regions,
+			uint32_t nregions, struct events *ev)
+{
+	for (uint32_t r = region_at(regions, nregions, lo);
+	     r < nregions && regions[r].first < lo + len; r++) {
+		const struct region *g = &regions[r];
+		uint64_t a = (g->first > lo ? g->first : lo) - lo;
+		uint64_t e = (g->first + g->count < lo + len ? g->first + g->count : lo + len) - lo;
+		uint64_t first = lo + a - g->first, last = lo + e - 1 - g->first;
+
+		for (uint64_t k = first >> s->shift; a < e && k <= last >> s->shift; k++) {
+			int added, err;
+			uint32_t *at = map_slot(&s->keys, region_key(r, k), UINT32_MAX, &added);
+			if (!at)
+				return ENOMEM;
+			if (*at >= s->nb)
+				continue; /* none of its calls there: none was read */
+			err = load_bucket(s, &s->b[*at], ev, g->first + (k << s->shift) - lo, a, e);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32_t nregions,
 	       uint64_t *prev, struct events *ev)
 {
@@ -360,7 +594,7 @@ int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32
 		return -1;
 	}
 	ev->n = len;
-	if (s->b[w].calls != len) {
+	if (!s->by_region && s->b[w].calls != len) {
 		writer_fail("the arena changed while it was read (%llu of %llu calls)",
 			    (unsigned long long)s->b[w].calls, (unsigned long long)len);
 		return -1;
@@ -372,7 +606,7 @@ int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32
 	for (int k = 0; k < SCOPE_MAX_COUNTERS; k++)
 		if (ev->counter[k])
 			memset(ev->counter[k], 0, len * sizeof *ev->counter[k]);
-	if ((err = load(s, w, ev)) != 0)
+	if ((err = s->by_region ? load_regions(s, lo, len, regions, nregions, ev) : load(s, w, ev)))
 		return fail(s, "read", err);
 	for (uint32_t r = region_at(regions, nregions, lo);
 	     r < nregions && regions[r].first < lo + len; r++) {

@@ -119,6 +119,7 @@ struct region {
 	uint64_t counter_total[SCOPE_MAX_COUNTERS]; /* each counter's change, summed */
 	int64_t counter_self[SCOPE_MAX_COUNTERS];   /* less the recorded callees' */
 	uint64_t outer_index; /* the first pass's: read index of its latest outermost call */
+	uint64_t last_start;  /* the one pass's: start of its latest call, ns */
 	/* Calls a filter kept out of the events, counted in the sums above. */
 	uint64_t aggregated;
 };

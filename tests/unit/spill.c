@@ -154,12 +154,103 @@ static void missing_call(void)
 	spill_close(s);
 }
 
+/* Call index i of region r in the by-region round trip: starts that grow
+ * within a region, the other columns varied. */
+static struct spilled_call region_call(uint32_t r, uint64_t i)
+{
+	return (struct spilled_call){
+		.start = (uint64_t)r * 1000000000000 + i * 1000 + i % 7,
+		.duration = edges[(i + r) % NEDGES],
+		.thread = r,
+		.depth = (uint32_t)(i % 70000),
+		.task = (uint32_t)(i % 3),
+		.flags = (uint8_t)(i % 2 ? EVENT_UNFINISHED : 0),
+	};
+}
+
+static int same_region_row(const struct events *ev, uint64_t slot, uint32_t r, uint64_t i)
+{
+	struct spilled_call c = region_call(r, i);
+	uint64_t gap = i ? c.start - region_call(r, i - 1).start : c.start;
+	uint64_t sent = i % 5 == 1 ? 3 * i + 1 : 0;
+
+	return ev->start[slot] == gap && ev->duration[slot] == c.duration &&
+	       ev->thread[slot] == c.thread && ev->depth[slot] == c.depth &&
+	       ev->task[slot] == c.task && ev->flags[slot] == c.flags && ev->sent[slot] == sent &&
+	       ev->received[slot] == (i % 5 == 1 ? i : 0);
+}
+
+/*
+ * Calls given as their region's index-th, the regions interleaved, before
+ * the rows are known (the one pass): read back in windows of rows, each
+ * region's calls are at its rows, in order, their starts turned to gaps.
+ */
+static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window)
+{
+	struct spill *s = spill_open_by_region(".", window);
+	struct region regions[8] = {0};
+	struct events ev = {0};
+	uint64_t prev[8] = {0}, done[8] = {0}, n = 0, good = 0, at = 0;
+
+	if (!s) {
+		EXPECT_STR(NULL, writer_failure(), "spill_open_by_region(\".\", %llu)",
+			   (unsigned long long)window);
+		return;
+	}
+	for (uint32_t r = 0; r < nregions; r++) {
+		regions[r].first = n;
+		regions[r].count = count[r];
+		n += count[r];
+	}
+	for (uint64_t k = 0, left = n; left; k++) {
+		uint32_t r = (uint32_t)(k % nregions);
+		uint64_t i = done[r];
+		struct spilled_call c = region_call(r, i);
+		int rc;
+		if (i == count[r])
+			continue;
+		rc = spill_region_call(s, r, i, &c);
+		if (rc == 0 && i % 5 == 1) /* two records of one call's bytes add up */
+			rc = spill_region_bytes(s, r, i, 3 * i, i) ||
+			     spill_region_bytes(s, r, i, 1, 0);
+		if (rc != 0) {
+			EXPECT_I64(0, rc, "spill_region_call(region %u, call %llu)", r,
+				   (unsigned long long)i);
+			break;
+		}
+		done[r]++;
+		left--;
+	}
+	EXPECT_I64(0, spill_flush(s), "spill_flush (by region)");
+	spill_by_region_done(s, n, 1);
+	EXPECT_U64((n + window - 1) / window, spill_windows(s), "spill_windows (by region)");
+	for (uint64_t w = 0; w < spill_windows(s); w++) {
+		EXPECT_I64(0, spill_read(s, w, regions, nregions, prev, &ev),
+			   "spill_read(window %llu, by region)", (unsigned long long)w);
+		for (uint64_t j = 0; j < ev.n; j++, at++) {
+			uint32_t r = 0;
+			while (r + 1 < nregions && at >= regions[r + 1].first)
+				r++;
+			good += same_region_row(&ev, j, r, at - regions[r].first);
+		}
+	}
+	EXPECT_U64(n, good, "spill_read (by region, window %llu): rows read back whole",
+		   (unsigned long long)window);
+	events_free(&ev);
+	spill_close(s);
+}
+
 void unit_spill(void)
 {
+	static const uint64_t few[] = {3, 1, 9}, many[] = {5, 70000, 130001, 1};
+
 	round_trip(NEDGES, 4, 1);     /* windows by a shift */
 	round_trip(NEDGES, 3, 0);     /* by a division */
 	round_trip(1, 1, 1);	      /* one call */
 	round_trip(200003, 65536, 1); /* many blocks a window */
+	by_region(few, 3, 4);	      /* buckets of one call */
+	by_region(many, 4, 65536);    /* many buckets a region, windows across regions */
+	by_region(many, 4, 1000);     /* a window that is no power of two */
 	missing_call();		      /* the writer keeps its first failure: this one */
 	EXPECT_U64(0, (uintptr_t)spill_open("/nonexistent/spill", 4, 4, 0, 0),
 		   "spill_open(\"/nonexistent/spill\")");
