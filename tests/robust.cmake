@@ -71,7 +71,8 @@ set(robust_once_cases
   disk-output:r_fds disk-tmpdir-full:r_fds disk-tmpdir-small:r_fds arena-full:r_fds
   spill-threads:threads spill-sigprof:r_sig spill-disk-full:r_fds spill-fallback:r_fds
   writer-memory:r_fds
-  tail-recycle:calls tail-copies:calls tail-kill9:r_kill tail-writer-killed:calls)
+  tail-recycle:calls tail-copies:calls tail-kill9:r_kill tail-writer-killed:calls
+  tail-grouped:calls tail-grouped-threads:r_later)
 foreach(entry IN LISTS robust_once_cases)
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 case)

@@ -1133,6 +1133,65 @@ def case_tail_recycle(t):
     expect_same_profile(t, "first.h5", "again.h5")
 
 
+GROUP_CALLS = 4_000_000  # calls.c: well past 50 ms and a window of 65536 calls, even unsanitized
+GROUP_ENV = {**TAIL_ENV, "SCOPE_WRITER_WINDOW": "65536", "SCOPE_WRITER_TIMES": "1"}
+
+
+def grouped_run(t, out, extra=None):
+    """Runs calls.c under plain LD_PRELOAD with its arena kept; returns (arena, calls the run's writer
+    said it grouped while the program ran)."""
+    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path(out), **GROUP_ENV, **(extra or {})},
+                preload=t.preload)
+    r = t.run([t.prog, GROUP_CALLS], env=env)
+    r.expect_rc(0)
+    m = re.search(r"(\d+) calls grouped", r.stderr)
+    expect(m, "the run's writer did not say what it grouped while the program ran (SCOPE_WRITER_TIMES=1)")
+    found = arenas(t.tmp)
+    expect_eq(len(found), 1, f"kept arenas in {t.tmp}")
+    return found[0], int(m.group(1))
+
+
+def case_tail_grouped(t):
+    """A process of one thread past a window of calls has them grouped while it runs, chunk by chunk as
+    the run's writer takes them, calls open across chunks (main, run, outer) waiting for their ends: the
+    profile is the one its kept arena gives when written again at the end, column for column, and the
+    one grouped only at the end (SCOPE_WRITER_ALONGSIDE=0)."""
+    t.need_prog()
+    t.need_scope()
+    arena, grouped = grouped_run(t, "first.h5")
+    print(f"  {grouped} of {GROUP_CALLS + 2} calls grouped while the program ran")
+    expect(0 < grouped <= GROUP_CALLS + 2, f"{grouped} calls grouped while the program ran")
+    expect_counts(t.load("first.h5"), {"main": 1, "run": 1, "outer": GROUP_CALLS // 100,
+                                      "leaf": GROUP_CALLS // 100 * 99})
+    t.run([t.writer, "--keep", "-o", t.path("again.h5"), arena], env=t.env()).expect_rc(0)
+    expect_same_profile(t, "first.h5", "again.h5", "the profile grouped while the program ran differs "
+                        "from its arena written again")
+    os.unlink(arena)
+    os.unlink(arena + ".store")
+    arena, grouped = grouped_run(t, "end.h5", {"SCOPE_WRITER_ALONGSIDE": "0"})
+    expect_eq(grouped, 0, "calls grouped while the program ran with SCOPE_WRITER_ALONGSIDE=0")
+    p, q = t.load("first.h5"), t.load("end.h5")
+    for name in ("main", "run", "outer", "leaf"):
+        expect_eq(p.count(name), q.count(name), f"calls of {name}, grouped alongside and at the end")
+
+
+def case_tail_grouped_threads(t):
+    """Threads that start after the run's writer began grouping main's calls: it stops, and the
+    process is grouped at its end, the same profile as its arena written again."""
+    t.need_prog()
+    t.need_scope()
+    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), **GROUP_ENV},
+                preload=t.preload)
+    t.run([t.prog, GROUP_CALLS, 2], env=env).expect_rc(0)
+    found = arenas(t.tmp)
+    expect_eq(len(found), 1, f"kept arenas in {t.tmp}")
+    t.run([t.writer, "--keep", "-o", t.path("again.h5"), found[0]], env=t.env()).expect_rc(0)
+    expect_same_profile(t, "first.h5", "again.h5", "the profile of a run whose grouping stopped differs "
+                        "from its arena written again")
+    expect_counts(t.load("first.h5"), {"main": 1, "thread_run": 2, "run": 3,
+                                      "outer": GROUP_CALLS // 100 * 12 // 10})
+
+
 STORE_CHUNKS_AT = 17440  # offset of store_chunks in the arena header (include/scope/arena.h)
 CHUNK_MAGIC = 0x4b4e4843504f4353
 

@@ -303,7 +303,7 @@ static int once_call(struct grouping *gr, uint32_t rid, uint32_t depth, uint32_t
 	g->last_start = call->start;
 	if (call->start > gr->once_max_start)
 		gr->once_max_start = call->start;
-	if (call->duration > m->duration)
+	if (!(call->flags & SPILL_LATER) && call->duration > m->duration)
 		m->duration = call->duration;
 	if (lane > m->thread)
 		m->thread = lane;
@@ -319,48 +319,90 @@ static int once_call(struct grouping *gr, uint32_t rid, uint32_t depth, uint32_t
 	return 0;
 }
 
+/* A call's time, now that it is known, in its region's statistics and,
+ * when it ran inside a call of parent (UINT32_MAX: none), out of that
+ * call's self time; outer: none of its region's calls was open around it. */
+static void account(struct grouping *gr, uint32_t rid, uint32_t parent, int outer, uint64_t dur)
+{
+	struct region *g = &gr->regions[rid];
+
+	g->total_all_ns += dur;
+	if (outer)
+		g->total_ns += dur;
+	g->self_ns += (int64_t)dur;
+	if (dur < g->min_ns)
+		g->min_ns = dur;
+	if (dur > g->max_ns)
+		g->max_ns = dur;
+	if (parent != UINT32_MAX)
+		gr->regions[parent].self_ns -= (int64_t)dur;
+}
+
+/* While the process runs (gr->running), a call whose end is not known yet
+ * waits, everything but its time counted, until it is (group_resolve). */
+static int add_later(struct grouping *gr, struct later l)
+{
+	if (gr->nlater == gr->later_cap) {
+		uint64_t cap = gr->later_cap ? 2 * gr->later_cap : 64;
+		struct later *grown = realloc(gr->later, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		gr->later = grown;
+		gr->later_cap = cap;
+	}
+	gr->later[gr->nlater++] = l;
+	return 0;
+}
+
 static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c,
 		      uint32_t slot)
 {
 	uint64_t start, dur;
-	uint32_t depth, n_before = gr->map.n;
-	int module, open = (r->end & SCOPE_REC_OPEN) != 0;
+	uint32_t depth, n_before = gr->map.n, parent = UINT32_MAX;
+	int module, open = (r->end & SCOPE_REC_OPEN) != 0, outer, later;
 	uint8_t flags;
 	uint32_t rid = grouping_region(gr, r, &gr->last_key, &gr->last_rid, &module);
 	struct region *g;
 
+	later = gr->running && (open || r->end < r->start);
 	if (rid == UINT32_MAX || depth_of(&gr->track, gen - 1, r, &depth) != 0 ||
-	    stack_reserve(&gr->stack, depth) != 0 || (open && add_rec_note(gr, c, slot, NOTE_OPEN)))
+	    stack_reserve(&gr->stack, depth) != 0 ||
+	    (open && !gr->running && add_rec_note(gr, c, slot, NOTE_OPEN)))
 		return -1;
 	if (gr->map.n != n_before) {
 		if (add_region(gr, rid, scope_rec_addr(r)) != 0)
 			return -1;
 		gr->regions[rid].module = module;
 	}
-	flags = grouping_times(gr, r, gen - 1, open, &start, &dur);
 	if (gr->rid && gr->n < gr->rid_cap)
 		gr->rid[gr->n] = rid;
 	else if (gr->rid)
 		drop_ids(gr);
 	g = &gr->regions[rid];
 	g->count++;
-	g->total_all_ns += dur;
-	if (!inside_own_call(gr, g, gen, depth)) {
-		g->total_ns += dur;
+	outer = !inside_own_call(gr, g, gen, depth);
+	if (outer) {
 		g->outer_depth = depth;
 		g->outer_index = gr->n;
 	}
-	g->self_ns += (int64_t)dur;
-	if (dur < g->min_ns)
-		g->min_ns = dur;
-	if (dur > g->max_ns)
-		g->max_ns = dur;
 	gr->stack.rid[depth] = rid;
 	gr->stack.gen[depth] = gen;
 	gr->stack.index[depth] = gr->n++;
 	if (depth > 0 && gr->stack.gen[depth - 1] == gen &&
 	    open_at(&gr->track, depth - 1, r->start))
-		gr->regions[gr->stack.rid[depth - 1]].self_ns -= (int64_t)dur;
+		parent = gr->stack.rid[depth - 1];
+	if (later) {
+		start = tick_ns(gr->clock, r->start);
+		dur = 0;
+		flags = SPILL_LATER;
+		if (add_later(gr, (struct later){c, slot, rid, parent, g->count - 1, outer}) != 0)
+			return -1;
+	} else {
+		flags = grouping_times(gr, r, gen - 1, open, &start, &dur);
+		account(gr, rid, parent, outer, dur);
+		if (!open && r->end > gr->max_tick)
+			gr->max_tick = r->end;
+	}
 	if (gr->once) {
 		struct spilled_call call = {.start = start,
 					    .duration = dur,
@@ -652,7 +694,7 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
  * thread changes chunks takes a chunk of its own and leaves it part-filled.
  * The later passes read only the slots the first one did, the way it did.
  */
-static int visit_chunk(struct grouping *gr, uint64_t c, int second)
+static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_t from)
 {
 	const struct scope_rec *r =
 		(const struct scope_rec *)(gr->chunks[c].at + sizeof(struct scope_chunk_head));
@@ -665,7 +707,7 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 		gr->task_lane = lane;
 		gr->task = 0;
 	}
-	for (i = 0; i < n && r[i].fn; i++) {
+	for (i = from; i < n && r[i].fn; i++) {
 		uint32_t note = second ? rec_note(gr, &gr->rnote, c, i) : NOTE_NONE;
 		if (rec_is_task(&r[i])) {
 			if (second)
@@ -710,6 +752,77 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 	}
 	if (!second)
 		gr->chunks[c].used = i;
+	return 0;
+}
+
+static int visit_chunk(struct grouping *gr, uint64_t c, int second)
+{
+	return visit_chunk_from(gr, c, second, 0);
+}
+
+int group_running(struct grouping *gr, const struct scope_rec *r, uint32_t from, uint64_t seq,
+		  uint32_t lane, uint32_t *stopped)
+{
+	uint32_t n = gr->a->recs_per_chunk, gen = lane + 1, i;
+
+	gr->running = 1;
+	gr->task_lane = lane;
+	for (i = from; i < n && r[i].fn; i++) {
+		if (rec_is_task(&r[i]) || rec_counters(gr, &r[i]) >= 0)
+			return -2;
+		if (scope_rec_is_bytes(&r[i])) {
+			if (first_pass_bytes(gr, &r[i], gen) != 0)
+				return -1;
+			continue;
+		}
+		if (scope_rec_is_agg(&r[i])) {
+			if (i + SCOPE_AGG_RECS <= n && first_pass_agg(gr, &r[i]) != 0)
+				return -1;
+			continue;
+		}
+		if (scope_rec_is_sample(&r[i])) {
+			if (r[i].start > gr->max_tick)
+				gr->max_tick = r[i].start;
+			if (i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
+			    first_pass_sample(gr, &r[i], lane, scope_sample_frames(&r[i])) != 0)
+				return -1;
+			continue;
+		}
+		if ((r[i].fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(&r[i]))
+			continue;
+		if (r[i].start == 0)
+			break; /* being written: read again once its chunk has settled */
+		if (r[i].start > gr->max_tick)
+			gr->max_tick = r[i].start;
+		if ((r[i].fn & SCOPE_REC_ADDR_MASK) == 0)
+			continue; /* at no function's address */
+		if (first_pass(gr, &r[i], gen, seq, i) != 0)
+			return -1;
+		if (gr->track.next > 0xffff)
+			return -2; /* true depths past 16 bits need the calls' ends */
+	}
+	*stopped = i;
+	return 0;
+}
+
+int group_resolve(struct grouping *gr, const struct later *l, const struct scope_rec *r)
+{
+	int open = (r->end & SCOPE_REC_OPEN) != 0;
+	uint64_t start, dur;
+	uint8_t flags;
+
+	if (gr->running && (open || r->end < r->start))
+		return 1;
+	flags = grouping_times(gr, r, gr->task_lane, open, &start, &dur);
+	account(gr, l->rid, l->parent, l->outer, dur);
+	if (!open && r->end > gr->max_tick)
+		gr->max_tick = r->end;
+	if (dur > gr->once_max.duration)
+		gr->once_max.duration = dur;
+	if (spill_region_later(gr->once, l->rid, l->index, dur, flags) != 0) {
+		gr->once_failed = 1;
+		return -1;
+	}
 	return 0;
 }
 
@@ -981,14 +1094,14 @@ static void open_once(struct grouping *gr, uint64_t window, const char *const *d
 	writer_fail_reset(); /* none would take it: two passes, which say why */
 }
 
-/* The one pass's spill, made ready to read into p. */
-static int once_done(struct grouping *gr, struct profile *p)
+/* The one pass's spill, made ready to read into p in windows of window. */
+static int once_done(struct grouping *gr, struct profile *p, uint64_t window)
 {
 	if (spill_flush(gr->once) != 0) {
 		gr->once_failed = 1;
 		return -1;
 	}
-	spill_by_region_done(gr->once, gr->n, gr->bytes);
+	spill_by_region_done(gr->once, gr->n, gr->bytes, window);
 	p->spill = gr->once;
 	gr->once = NULL;
 	p->max = gr->once_max;
@@ -997,6 +1110,72 @@ static int once_done(struct grouping *gr, struct profile *p)
 		p->max.start_delta = gr->once_max_start;
 	progress_add(gr->n); /* the second visit, not needed */
 	return 0;
+}
+
+/* collect, in one pass when once and it fits; -2 when that pass's spill
+ * could not be written (two passes then try the other folders). */
+/* What the passes found, into p (its events in memory, or spilled). */
+static int fill_profile(struct grouping *gr, uint64_t window, const char *const *spill_dirs,
+			struct profile *p)
+{
+	gr->nregions = gr->map.n;
+	place_regions(gr);
+	p->nevents = gr->n;
+	p->bytes = gr->bytes;
+	p->aggregates = gr->aggregates;
+	p->lane_sums = gr->lane_sums;
+	p->nlane_sums = gr->nlane_sums;
+	gr->lane_sums = NULL;
+	p->samples = gr->samples;
+	p->nsamples = gr->nsamples;
+	p->sample_pcs = gr->sample_pcs;
+	p->nsample_pcs = gr->nsample_pcs;
+	gr->samples = NULL;
+	gr->sample_pcs = NULL;
+	p->ncounters = gr->counters ? gr->ncounters : 0;
+	if (gr->rid && group(gr, p) != 0) {
+		writer_fail("out of memory while grouping the calls");
+		return -1;
+	}
+	if (!gr->rid && !p->spill && stream_group(gr, p, window, spill_dirs) != 0)
+		return -1;
+	p->regions = gr->regions;
+	p->nregions = gr->nregions;
+	gr->regions = NULL;
+	p->tasks = gr->tasks;
+	p->ntasks = gr->ntasks;
+	gr->tasks = NULL;
+	p->end_ns = tick_ns(gr->clock, gr->stop_tick);
+	for (int i = 0; i < SCOPE_LOST_CAUSES; i++)
+		p->lost += gr->a->hdr->lost[i];
+	return 0;
+}
+
+/* Frees what the passes hold (not gr itself). */
+void grouping_free(struct grouping *gr)
+{
+	spill_close(gr->once);
+	map_free(&gr->map);
+	map_free(&gr->lane_map);
+	free(gr->lane_sums);
+	free(gr->samples);
+	free(gr->sample_pcs);
+	free(gr->regions);
+	stack_free(&gr->stack);
+	depth_track_free(&gr->track);
+	depth_track_free(&gr->split_track);
+	free(gr->lane_end);
+	free(gr->rnotes);
+	free(gr->rid);
+	free(gr->notes);
+	free(gr->pos);
+	free(gr->split_count);
+	free(gr->chunks);
+	free(gr->later);
+	for (uint32_t i = 0; gr->tasks && i < gr->ntasks; i++)
+		free(gr->tasks[i].threads);
+	free(gr->tasks);
+	memset(gr, 0, sizeof *gr);
 }
 
 /* collect, in one pass when once and it fits; -2 when that pass's spill
@@ -1025,68 +1204,17 @@ static int collect_passes(const struct arena *a, const struct tick_clock *c,
 	if (gr.chunks && !gr.once)
 		gr.rid = malloc((gr.rid_cap + 1) * sizeof *gr.rid);
 	if (!gr.lane_end || !gr.tasks || !gr.chunks || (!gr.rid && !gr.once) ||
-	    first_pass_all(&gr) != 0 || (gr.once && once_done(&gr, p) != 0)) {
-		if (gr.once_failed) {
+	    first_pass_all(&gr) != 0 || (gr.once && once_done(&gr, p, window) != 0)) {
+		if (gr.once_failed)
 			rc = -2;
-			goto out;
-		}
-		writer_fail("out of memory while reading the arena");
-		goto out;
+		else
+			writer_fail("out of memory while reading the arena");
+	} else {
+		rc = fill_profile(&gr, window, spill_dirs, p);
 	}
-	gr.nregions = gr.map.n;
-	place_regions(&gr);
-	p->nevents = gr.n;
-	p->bytes = gr.bytes;
-	p->aggregates = gr.aggregates;
-	p->lane_sums = gr.lane_sums;
-	p->nlane_sums = gr.nlane_sums;
-	gr.lane_sums = NULL;
-	p->samples = gr.samples;
-	p->nsamples = gr.nsamples;
-	p->sample_pcs = gr.sample_pcs;
-	p->nsample_pcs = gr.nsample_pcs;
-	gr.samples = NULL;
-	gr.sample_pcs = NULL;
-	p->ncounters = gr.counters ? gr.ncounters : 0;
-	if (gr.rid && group(&gr, p) != 0) {
-		writer_fail("out of memory while grouping the calls");
-		goto out;
-	}
-	if (!gr.rid && !p->spill && stream_group(&gr, p, window, spill_dirs) != 0)
-		goto out;
-	p->regions = gr.regions;
-	p->nregions = gr.nregions;
-	gr.regions = NULL;
-	p->tasks = gr.tasks;
-	p->ntasks = gr.ntasks;
-	gr.tasks = NULL;
-	p->end_ns = tick_ns(c, gr.stop_tick);
-	for (int i = 0; i < SCOPE_LOST_CAUSES; i++)
-		p->lost += a->hdr->lost[i];
-	rc = 0;
-out:
 	if (rc != 0)
 		profile_free(p);
-	spill_close(gr.once);
-	map_free(&gr.map);
-	map_free(&gr.lane_map);
-	free(gr.lane_sums);
-	free(gr.samples);
-	free(gr.sample_pcs);
-	free(gr.regions);
-	stack_free(&gr.stack);
-	depth_track_free(&gr.track);
-	depth_track_free(&gr.split_track);
-	free(gr.lane_end);
-	free(gr.rnotes);
-	free(gr.rid);
-	free(gr.notes);
-	free(gr.pos);
-	free(gr.split_count);
-	free(gr.chunks);
-	for (uint32_t i = 0; gr.tasks && i < gr.ntasks; i++)
-		free(gr.tasks[i].threads);
-	free(gr.tasks);
+	grouping_free(&gr);
 	return rc;
 }
 
@@ -1100,6 +1228,99 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 		rc = collect_passes(a, c, mods, nmods, window, spill_dirs, p, 0);
 	}
 	return rc;
+}
+
+struct grouping *grouping_running(const struct arena *a, const struct tick_clock *c,
+				  const char *dir, uint64_t window)
+{
+	struct grouping *gr = calloc(1, sizeof *gr);
+
+	if (!gr)
+		return NULL;
+	*gr = (struct grouping){.a = a, .clock = c, .stop_tick = UINT64_MAX, .running = 1};
+	gr->track.lane = UINT32_MAX;
+	gr->task_lane = UINT32_MAX;
+	gr->tasks = calloc(1, sizeof *gr->tasks);
+	gr->once = spill_open_by_region(dir, window);
+	if (!gr->tasks || !gr->once) {
+		grouping_free(gr);
+		free(gr);
+		writer_fail_reset(); /* the process is grouped at its end instead */
+		return NULL;
+	}
+	return gr;
+}
+
+/* The chunk of the sorted list that is lane's seq-th, or gr->nchunks. */
+static uint64_t chunk_of(const struct grouping *gr, uint32_t lane, uint64_t seq)
+{
+	uint64_t a = 0, b = gr->nchunks;
+	while (a < b) {
+		uint64_t m = a + (b - a) / 2;
+		const struct chunk_ref *k = &gr->chunks[m];
+		if (k->lane < lane || (k->lane == lane && k->seq < seq))
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < gr->nchunks && gr->chunks[a].lane == lane && gr->chunks[a].seq == seq
+		       ? a
+		       : gr->nchunks;
+}
+
+int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t slot,
+		   const struct arena *a, const struct tick_clock *c, const struct module *mods,
+		   size_t nmods, uint64_t window, struct profile *p)
+{
+	const char *none[] = {NULL};
+	uint64_t from;
+
+	for (size_t i = 0; i < nmods; i++)
+		if (mods[i].unload)
+			return -2; /* calls at one address can belong to two libraries */
+	if (c->mult != gr->clock->mult || c->start_tick != gr->clock->start_tick)
+		return -2;
+	memset(p, 0, sizeof *p);
+	gr->a = a;
+	gr->clock = c;
+	gr->mods = mods;
+	gr->nmods = nmods;
+	free(gr->lane_end);
+	gr->lane_end = lane_ends(a);
+	gr->chunks = list_chunks(a, &gr->nchunks);
+	if (!gr->lane_end || !gr->chunks)
+		goto oom;
+	gr->stop_tick = stop_tick(a, gr->chunks, gr->nchunks);
+	if (gr->nchunks && (gr->chunks[0].lane != lane || gr->chunks[gr->nchunks - 1].lane != lane))
+		return -2; /* a thread began after the last chunk read */
+	if (gr->max_tick > gr->stop_tick || a->ncounters || a->ntasks)
+		return -2;
+	gr->running = 0;
+	from = chunk_of(gr, lane, seq);
+	for (uint64_t k = from; k < gr->nchunks; k++)
+		if (visit_chunk_from(gr, k, 0, k == from ? slot : 0) != 0)
+			goto fail;
+	for (uint64_t i = 0; i < gr->nlater; i++) {
+		uint64_t k = chunk_of(gr, lane, gr->later[i].c);
+		const struct scope_rec *r;
+		if (k == gr->nchunks)
+			return -2; /* its chunk is gone: cannot happen */
+		r = (const struct scope_rec *)(gr->chunks[k].at + sizeof(struct scope_chunk_head));
+		if (group_resolve(gr, &gr->later[i], &r[gr->later[i].slot]) != 0)
+			goto fail;
+	}
+	gr->nlater = 0;
+	task_lane_end(gr);
+	if (once_done(gr, p, window) != 0 || fill_profile(gr, window, none, p) != 0)
+		goto fail;
+	return 0;
+oom:
+	writer_fail("out of memory while reading the arena");
+fail:
+	if (gr->once_failed)
+		return -2;
+	profile_free(p);
+	return -1;
 }
 
 void profile_free(struct profile *p)

@@ -95,6 +95,15 @@ struct bytes_note {
 	uint32_t which; /* 0: bytes; k + 1: counters 2k and 2k + 1 (in sent, received) */
 };
 
+/* A call read while its process ran, its end not known then: c and slot
+ * say where (the chunk's seq), the rest what the first pass decided. */
+struct later {
+	uint64_t c;
+	uint32_t slot, rid, parent;
+	uint64_t index; /* among its region's calls */
+	int outer;
+};
+
 /*
  * The first pass, in lane order, gives every call its region id and sums
  * the regions' statistics. A process of at most window calls is then
@@ -163,6 +172,12 @@ struct grouping {
 	uint64_t once_max_start;
 	int once_unordered;
 	int once_failed; /* its spill could not be written */
+	/* Grouping while the process runs (alongside.c): calls whose end is
+	 * not known wait in later; max_tick is the latest start or end read. */
+	int running;
+	struct later *later;
+	uint64_t nlater, later_cap;
+	uint64_t max_tick;
 };
 
 /* The task lane a task record names; 0 for none or one out of range. */
@@ -210,6 +225,35 @@ static inline uint32_t rec_note(const struct grouping *gr, uint64_t *at, uint64_
 	return *at < gr->nrnotes && n[*at].chunk == c && n[*at].slot == slot ? n[*at].kind
 									     : NOTE_NONE;
 }
+
+/*
+ * Grouping a process's calls while it runs (alongside.c drives it), for a
+ * process of one lane: its chunks are read in order as the run's writer
+ * takes them, in one pass, each call spilled by region in dir. A call whose
+ * end is not known yet waits (struct later) until group_resolve is given
+ * its record again. NULL (nothing noted) when the spill cannot be made.
+ */
+struct grouping *grouping_running(const struct arena *a, const struct tick_clock *c,
+				  const char *dir, uint64_t window);
+/* Reads the records [from, ...) of lane's chunk seq; *stopped is where it
+ * stopped: the chunk's end, or a record still being written. Returns 0,
+ * -1 without memory, -2 for what only the end can group (a task, a depth
+ * past 16 bits). */
+int group_running(struct grouping *gr, const struct scope_rec *r, uint32_t from, uint64_t seq,
+		  uint32_t lane, uint32_t *stopped);
+/* The call l waited for, r its record now: 0 when its time is in, 1 when
+ * it is still open, -1 when its spill failed. */
+int group_resolve(struct grouping *gr, const struct later *l, const struct scope_rec *r);
+/* The process has ended and its arena a is handed over: reads what is left
+ * of lane from its chunk seq's record slot on, and ends the calls that
+ * waited, into p. Returns 0; -1 on failure (noted); -2 when what was read
+ * cannot be used (a second lane, unloaded code, another clock), and then
+ * collect does it all. */
+int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t slot,
+		   const struct arena *a, const struct tick_clock *c, const struct module *mods,
+		   size_t nmods, uint64_t window, struct profile *p);
+/* Frees what gr holds, not gr. */
+void grouping_free(struct grouping *gr);
 
 /* Groups the calls through a spill in the first of dirs (NULL-ended) that
  * takes it; fills p's spill and maxima. */

@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static char why[512];
+/* Each thread's own: the grouping of a running process (alongside.c)
+ * fails apart from the writing of another. */
+static __thread char why[512];
 
 void writer_fail(const char *fmt, ...)
 {

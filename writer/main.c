@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* scope-writer: turns a recording arena into a published HDF5 profile. */
 #define _GNU_SOURCE
+#include "alongside.h"
 #include "columns.h"
 #include "merge.h"
 #include "profile_out.h"
@@ -403,9 +404,10 @@ struct held {
 	char output[4096], host[256];
 };
 
-/* Opens o's arena and groups its calls into h. Returns -1 when h holds
- * them, else the exit status, the reason said. */
-static int hold(struct held *h, const struct options *o)
+/* Opens o's arena and groups its calls into h, from what early grouped
+ * of them while the process ran when it is given (and then freed).
+ * Returns -1 when h holds them, else the exit status, the reason said. */
+static int hold(struct held *h, const struct options *o, struct alongside *early)
 {
 	char spill[3][4096];
 	const char *spill_list[4];
@@ -442,8 +444,12 @@ static int hold(struct held *h, const struct options *o)
 	progress_start(&pg, "scope-writer", h->a.hdr->parts[0] && !o->output ? label : h->output,
 		       h->a.nchunks * h->a.recs_per_chunk * 8, o->quiet);
 	spill_dirs(spill, spill_list, h->path, h->output);
-	rc = collect(&h->a, h->run.clock, h->run.mods, h->run.nmods, window(&h->st), spill_list,
-		     &h->p);
+	rc = early ? alongside_collect(early, &h->a, h->run.clock, h->run.mods, h->run.nmods,
+				       window(&h->st), &h->p)
+		   : -2;
+	if (rc == -2)
+		rc = collect(&h->a, h->run.clock, h->run.mods, h->run.nmods, window(&h->st),
+			     spill_list, &h->p);
 	progress_end(&pg);
 	if (rc != 0) {
 		say_kept(writer_failure() ? writer_failure() : "out of memory", NULL, &h->o);
@@ -576,7 +582,7 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 		fputs("scope-writer: out of memory\n", stderr);
 		return 1;
 	}
-	if ((rc = hold(h, o)) < 0)
+	if ((rc = hold(h, o, NULL)) < 0)
 		rc = publish_held(&h, 1, wrote, cap);
 	release(h, rc);
 	return rc;
@@ -643,7 +649,7 @@ static int flush(struct run_state *rs)
 }
 
 /* One arena of the run, with the options of the command line. */
-static int write_run_arena(const char *path, void *ctx)
+static int write_run_arena(const char *path, struct alongside *early, void *ctx)
 {
 	struct run_state *rs = ctx;
 	struct options one = *rs->o;
@@ -655,9 +661,12 @@ static int write_run_arena(const char *path, void *ctx)
 	one.arena_fd = -1;
 	if (!h) {
 		fprintf(stderr, "scope-writer: out of memory; %s is kept\n", path);
+		alongside_free(early);
 		return 1;
 	}
-	if ((rc = hold(h, &one)) >= 0) {
+	rc = hold(h, &one, early);
+	alongside_free(early);
+	if (rc >= 0) {
 		release(h, rc);
 		return rc;
 	}

@@ -2,8 +2,10 @@
 /* The writer of a whole run: arenas handed over by the run's processes, written as they come. */
 #define _GNU_SOURCE
 #include "run.h"
-#include "writer.h"
+
+#include "alongside.h"
 #include "tail.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -105,23 +107,27 @@ static double cpu_seconds(void)
 
 /* Stops consuming path's arena: its process has handed it over. With
  * SCOPE_WRITER_TIMES, one line says what was done while it ran (and the
- * phases that follow count from here). */
-static void tails_forget(struct tails *ts, const char *path)
+ * phases that follow count from here). Returns the grouping of its calls
+ * done meanwhile, if any. */
+static struct alongside *tails_forget(struct tails *ts, const char *path)
 {
 	for (size_t i = 0; i < ts->n; i++)
 		if (strcmp(tail_path(ts->t[i]), path) == 0) {
+			struct alongside *g = tail_take_grouping(ts->t[i]);
 			if (getenv("SCOPE_WRITER_TIMES"))
 				fprintf(stderr,
 					"scope-writer: while the program ran: %llu chunks copied "
-					"to "
-					"the store, %llu freed for reuse; writer CPU %.3f s so "
-					"far\n",
+					"to the store, %llu freed for reuse, %llu calls grouped; "
+					"writer CPU %.3f s so far\n",
 					(unsigned long long)tail_stored(ts->t[i]),
-					(unsigned long long)tail_freed(ts->t[i]), cpu_seconds());
+					(unsigned long long)tail_freed(ts->t[i]),
+					(unsigned long long)(g ? alongside_calls(g) : 0),
+					cpu_seconds());
 			phase("alongside");
 			tails_drop(ts, i);
-			return;
+			return g;
 		}
+	return NULL;
 }
 
 /* One round over the running processes' arenas; those whose process is
@@ -321,14 +327,15 @@ static void inbox_free(struct inbox *in)
 	pthread_mutex_destroy(&in->lock);
 }
 
-int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *arena, void *ctx),
-	      void *ctx)
+int run_serve(int fd, int at_exit, pid_t watch,
+	      int (*write_one)(const char *arena, struct alongside *early, void *ctx), void *ctx)
 {
 	char path[PATH_MAX + 2];
 	struct kept k = {0};
 	struct tails ts = {0};
 	struct pace pc = {0, POLL_MIN_MS};
 	struct inbox in;
+	struct alongside *early;
 	int pidfd = watch > 0 ? (int)syscall(SYS_pidfd_open, watch, 0) : -1;
 	int rc = 0;
 
@@ -353,12 +360,12 @@ int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *are
 				tails_add(&ts, path + 1);
 			continue;
 		}
-		tails_forget(&ts, path);
+		early = tails_forget(&ts, path);
 		if (!at_exit) {
-			rc |= write_one(path, ctx) != 0;
+			rc |= write_one(path, early, ctx) != 0;
 		} else if (keep(&k, path) != 0) {
 			fprintf(stderr, "scope-writer: out of memory; %s is written now\n", path);
-			rc |= write_one(path, ctx) != 0;
+			rc |= write_one(path, NULL, ctx) != 0;
 		}
 	}
 	inbox_free(&in);
@@ -370,7 +377,7 @@ int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *are
 	if (pidfd >= 0)
 		close(pidfd);
 	for (size_t i = 0; i < k.n; i++) {
-		rc |= write_one(k.path[i], ctx) != 0;
+		rc |= write_one(k.path[i], NULL, ctx) != 0;
 		free(k.path[i]);
 	}
 	free(k.path);

@@ -12,9 +12,12 @@
  * process has started recording: its full chunks are consumed while it
  * runs (tail.h), unless at_exit. An empty message ends the run, and so does
  * the end of the process watch (when > 0). Returns 0, or 1 when an arena
- * could not be written (write_one said why).
+ * could not be written (write_one said why). write_one is given what was
+ * grouped of the arena's calls while its process ran (alongside.h), NULL
+ * when nothing was, to finish and free.
  */
-int run_serve(int fd, int at_exit, pid_t watch, int (*write_one)(const char *arena, void *ctx),
-	      void *ctx);
+struct alongside;
+int run_serve(int fd, int at_exit, pid_t watch,
+	      int (*write_one)(const char *arena, struct alongside *early, void *ctx), void *ctx);
 
 #endif

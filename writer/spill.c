@@ -17,7 +17,7 @@
  * LEB128 varints (about 10 bytes instead of 32: the spill is written once
  * and read once, so its size is its cost):
  *
- *   head    kind (bit 0), then flags
+ *   head    kind (bit 0), then flags (of 6 bits; the 7th is SPILL_LATER)
  *   slot    row within its window
  *   call:   thread, depth, task, start as a zigzag gap to the block's previous
  *           call (calls come in start order, so the gap is small), duration
@@ -25,7 +25,10 @@
  *           above the kind k + 1, counters 2k and 2k + 1's change
  */
 enum { REC_CALL, REC_BYTES };
-#define REC_MAX 64 /* bytes a record takes at most */
+/* A bytes record of this kind is a call's duration and flags, given after
+ * the call (SPILL_LATER): the two may be read in either order. */
+#define REC_LATER 0x7f
+#define REC_MAX	  64 /* bytes a record takes at most */
 
 /*
  * Each bucket's records leave memory in blocks appended to the file. A
@@ -191,8 +194,9 @@ struct spill *spill_open_by_region(const char *dir, uint64_t window)
 	return s;
 }
 
-void spill_by_region_done(struct spill *s, uint64_t n, int bytes)
+void spill_by_region_done(struct spill *s, uint64_t n, int bytes, uint64_t window)
 {
+	s->window = window ? window : 1;
 	s->n = n;
 	s->nwin = (n + s->window - 1) / s->window;
 	s->bytes = bytes;
@@ -458,6 +462,14 @@ int spill_region_bytes(struct spill *s, uint32_t region, uint64_t index, uint64_
 	return put_pair(b, slot, 0, sent, received);
 }
 
+int spill_region_later(struct spill *s, uint32_t region, uint64_t index, uint64_t duration,
+		       uint8_t flags)
+{
+	uint64_t slot = 0;
+	struct bucket *b = region_bucket(s, region, index, &slot);
+	return put_pair(b, slot, REC_LATER, duration, flags);
+}
+
 int spill_flush(struct spill *s)
 {
 	for (uint64_t i = 0; i < (s->by_region ? s->nb : s->nwin); i++)
@@ -493,7 +505,10 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 			p = get(get(p, &a), &b);
 			if (slot < lo || slot >= hi)
 				continue;
-			if (head >> 1 == 0 && ev->sent) {
+			if (head >> 1 == REC_LATER) {
+				ev->duration[slot] = a;
+				ev->flags[slot] = (uint8_t)b;
+			} else if (head >> 1 == 0 && ev->sent) {
 				ev->sent[slot] += a;
 				ev->received[slot] += b;
 			} else if (head >> 1 && 2 * k + 1 < SCOPE_MAX_COUNTERS) {
@@ -509,11 +524,13 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 		if (slot < lo || slot >= hi)
 			continue;
 		ev->start[slot] = start;
-		ev->duration[slot] = b;
 		ev->thread[slot] = (uint32_t)thread;
 		ev->depth[slot] = (uint32_t)depth;
 		ev->task[slot] = (uint32_t)task;
-		ev->flags[slot] = (uint8_t)(head >> 1);
+		if (!(head >> 1 & SPILL_LATER)) {
+			ev->duration[slot] = b;
+			ev->flags[slot] = (uint8_t)(head >> 1);
+		}
 	}
 }
 

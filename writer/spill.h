@@ -26,14 +26,19 @@ void spill_close(struct spill *s);
  * region's index-th (spill_region_call, spill_region_bytes). Once every
  * call is in, spill_by_region_done says how many there are (n, in the
  * regions' first and count that spill_read is given) and whether any moved
- * bytes; it is then read as a spill of n rows in windows of window rows.
+ * bytes, and the windows of rows it is read in.
  * Returns NULL with the cause noted. */
 struct spill *spill_open_by_region(const char *dir, uint64_t window);
 int spill_region_call(struct spill *s, uint32_t region, uint64_t index,
 		      const struct spilled_call *c);
 int spill_region_bytes(struct spill *s, uint32_t region, uint64_t index, uint64_t sent,
 		       uint64_t received);
-void spill_by_region_done(struct spill *s, uint64_t n, int bytes);
+/* A call spilled with this flag has its duration and flags given later,
+ * by spill_region_later (a call still open when it was read). */
+#define SPILL_LATER 0x40
+int spill_region_later(struct spill *s, uint32_t region, uint64_t index, uint64_t duration,
+		       uint8_t flags);
+void spill_by_region_done(struct spill *s, uint64_t n, int bytes, uint64_t window);
 
 /* Each returns 0, or -1 with the cause noted (writer_fail): a full disk,
  * most likely. */

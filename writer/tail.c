@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "tail.h"
 
+#include "alongside.h"
+
 #include <scope/arena.h>
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -66,6 +69,10 @@ struct tail {
 	uint64_t stored, freed;
 	uint64_t taken; /* free_head as the last poll saw it: ring slots before it were taken */
 	int broken;	/* the store cannot be written: consume nothing more */
+	/* Grouping the calls as their chunks are copied (alongside.h), once
+	 * there are enough of them to matter; tried once. */
+	struct alongside *ag;
+	int ag_tried;
 };
 
 const char *tail_path(const struct tail *t)
@@ -147,6 +154,7 @@ void tail_close(struct tail *t)
 {
 	if (!t)
 		return;
+	alongside_free(t->ag); /* its thread reads the mapping and the store */
 	if (t->base)
 		munmap(t->base, t->size);
 	if (t->fd >= 0)
@@ -157,6 +165,16 @@ void tail_close(struct tail *t)
 	free(t->sealed);
 	free(t->waiting);
 	free(t);
+}
+
+struct alongside *tail_take_grouping(struct tail *t)
+{
+	struct alongside *g = t->ag;
+
+	if (g)
+		alongside_pause(g); /* before the mapping and the store it reads go */
+	t->ag = NULL;
+	return g;
 }
 
 static struct scope_chunk_head *chunk_at(const struct tail *t, uint64_t i)
@@ -307,6 +325,8 @@ static void consume(struct tail *t, uint64_t i)
 		return;
 	s->store_at = t->stored++;
 	__atomic_store_n(&t->hdr->store_chunks, t->stored, __ATOMIC_RELEASE);
+	if (t->ag)
+		alongside_stored(t->ag, s->lane, s->seq, s->store_at);
 	if (done) {
 		free_chunk(t, i);
 	} else {
@@ -319,12 +339,22 @@ static void consume(struct tail *t, uint64_t i)
  * final, it is freed. */
 static void unpin(struct tail *t, uint64_t i)
 {
+	int rc;
+
 	if (!settled(t, i)) {
 		drop_pages(t, i);
 		return;
 	}
-	if (copy_out(t, i, t->slot[i].store_at) == 0)
-		free_chunk(t, i);
+	if (t->ag)
+		alongside_copy_begin(t->ag);
+	rc = copy_out(t, i, t->slot[i].store_at);
+	if (t->ag)
+		alongside_copy_end(t->ag);
+	if (rc != 0)
+		return;
+	if (t->ag)
+		alongside_settled(t->ag, t->slot[i].lane, t->slot[i].seq, t->slot[i].store_at);
+	free_chunk(t, i);
 }
 
 /* A chunk whose head says it is a thread's now. The head is read with
@@ -414,6 +444,31 @@ static int room(const struct tail *t)
 
 static int consume_sealed(struct tail *t);
 
+/*
+ * Grouping starts once the chunks copied hold a window of calls (fewer are
+ * grouped fast at the end) and the process has run 50 ms: its start and
+ * now then give a clock rate good to a few parts per million, which every
+ * later write of the arena uses too (see tick_clock_init).
+ */
+#define GROUP_AFTER_NS 50000000u
+
+static void maybe_group(struct tail *t)
+{
+	const char *v = getenv("SCOPE_WRITER_WINDOW"), *on = getenv("SCOPE_WRITER_ALONGSIDE");
+	uint64_t window = v && *v ? strtoull(v, NULL, 10) : 0;
+	struct timespec now;
+
+	if (t->ag || t->ag_tried || t->broken || (on && strcmp(on, "0") == 0) || !alongside_room())
+		return;
+	if (t->stored * t->recs <= (window ? window : UINT64_C(1) << 20) ||
+	    clock_gettime(CLOCK_MONOTONIC, &now) != 0 ||
+	    (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec <
+		    t->hdr->start_mono_ns + GROUP_AFTER_NS)
+		return;
+	t->ag_tried = 1;
+	t->ag = alongside_open(t->path, t->fd, t->store_fd, t->hdr, t->size);
+}
+
 int tail_poll(struct tail *t)
 {
 	int rc;
@@ -458,5 +513,10 @@ static int consume_sealed(struct tail *t)
 	}
 	free(before);
 	push_free(t);
+	maybe_group(t);
+	if (t->ag && !alongside_live(t->ag)) {
+		alongside_free(t->ag);
+		t->ag = NULL;
+	}
 	return 1;
 }

@@ -24,6 +24,11 @@ void tail_close(struct tail *t);
 
 const char *tail_path(const struct tail *t);
 
+/* The grouping of the process's calls done while it ran (alongside.h),
+ * NULL when none was: the caller's now, to finish and free. */
+struct alongside;
+struct alongside *tail_take_grouping(struct tail *t);
+
 /* Chunks copied to the store and chunks freed so far. */
 uint64_t tail_stored(const struct tail *t);
 uint64_t tail_freed(const struct tail *t);

@@ -38,7 +38,7 @@ static struct spilled_call call_of(uint64_t row)
 		.depth = (uint16_t)edges[(row + 7) % NEDGES],
 		.flags = (uint8_t)(row % 3 == 0	  ? 0
 				   : row % 3 == 1 ? EVENT_UNFINISHED
-						  : 0x7f),
+						  : 0x3f),
 	};
 	if (row >= NEDGES) { /* past the edges: starts that grow and shrink a little */
 		c.start = row * 7919 % 100003 + (row & 1 ? UINT64_C(1) << 40 : 0);
@@ -222,7 +222,7 @@ static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window)
 		left--;
 	}
 	EXPECT_I64(0, spill_flush(s), "spill_flush (by region)");
-	spill_by_region_done(s, n, 1);
+	spill_by_region_done(s, n, 1, window);
 	EXPECT_U64((n + window - 1) / window, spill_windows(s), "spill_windows (by region)");
 	for (uint64_t w = 0; w < spill_windows(s); w++) {
 		EXPECT_I64(0, spill_read(s, w, regions, nregions, prev, &ev),

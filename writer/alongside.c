@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/* Grouping a running process's calls as its chunks are taken, so that little is left at its end. */
+#define _GNU_SOURCE
+#include "alongside.h"
+
+#include "collect.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/*
+ * The chunks of the process's one lane are read in their order (seq), each
+ * from its copy in the store once the run's writer has made it: chunk 5
+ * may be taken before chunk 4, and then waits for it. A chunk is read up to
+ * a record still being written (a signal handler's, interrupted), and read
+ * on from there when its chunk has settled. A call still open when read
+ * waits in the grouping (struct later) for its chunk to settle, or for the
+ * process's end.
+ *
+ * The reading is a thread's of its own, at a lower priority: the thread
+ * that takes the chunks and frees them for reuse must keep pace with the
+ * program, or the program records into fresh pages. It is told of each
+ * chunk copied (a queue of notes), and reads the store under copy_lock,
+ * which the taking thread holds while it copies a chunk over its earlier
+ * copy.
+ */
+/* Groupings at once in one writer: each holds up to 16 MiB of spill
+ * buffers (a run of many long processes groups the rest at their ends). */
+#define MAX_LIVE 4
+static unsigned live;
+
+struct note {
+	uint32_t lane, seq;
+	uint64_t at;
+	int settled;
+};
+
+struct alongside {
+	pthread_t thread;
+	pthread_mutex_t lock; /* the notes, quit, done */
+	pthread_cond_t wake;
+	pthread_mutex_t copy_lock;
+	struct note *notes;
+	size_t nnotes, cap;
+	int quit, started;
+	int done; /* the thread stopped grouping */
+	uint64_t calls;
+	/* The thread's own: */
+	struct arena a; /* the run's writer's mapping of the arena, as the grouping reads it */
+	struct tick_clock clock;
+	struct grouping *gr; /* NULL once it stopped */
+	int store_fd;
+	uint32_t lane;
+	int have_lane;
+	uint64_t *at; /* per seq: its store slot + 1; 0 before it is stored */
+	uint64_t nat;
+	uint64_t next_seq; /* the chunk read next, from record next_slot on */
+	uint32_t next_slot;
+	unsigned char *buf; /* one chunk */
+};
+
+static void stop(struct alongside *g)
+{
+	if (!g->gr)
+		return;
+	grouping_free(g->gr);
+	free(g->gr);
+	g->gr = NULL;
+	__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
+	writer_fail_reset(); /* the process is grouped at its end instead, which says why */
+}
+
+/* Reads chunk seq's copy from store slot at into g->buf; its records, or
+ * NULL when the copy is not the chunk's. */
+static const struct scope_rec *read_copy(struct alongside *g, uint64_t seq, uint64_t at)
+{
+	uint64_t cb = g->a.hdr->chunk_bytes;
+	const struct scope_chunk_head *ch = (const void *)g->buf;
+	ssize_t n;
+
+	pthread_mutex_lock(&g->copy_lock);
+	n = pread(g->store_fd, g->buf, cb, (off_t)(at * cb));
+	pthread_mutex_unlock(&g->copy_lock);
+	if (n != (ssize_t)cb || ch->magic != SCOPE_CHUNK_MAGIC || ch->lane != g->lane ||
+	    ch->seq != seq)
+		return NULL;
+	return (const struct scope_rec *)(ch + 1);
+}
+
+/* Reads the chunks in order while the next one is in the store. */
+static void advance(struct alongside *g)
+{
+	while (g->gr && !__atomic_load_n(&g->quit, __ATOMIC_RELAXED) && g->next_seq < g->nat &&
+	       g->at[g->next_seq]) {
+		const struct scope_rec *r = read_copy(g, g->next_seq, g->at[g->next_seq] - 1);
+		uint32_t stopped = 0, lanes = __atomic_load_n(&g->a.hdr->nlanes, __ATOMIC_ACQUIRE);
+
+		g->a.nlanes = lanes < g->a.hdr->lane_capacity ? lanes : g->a.hdr->lane_capacity;
+		if (!r ||
+		    group_running(g->gr, r, g->next_slot, g->next_seq, g->lane, &stopped) != 0) {
+			stop(g);
+			return;
+		}
+		if (stopped < g->a.recs_per_chunk && r[stopped].fn) {
+			g->next_slot = stopped; /* read on once the chunk has settled */
+			return;
+		}
+		g->next_seq++;
+		g->next_slot = 0;
+	}
+}
+
+/* Notes that chunk (lane, seq) is in store slot at; 0, or -1 to stop. */
+static int note(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
+{
+	if (!g->have_lane) {
+		g->lane = lane;
+		g->have_lane = 1;
+	}
+	if (lane != g->lane)
+		return -1; /* a second thread: its calls interleave with the first's */
+	if (seq >= g->nat) {
+		uint64_t n = g->nat ? g->nat : 1024;
+		uint64_t *grown;
+		while (n <= seq)
+			n *= 2;
+		if (!(grown = realloc(g->at, n * sizeof *grown)))
+			return -1;
+		memset(grown + g->nat, 0, (n - g->nat) * sizeof *grown);
+		g->at = grown;
+		g->nat = n;
+	}
+	g->at[seq] = at + 1;
+	return 0;
+}
+
+static void stored(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
+{
+	if (!g->gr)
+		return;
+	if (note(g, lane, seq, at) != 0)
+		stop(g);
+	advance(g);
+}
+
+static void settled(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
+{
+	struct grouping *gr = g->gr;
+	const struct scope_rec *r;
+	uint64_t kept = 0;
+
+	if (!gr)
+		return;
+	if (note(g, lane, seq, at) != 0 || !(r = read_copy(g, seq, at))) {
+		stop(g);
+		return;
+	}
+	for (uint64_t i = 0; i < gr->nlater; i++) {
+		int rc = gr->later[i].c == seq
+				 ? group_resolve(gr, &gr->later[i], &r[gr->later[i].slot])
+				 : 1;
+		if (rc < 0) {
+			stop(g);
+			return;
+		}
+		if (rc > 0)
+			gr->later[kept++] = gr->later[i];
+	}
+	gr->nlater = kept;
+	if (seq == g->next_seq)
+		advance(g);
+}
+
+/* The thread: the notes, in the order they came, until told to quit. */
+static void *group(void *arg)
+{
+	struct alongside *g = arg;
+	struct note *mine = NULL;
+	size_t cap = 0;
+
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
+	advance(g); /* the chunks copied before it started */
+	pthread_mutex_lock(&g->lock);
+	for (;;) {
+		size_t n;
+		while (!g->nnotes && !__atomic_load_n(&g->quit, __ATOMIC_RELAXED))
+			pthread_cond_wait(&g->wake, &g->lock);
+		if (__atomic_load_n(&g->quit, __ATOMIC_RELAXED))
+			break;
+		if (cap < g->nnotes) {
+			struct note *grown = realloc(mine, g->nnotes * sizeof *grown);
+			if (!grown)
+				break;
+			mine = grown;
+			cap = g->nnotes;
+		}
+		n = g->nnotes;
+		memcpy(mine, g->notes, n * sizeof *mine);
+		g->nnotes = 0;
+		pthread_mutex_unlock(&g->lock);
+		for (size_t i = 0; i < n && g->gr && !__atomic_load_n(&g->quit, __ATOMIC_RELAXED);
+		     i++)
+			(mine[i].settled ? settled : stored)(g, mine[i].lane, mine[i].seq,
+							     mine[i].at);
+		pthread_mutex_lock(&g->lock);
+		g->calls = g->gr ? g->gr->n : 0;
+		if (!g->gr)
+			break;
+	}
+	g->done = !g->gr;
+	pthread_mutex_unlock(&g->lock);
+	free(mine);
+	return NULL;
+}
+
+static void tell(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at, int settled)
+{
+	pthread_mutex_lock(&g->lock);
+	if (g->nnotes == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 256;
+		struct note *grown = realloc(g->notes, cap * sizeof *grown);
+		if (!grown) {
+			__atomic_store_n(&g->quit, 1, __ATOMIC_RELAXED);
+			g->done = 1; /* grouped at the end instead */
+			pthread_cond_signal(&g->wake);
+			pthread_mutex_unlock(&g->lock);
+			return;
+		}
+		g->notes = grown;
+		g->cap = cap;
+	}
+	g->notes[g->nnotes++] = (struct note){lane, seq, at, settled};
+	pthread_cond_signal(&g->wake);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void alongside_stored(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
+{
+	tell(g, lane, seq, at, 0);
+}
+
+void alongside_settled(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
+{
+	tell(g, lane, seq, at, 1);
+}
+
+void alongside_copy_begin(struct alongside *g)
+{
+	pthread_mutex_lock(&g->copy_lock);
+}
+
+void alongside_copy_end(struct alongside *g)
+{
+	pthread_mutex_unlock(&g->copy_lock);
+}
+
+int alongside_live(struct alongside *g)
+{
+	int done;
+
+	pthread_mutex_lock(&g->lock);
+	done = g->done;
+	pthread_mutex_unlock(&g->lock);
+	return !done;
+}
+
+uint64_t alongside_calls(struct alongside *g)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&g->lock);
+	n = g->calls;
+	pthread_mutex_unlock(&g->lock);
+	return n;
+}
+
+int alongside_room(void)
+{
+	return __atomic_load_n(&live, __ATOMIC_RELAXED) < MAX_LIVE;
+}
+
+/* Stops the thread; what it had not read is read at the end. */
+void alongside_pause(struct alongside *g)
+{
+	if (!g->started)
+		return;
+	pthread_mutex_lock(&g->lock);
+	__atomic_store_n(&g->quit, 1, __ATOMIC_RELAXED);
+	pthread_cond_signal(&g->wake);
+	pthread_mutex_unlock(&g->lock);
+	pthread_join(g->thread, NULL);
+	g->started = 0;
+}
+
+/* The calls grouped at once before the spill takes them (as scope-writer's
+ * SCOPE_WRITER_WINDOW): it sets the spill's buckets only. */
+static uint64_t window(void)
+{
+	const char *v = getenv("SCOPE_WRITER_WINDOW");
+	uint64_t w = v && *v ? strtoull(v, NULL, 10) : 0;
+	return w ? w : UINT64_C(1) << 20;
+}
+
+struct alongside *alongside_open(const char *path, int fd, int store_fd,
+				 struct scope_arena_header *h, uint64_t size)
+{
+	struct alongside *g = calloc(1, sizeof *g);
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	uint64_t stored = __atomic_load_n(&h->store_chunks, __ATOMIC_ACQUIRE);
+
+	if (!g)
+		return NULL;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_mutex_init(&g->copy_lock, NULL);
+	pthread_cond_init(&g->wake, NULL);
+	g->store_fd = store_fd;
+	g->a = (struct arena){
+		.hdr = h,
+		.base = (const char *)h,
+		.size = size,
+		.recs_per_chunk = (uint32_t)((h->chunk_bytes - sizeof(struct scope_chunk_head)) /
+					     sizeof(struct scope_rec)),
+		.fd = fd,
+		.store_fd = -1};
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if (h->ncounters || h->ntasks || !(g->buf = malloc(h->chunk_bytes))) {
+		alongside_free(g);
+		return NULL;
+	}
+	tick_clock_init(&g->clock, &g->a);
+	if (!(g->gr = grouping_running(&g->a, &g->clock, dir[0] ? dir : "/", window()))) {
+		alongside_free(g);
+		return NULL;
+	}
+	__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
+	/* The chunks taken before: their heads in the store say which they are. */
+	for (uint64_t k = 0; k < stored && g->gr; k++) {
+		struct scope_chunk_head ch;
+		if (pread(store_fd, &ch, sizeof ch, (off_t)(k * h->chunk_bytes)) !=
+			    (ssize_t)sizeof ch ||
+		    ch.magic != SCOPE_CHUNK_MAGIC || note(g, ch.lane, ch.seq, k) != 0)
+			stop(g);
+	}
+	if (!g->gr || pthread_create(&g->thread, NULL, group, g) != 0) {
+		alongside_free(g);
+		return NULL;
+	}
+	g->started = 1;
+	return g;
+}
+
+int alongside_collect(struct alongside *g, const struct arena *a, const struct tick_clock *c,
+		      const struct module *mods, size_t nmods, uint64_t window, struct profile *p)
+{
+	alongside_pause(g);
+	if (!g->gr)
+		return -2;
+	return collect_resume(g->gr, g->lane, g->next_seq, g->next_slot, a, c, mods, nmods, window,
+			      p);
+}
+
+void alongside_free(struct alongside *g)
+{
+	if (!g)
+		return;
+	alongside_pause(g);
+	stop(g);
+	free(g->notes);
+	free(g->at);
+	free(g->buf);
+	pthread_cond_destroy(&g->wake);
+	pthread_mutex_destroy(&g->copy_lock);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
