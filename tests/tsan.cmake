@@ -28,8 +28,14 @@ add_custom_command(OUTPUT ${tsan_prog}
   DEPENDS ${tsan_src} ${prog_src}/progs.h
   COMMENT "Building test program tsan_threads with -fsanitize=thread"
   VERBATIM)
-# Everything the test needs and nothing else, so CI builds only this.
-add_custom_target(scope_tsan ALL DEPENDS ${tsan_prog})
+set(tsan_calls ${CMAKE_CURRENT_BINARY_DIR}/tsan/tsan_calls)
+add_custom_command(OUTPUT ${tsan_calls}
+  COMMAND ${CMAKE_C_COMPILER} -O1 ${prog_flags} -fsanitize=thread -o ${tsan_calls} ${prog_src}/calls.c
+  DEPENDS ${prog_src}/calls.c ${prog_src}/progs.h
+  COMMENT "Building test program tsan_calls with -fsanitize=thread"
+  VERBATIM)
+# Everything the tests need and nothing else, so CI builds only this.
+add_custom_target(scope_tsan ALL DEPENDS ${tsan_prog} ${tsan_calls})
 add_dependencies(scope_tsan scope_preload scope-writer scope-run)
 
 add_test(NAME tsan-threads
@@ -40,4 +46,16 @@ add_test(NAME tsan-threads
     --src ${prog_src}
     --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/tsan-threads)
 set_tests_properties(tsan-threads PROPERTIES
+  SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 300 LABELS "tsan")
+
+# The run's writer, built with TSan too: its threads (the socket's, the
+# grouping's, the compressing ones) meet on one long process.
+add_test(NAME tsan-writer
+  COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/tsan.py writer
+    --prog ${tsan_calls}
+    --bin ${PROJECT_BINARY_DIR}/bin
+    --lib ${PROJECT_BINARY_DIR}/lib
+    --src ${prog_src}
+    --workdir ${CMAKE_CURRENT_BINARY_DIR}/work/tsan-writer)
+set_tests_properties(tsan-writer PROPERTIES
   SKIP_RETURN_CODE ${SCOPE_TEST_SKIP} TIMEOUT 300 LABELS "tsan")

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Profiles a threaded program under ThreadSanitizer and checks the profile it writes.
+"""Profiles programs under ThreadSanitizer and checks the profiles they write.
 
 Usage: tsan.py CASE --prog PATH --bin DIR --lib DIR --src DIR --workdir DIR
 
-libscope_preload.so and the program (tests/tsan/tsan_threads.c) are built
-with -fsanitize=thread (cmake -DSCOPE_TSAN=ON). Any TSan report fails the
-case; so does any call count per thread lane that is not exact.
+libscope_preload.so, scope-writer and the programs (tests/tsan/tsan_threads.c
+for threads, tests/progs/calls.c for writer) are built with -fsanitize=thread
+(cmake -DSCOPE_TSAN=ON). Any TSan report fails the case; so does any call
+count that is not exact.
 Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 """
 
@@ -107,6 +108,28 @@ def case_threads(t):
         expect_eq(sorted(set(int(d) for d in ev["depth"][on_workers])), [depth],
                   f"depths of {name} on the worker lanes")
     expect_eq(os.listdir(t.tmp), [], "arena files left after a good run")
+
+
+WRITER_CALLS = 3_000_000  # calls.c: past a window of 65536 calls and 50 ms, even under TSan
+
+
+def case_writer(t):
+    """One long process: the run's writer groups its calls while it runs, on a thread of its own that
+    reads the store the taking thread writes; TSan watches the writer's threads meet."""
+    t.need_prog()
+    r = t.scope("-q", "-o", "out.h5", "--", t.prog, str(WRITER_CALLS),
+                env={"TSAN_OPTIONS": TSAN_OPTIONS, "SCOPE_BUFFER_SIZE": "4096",
+                     "SCOPE_WRITER_WINDOW": "65536", "SCOPE_WRITER_TIMES": "1"})
+    reports = re.findall(r"WARNING: ThreadSanitizer: .*|SUMMARY: ThreadSanitizer: .*", r.stderr)
+    expect(not reports and r.rc != TSAN_EXIT,
+           "ThreadSanitizer reported: " + ("; ".join(reports) or f"exit status {r.rc}"))
+    r.expect_rc(0)
+    m = re.search(r"(\d+) calls grouped", r.stderr)
+    expect(m and int(m.group(1)) > 0, "the run's writer grouped no call while the program ran: "
+           + (m.group(0) if m else "it did not say (SCOPE_WRITER_TIMES=1)"))
+    p = t.load("out.h5")
+    for name, n in (("main", 1), ("run", 1), ("outer", WRITER_CALLS // 100), ("leaf", WRITER_CALLS // 100 * 99)):
+        expect_eq(p.count(name), n, f"calls of {name}")
 
 
 CASES = cases_of(globals())
