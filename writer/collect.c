@@ -1297,9 +1297,13 @@ int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t sl
 		return -2;
 	gr->running = 0;
 	from = chunk_of(gr, lane, seq);
-	for (uint64_t k = from; k < gr->nchunks; k++)
+	for (uint64_t k = from; k < gr->nchunks; k++) {
 		if (visit_chunk_from(gr, k, 0, k == from ? slot : 0) != 0)
 			goto fail;
+		progress_add(2 * (uint64_t)a->recs_per_chunk);
+		/* read once: its pages leave this process (see visit_range) */
+		madvise((void *)gr->chunks[k].at, a->hdr->chunk_bytes, MADV_DONTNEED);
+	}
 	for (uint64_t i = 0; i < gr->nlater; i++) {
 		uint64_t k = chunk_of(gr, lane, gr->later[i].c);
 		const struct scope_rec *r;
