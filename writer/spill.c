@@ -125,6 +125,18 @@ static int open_file(struct spill *s)
 	return 0;
 }
 
+/* s with its file made, when its buffers are (have); else NULL, s gone. */
+static struct spill *opened(struct spill *s, int have)
+{
+	if (!have)
+		writer_fail("out of memory for the spill buffers");
+	if (!have || open_file(s) != 0) {
+		spill_close(s);
+		return NULL;
+	}
+	return s;
+}
+
 struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes,
 			 uint32_t ncounters)
 {
@@ -153,16 +165,7 @@ struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes
 			break;
 		s->b[i].cap = s->cap;
 	}
-	if (!s->b || !s->rbuf || (s->nwin && !s->b[s->nwin - 1].buf)) {
-		writer_fail("out of memory for the spill buffers");
-		spill_close(s);
-		return NULL;
-	}
-	if (open_file(s) != 0) {
-		spill_close(s);
-		return NULL;
-	}
-	return s;
+	return opened(s, s->b && s->rbuf && (!s->nwin || s->b[s->nwin - 1].buf));
 }
 
 /* A region's bucket holds this much before it is written. */
@@ -182,16 +185,8 @@ struct spill *spill_open_by_region(const char *dir, uint64_t window)
 	 * window or more: a window read reads at most that much too many. */
 	s->shift = s->window <= 8 ? 0 : 64 - __builtin_clzll(s->window - 1) - 3;
 	s->rcap = REGION_CAP;
-	if (!(s->rbuf = malloc(s->rcap))) {
-		writer_fail("out of memory for the spill buffers");
-		spill_close(s);
-		return NULL;
-	}
-	if (open_file(s) != 0) {
-		spill_close(s);
-		return NULL;
-	}
-	return s;
+	s->rbuf = malloc(s->rcap);
+	return opened(s, s->rbuf != NULL);
 }
 
 void spill_by_region_done(struct spill *s, uint64_t n, int bytes, uint64_t window)
