@@ -1192,6 +1192,30 @@ def case_tail_grouped_threads(t):
                                       "outer": GROUP_CALLS // 100 * 12 // 10})
 
 
+def case_tail_grouped_kill9(t):
+    """kill -9 of a one-thread program whose calls the run's writer was grouping while it ran: the
+    writer lets it go, and --recover writes every tick made before READY from the store and the arena."""
+    t.need_prog()
+    t.need_scope()
+    ready = t.path("ready")
+    child = start(t, [t.prog, ready, TAIL_KILL_CALLS],
+                  t.env({"SCOPE_OUTPUT": "out.h5", **GROUP_ENV}, preload=t.preload))
+    wait_for_file(ready, child)
+    time.sleep(0.3)  # past 50 ms and a window of calls: the grouping runs
+    with open(ready) as f:
+        pid, addr = f.read().split()
+    os.kill(int(pid), signal.SIGKILL)
+    finish(child, "the program")
+    left = arenas(t.tmp)
+    expect_eq(len(left), 1, f"arenas left in {t.tmp}")
+    t.run([t.writer, "--recover", "-o", t.path("rec.h5"), left[0]], env=t.env()).expect_rc(0)
+    p = t.load("rec.h5")
+    expect_eq(int(p.processes["pid"][0]), int(pid), "pid")
+    n = sum(int(p.pairs["count"][row]) for row in tick_rows(p, int(addr, 16)))
+    print(f"  {n} calls of tick recovered")
+    expect(n >= TAIL_KILL_CALLS, f"{n} calls of tick recovered, at least {TAIL_KILL_CALLS} were made")
+
+
 STORE_CHUNKS_AT = 17440  # offset of store_chunks in the arena header (include/scope/arena.h)
 CHUNK_MAGIC = 0x4b4e4843504f4353
 
