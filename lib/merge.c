@@ -89,7 +89,7 @@ struct merged {
 	char **pstr[SC_NPROC];	  /* strings */
 	uint64_t *pair[SC_NPAIR];
 	int has_proc[SC_NPROC], has_pair[SC_NPAIR];
-	int ewidth[SC_NEV];		 /* the widest input's, 0 when none has it */
+	int ewidth[SC_NEV];		  /* the widest input's, 0 when none has it */
 	struct col_stream *event[SC_NEV]; /* while the events are appended */
 	struct strs rname, rmodule, rfile, rkind;
 	struct col roffset, rline;
@@ -529,10 +529,11 @@ static int write_processes(struct columns *c, hid_t file, struct merged *m)
 	int64_t *parent = malloc((n + 1) * sizeof *parent);
 	hid_t g = H5Gcreate2(file, SC_PROCESSES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 	int rc = g >= 0 && parent &&
-			 parents_link(m->proc[SC_PROC_PID], m->proc[SC_PROC_PPID],
-				      m->proc[SC_PROC_START], m->proc[SC_PROC_EXEC], n, parent) == 0
-		 ? 0
-		 : -1;
+				 parents_link(m->proc[SC_PROC_PID], m->proc[SC_PROC_PPID],
+					      m->proc[SC_PROC_START], m->proc[SC_PROC_EXEC], n,
+					      parent) == 0
+			 ? 0
+			 : -1;
 
 	for (int k = 0; rc == 0 && k < SC_NPROC; k++)
 		if (k == SC_PROC_PARENT)

@@ -33,9 +33,9 @@ struct gate {
 
 /* What scope-report adds to each profile it reads, once it is open. */
 struct shown {
-	char **names;	   /* per region: its name as shown (--names), kept apart */
-	char **where;	   /* per region: "file:line", "" when not known */
-	double cost;	   /* ns one recorded call cost (/metadata overhead_ns_per_call), 0 unknown */
+	char **names; /* per region: its name as shown (--names), kept apart */
+	char **where; /* per region: "file:line", "" when not known */
+	double cost;  /* ns one recorded call cost (/metadata overhead_ns_per_call), 0 unknown */
 	uint64_t *by_name; /* the regions, in byte order of their full names (region_named) */
 };
 
