@@ -640,6 +640,23 @@ static inline __attribute__((always_inline)) int take_back(struct scope_thread *
 /* ---------------------------------------------------------------------- */
 /* The hooks                                                               */
 
+/* The call's entry on the thread's stack of open calls, pushed before it
+ * is filled in: a signal handler that comes meanwhile stacks above it. */
+static inline __attribute__((always_inline)) struct frame *
+push(struct scope_filter_block *b, void *fn, uintptr_t frame, uint64_t now, struct agg *a)
+{
+	struct frame *e = b->top + 1;
+
+	b->top = e;
+	scope_signal_fence();
+	e->fn = (uint64_t)(uintptr_t)fn;
+	e->frame = frame;
+	e->start = now;
+	e->child = e->hidden = 0;
+	e->agg = a;
+	return e;
+}
+
 /* A call that may be stored, or that changes what is stored below it, or
  * whose slot could not be given back at once (six arguments: the fast
  * path's calls are jumps). */
@@ -665,14 +682,7 @@ static SCOPE_NOINST __attribute__((noinline)) void enter_full(void *fn, struct s
 	if (flags)
 		limits(b);
 	depth = sp - b->base;
-	e = b->top + 1;
-	b->top = e;
-	scope_signal_fence();
-	e->fn = (uint64_t)(uintptr_t)fn;
-	e->frame = frame;
-	e->start = now;
-	e->child = e->hidden = 0;
-	e->agg = a;
+	e = push(b, fn, frame, now, a);
 	e->rec = NULL;
 	a->open++;
 	if (sp < b->store_hi && !(dec & DEC_NOT)) {
@@ -748,13 +758,7 @@ static SCOPE_NOINST __attribute__((noinline)) void enter_stored(void *fn, struct
 		enter_full(fn, taken, frame, now, b, a);
 		return;
 	}
-	b->top = e;
-	scope_signal_fence();
-	e->fn = (uint64_t)(uintptr_t)fn;
-	e->frame = frame;
-	e->start = now;
-	e->child = e->hidden = 0;
-	e->agg = a;
+	push(b, fn, frame, now, a);
 	e->rec = taken;
 	e->flags = F_STORED;
 	a->open++;
