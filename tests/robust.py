@@ -1137,12 +1137,12 @@ GROUP_CALLS = 4_000_000  # calls.c: well past 50 ms and a window of 65536 calls,
 GROUP_ENV = {**TAIL_ENV, "SCOPE_WRITER_WINDOW": "65536", "SCOPE_WRITER_TIMES": "1"}
 
 
-def grouped_run(t, out, extra=None):
-    """Runs calls.c under plain LD_PRELOAD with its arena kept; returns (arena, calls the run's writer
-    said it grouped while the program ran)."""
+def grouped_run(t, out, extra=None, args=(GROUP_CALLS,)):
+    """Runs the program with ARGS under plain LD_PRELOAD with its arena kept; returns (arena, calls the
+    run's writer said it grouped while the program ran)."""
     env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path(out), **GROUP_ENV, **(extra or {})},
                 preload=t.preload)
-    r = t.run([t.prog, GROUP_CALLS], env=env)
+    r = t.run([t.prog, *args], env=env)
     r.expect_rc(0)
     m = re.search(r"(\d+) calls grouped", r.stderr)
     expect(m, "the run's writer did not say what it grouped while the program ran (SCOPE_WRITER_TIMES=1)")
@@ -1180,12 +1180,8 @@ def case_tail_grouped_threads(t):
     process is grouped at its end, the same profile as its arena written again."""
     t.need_prog()
     t.need_scope()
-    env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path("first.h5"), **GROUP_ENV},
-                preload=t.preload)
-    t.run([t.prog, GROUP_CALLS, 2], env=env).expect_rc(0)
-    found = arenas(t.tmp)
-    expect_eq(len(found), 1, f"kept arenas in {t.tmp}")
-    t.run([t.writer, "--keep", "-o", t.path("again.h5"), found[0]], env=t.env()).expect_rc(0)
+    arena, _ = grouped_run(t, "first.h5", args=(GROUP_CALLS, 2))
+    t.run([t.writer, "--keep", "-o", t.path("again.h5"), arena], env=t.env()).expect_rc(0)
     expect_same_profile(t, "first.h5", "again.h5", "the profile of a run whose grouping stopped differs "
                         "from its arena written again")
     expect_counts(t.load("first.h5"), {"main": 1, "thread_run": 2, "run": 3,
@@ -1197,21 +1193,9 @@ def case_tail_grouped_kill9(t):
     writer lets it go, and --recover writes every tick made before READY from the store and the arena."""
     t.need_prog()
     t.need_scope()
-    ready = t.path("ready")
-    child = start(t, [t.prog, ready, TAIL_KILL_CALLS],
-                  t.env({"SCOPE_OUTPUT": "out.h5", **GROUP_ENV}, preload=t.preload))
-    wait_for_file(ready, child)
-    time.sleep(0.3)  # past 50 ms and a window of calls: the grouping runs
-    with open(ready) as f:
-        pid, addr = f.read().split()
-    os.kill(int(pid), signal.SIGKILL)
-    finish(child, "the program")
-    left = arenas(t.tmp)
-    expect_eq(len(left), 1, f"arenas left in {t.tmp}")
-    t.run([t.writer, "--recover", "-o", t.path("rec.h5"), left[0]], env=t.env()).expect_rc(0)
-    p = t.load("rec.h5")
-    expect_eq(int(p.processes["pid"][0]), int(pid), "pid")
-    n = sum(int(p.pairs["count"][row]) for row in tick_rows(p, int(addr, 16)))
+    # 0.3 s after READY: past 50 ms and a window of calls, so the grouping runs at the kill
+    p, _, addr = killed_and_recovered(t, [TAIL_KILL_CALLS], GROUP_ENV)
+    n = sum(int(p.pairs["count"][row]) for row in tick_rows(p, addr))
     print(f"  {n} calls of tick recovered")
     expect(n >= TAIL_KILL_CALLS, f"{n} calls of tick recovered, at least {TAIL_KILL_CALLS} were made")
 
@@ -1259,16 +1243,14 @@ def case_tail_copies(t):
     expect_same_profile(t, "first.h5", "again.h5")
 
 
-def case_tail_kill9(t):
-    """kill -9 of a program whose chunks the run's writer was taking: --recover writes the calls of the
-    store and of the arena, every tick made before READY on every lane."""
-    t.need_prog()
-    t.need_scope()
+def killed_and_recovered(t, args, env):
+    """Runs r_kill READY ARGS, kills it with SIGKILL 0.3 s after READY (the run's writer takes what
+    was sealed meanwhile), and writes its one arena with --recover; returns (profile, the arena as
+    arena_and_store found it before, address of tick)."""
     ready = t.path("ready")
-    child = start(t, [t.prog, ready, TAIL_KILL_CALLS, 2],
-                  t.env({"SCOPE_OUTPUT": "out.h5", **TAIL_ENV}, preload=t.preload))
+    child = start(t, [t.prog, ready, *args], t.env({"SCOPE_OUTPUT": "out.h5", **env}, preload=t.preload))
     wait_for_file(ready, child)
-    time.sleep(0.3)  # the writer takes what the threads sealed meanwhile
+    time.sleep(0.3)
     with open(ready) as f:
         pid, addr = f.read().split()
     os.kill(int(pid), signal.SIGKILL)
@@ -1279,8 +1261,17 @@ def case_tail_kill9(t):
     t.run([t.writer, "--recover", "-o", t.path("rec.h5"), left[0]], env=t.env()).expect_rc(0)
     p = t.load("rec.h5")
     expect_eq(int(p.processes["pid"][0]), int(pid), "pid")
+    return p, seen, int(addr, 16)
+
+
+def case_tail_kill9(t):
+    """kill -9 of a program whose chunks the run's writer was taking: --recover writes the calls of the
+    store and of the arena, every tick made before READY on every lane."""
+    t.need_prog()
+    t.need_scope()
+    p, seen, addr = killed_and_recovered(t, [TAIL_KILL_CALLS, 2], TAIL_ENV)
     lanes = {}
-    for row in tick_rows(p, int(addr, 16)):
+    for row in tick_rows(p, addr):
         ev = p.events_of(row)
         for lane, n in zip(*np.unique(ev["thread"].astype(np.int64), return_counts=True)):
             lanes[int(lane)] = lanes.get(int(lane), 0) + int(n)
