@@ -15,6 +15,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* Grows *v (of *cap elements of size) to hold n; -1 without memory. */
+static int reserve(void **v, uint64_t *cap, uint64_t n, size_t size)
+{
+	uint64_t c = *cap ? *cap : 64;
+	void *grown;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	if (!(grown = realloc(*v, c * size)))
+		return -1;
+	*v = grown;
+	*cap = c;
+	return 0;
+}
+
 /* Lane, then seq; of one chunk in both places, the arena's first. */
 static int by_lane_seq(const void *x, const void *y)
 {
@@ -342,14 +359,8 @@ static void account(struct grouping *gr, uint32_t rid, uint32_t parent, int oute
  * waits, everything but its time counted, until it is (group_resolve). */
 static int add_later(struct grouping *gr, struct later l)
 {
-	if (gr->nlater == gr->later_cap) {
-		uint64_t cap = gr->later_cap ? 2 * gr->later_cap : 64;
-		struct later *grown = realloc(gr->later, cap * sizeof *grown);
-		if (!grown)
-			return -1;
-		gr->later = grown;
-		gr->later_cap = cap;
-	}
+	if (reserve((void **)&gr->later, &gr->later_cap, gr->nlater + 1, sizeof *gr->later) != 0)
+		return -1;
 	gr->later[gr->nlater++] = l;
 	return 0;
 }
@@ -607,23 +618,6 @@ static int first_pass_agg(struct grouping *gr, const struct scope_rec *r)
 	if (r[0].end && max > g->max_ns)
 		g->max_ns = max;
 	gr->aggregates = 1;
-	return 0;
-}
-
-/* Grows *v (of *cap elements of size) to hold n; -1 without memory. */
-static int reserve(void **v, uint64_t *cap, uint64_t n, size_t size)
-{
-	uint64_t c = *cap ? *cap : 64;
-	void *grown;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	if (!(grown = realloc(*v, c * size)))
-		return -1;
-	*v = grown;
-	*cap = c;
 	return 0;
 }
 
