@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -281,7 +282,7 @@ uint64_t alongside_calls(struct alongside *g)
 	return n;
 }
 
-int alongside_room(void)
+static int alongside_room(void)
 {
 	return __atomic_load_n(&live, __ATOMIC_RELAXED) < MAX_LIVE;
 }
@@ -300,12 +301,32 @@ void alongside_pause(struct alongside *g)
 }
 
 /* The calls grouped at once before the spill takes them (as scope-writer's
- * SCOPE_WRITER_WINDOW): it sets the spill's buckets only. */
+ * SCOPE_WRITER_WINDOW). */
 static uint64_t window(void)
 {
 	const char *v = getenv("SCOPE_WRITER_WINDOW");
 	uint64_t w = v && *v ? strtoull(v, NULL, 10) : 0;
 	return w ? w : UINT64_C(1) << 20;
+}
+
+/*
+ * Grouping starts once the chunks copied hold a window of calls (fewer are
+ * grouped fast at the end) and the process has run 50 ms: its start and
+ * now then give a clock rate good to a few parts per million, which every
+ * later write of the arena uses too (see tick_clock_init).
+ */
+#define GROUP_AFTER_NS 50000000u
+
+int alongside_due(const struct scope_arena_header *h, uint64_t calls)
+{
+	const char *on = getenv("SCOPE_WRITER_ALONGSIDE");
+	struct timespec now;
+
+	if ((on && strcmp(on, "0") == 0) || !alongside_room() || calls <= window() ||
+	    clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		return 0;
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec >=
+	       h->start_mono_ns + GROUP_AFTER_NS;
 }
 
 struct alongside *alongside_open(const char *path, int fd, int store_fd,

@@ -37,8 +37,11 @@ uint64_t alongside_calls(struct alongside *g);
  * had not read yet is read by alongside_collect. */
 void alongside_pause(struct alongside *g);
 
-/* Whether this writer may start one more (it groups a few at once). */
-int alongside_room(void);
+/* Whether to start grouping an arena (header h) whose copied chunks hold
+ * calls records: past a window of them and 50 ms of the process's run,
+ * when this writer groups fewer than a few already and
+ * SCOPE_WRITER_ALONGSIDE is not 0. */
+int alongside_due(const struct scope_arena_header *h, uint64_t calls);
 
 /* Whether it still groups (it stops at what only the end can group: a
  * second thread, a task, counters). */

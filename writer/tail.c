@@ -19,7 +19,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
@@ -444,26 +443,11 @@ static int room(const struct tail *t)
 
 static int consume_sealed(struct tail *t);
 
-/*
- * Grouping starts once the chunks copied hold a window of calls (fewer are
- * grouped fast at the end) and the process has run 50 ms: its start and
- * now then give a clock rate good to a few parts per million, which every
- * later write of the arena uses too (see tick_clock_init).
- */
-#define GROUP_AFTER_NS 50000000u
-
+/* Starts grouping the calls as they are copied, once it is worth it
+ * (alongside_due); tried once. */
 static void maybe_group(struct tail *t)
 {
-	const char *v = getenv("SCOPE_WRITER_WINDOW"), *on = getenv("SCOPE_WRITER_ALONGSIDE");
-	uint64_t window = v && *v ? strtoull(v, NULL, 10) : 0;
-	struct timespec now;
-
-	if (t->ag || t->ag_tried || t->broken || (on && strcmp(on, "0") == 0) || !alongside_room())
-		return;
-	if (t->stored * t->recs <= (window ? window : UINT64_C(1) << 20) ||
-	    clock_gettime(CLOCK_MONOTONIC, &now) != 0 ||
-	    (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec <
-		    t->hdr->start_mono_ns + GROUP_AFTER_NS)
+	if (t->ag || t->ag_tried || t->broken || !alongside_due(t->hdr, t->stored * t->recs))
 		return;
 	t->ag_tried = 1;
 	t->ag = alongside_open(t->path, t->fd, t->store_fd, t->hdr, t->size);
