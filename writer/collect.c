@@ -688,22 +688,24 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
  * thread changes chunks takes a chunk of its own and leaves it part-filled.
  * The later passes read only the slots the first one did, the way it did.
  */
-static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_t from)
+/*
+ * Visits records [from, n) of chunk c (a position in the sorted list; with
+ * gr->running, the chunk's seq) of lane; *stopped is where it stopped: n,
+ * the first empty slot, or, while the process runs, a record still being
+ * written (read again once its chunk has settled). Returns 0, -1 without
+ * memory, or, while the process runs, -2 for what only its end can group:
+ * a task, a depth past 16 bits (its true depth needs the calls' ends).
+ */
+static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n, uint32_t from,
+		      uint64_t c, uint32_t lane, int second, uint32_t *stopped)
 {
-	const struct scope_rec *r =
-		(const struct scope_rec *)(gr->chunks[c].at + sizeof(struct scope_chunk_head));
-	uint32_t lane = gr->chunks[c].lane, gen = lane + 1, i;
-	uint32_t n = second ? gr->chunks[c].used : gr->a->recs_per_chunk;
+	uint32_t gen = lane + 1, i;
 
-	if (lane != gr->task_lane) {
-		if (!second)
-			task_lane_end(gr);
-		gr->task_lane = lane;
-		gr->task = 0;
-	}
 	for (i = from; i < n && r[i].fn; i++) {
 		uint32_t note = second ? rec_note(gr, &gr->rnote, c, i) : NOTE_NONE;
 		if (rec_is_task(&r[i])) {
+			if (gr->running)
+				return -2;
 			if (second)
 				gr->task = task_of(gr, &r[i]);
 			else if (first_pass_task(gr, &r[i], lane) != 0)
@@ -721,6 +723,8 @@ static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_
 			continue;
 		}
 		if (scope_rec_is_sample(&r[i])) {
+			if (r[i].start > gr->max_tick)
+				gr->max_tick = r[i].start;
 			if (!second && i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
 			    first_pass_sample(gr, &r[i], lane, scope_sample_frames(&r[i])) != 0)
 				return -1;
@@ -733,6 +737,10 @@ static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_
 		}
 		if ((r[i].fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(&r[i]))
 			continue; /* a side record of a kind this writer does not use */
+		if (gr->running && r[i].start == 0)
+			break;
+		if (r[i].start > gr->max_tick)
+			gr->max_tick = r[i].start;
 		if (!second && (r[i].start == 0 || (r[i].fn & SCOPE_REC_ADDR_MASK) == 0)) {
 			if (add_rec_note(gr, c, i, NOTE_SKIP) != 0)
 				return -1;
@@ -743,7 +751,28 @@ static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_
 		if (second ? second_pass(gr, &r[i], lane, note == NOTE_OPEN)
 			   : first_pass(gr, &r[i], gen, c, i))
 			return -1;
+		if (gr->running && gr->track.next > 0xffff)
+			return -2;
 	}
+	*stopped = i;
+	return 0;
+}
+
+static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_t from)
+{
+	const struct scope_rec *r =
+		(const struct scope_rec *)(gr->chunks[c].at + sizeof(struct scope_chunk_head));
+	uint32_t lane = gr->chunks[c].lane, i = from;
+	uint32_t n = second ? gr->chunks[c].used : gr->a->recs_per_chunk;
+
+	if (lane != gr->task_lane) {
+		if (!second)
+			task_lane_end(gr);
+		gr->task_lane = lane;
+		gr->task = 0;
+	}
+	if (visit_recs(gr, r, n, from, c, lane, second, &i) != 0)
+		return -1;
 	if (!second)
 		gr->chunks[c].used = i;
 	return 0;
@@ -757,46 +786,9 @@ static int visit_chunk(struct grouping *gr, uint64_t c, int second)
 int group_running(struct grouping *gr, const struct scope_rec *r, uint32_t from, uint64_t seq,
 		  uint32_t lane, uint32_t *stopped)
 {
-	uint32_t n = gr->a->recs_per_chunk, gen = lane + 1, i;
-
 	gr->running = 1;
 	gr->task_lane = lane;
-	for (i = from; i < n && r[i].fn; i++) {
-		if (rec_is_task(&r[i]) || rec_counters(gr, &r[i]) >= 0)
-			return -2;
-		if (scope_rec_is_bytes(&r[i])) {
-			if (first_pass_bytes(gr, &r[i], gen) != 0)
-				return -1;
-			continue;
-		}
-		if (scope_rec_is_agg(&r[i])) {
-			if (i + SCOPE_AGG_RECS <= n && first_pass_agg(gr, &r[i]) != 0)
-				return -1;
-			continue;
-		}
-		if (scope_rec_is_sample(&r[i])) {
-			if (r[i].start > gr->max_tick)
-				gr->max_tick = r[i].start;
-			if (i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
-			    first_pass_sample(gr, &r[i], lane, scope_sample_frames(&r[i])) != 0)
-				return -1;
-			continue;
-		}
-		if ((r[i].fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(&r[i]))
-			continue;
-		if (r[i].start == 0)
-			break; /* being written: read again once its chunk has settled */
-		if (r[i].start > gr->max_tick)
-			gr->max_tick = r[i].start;
-		if ((r[i].fn & SCOPE_REC_ADDR_MASK) == 0)
-			continue; /* at no function's address */
-		if (first_pass(gr, &r[i], gen, seq, i) != 0)
-			return -1;
-		if (gr->track.next > 0xffff)
-			return -2; /* true depths past 16 bits need the calls' ends */
-	}
-	*stopped = i;
-	return 0;
+	return visit_recs(gr, r, gr->a->recs_per_chunk, from, seq, lane, 0, stopped);
 }
 
 int group_resolve(struct grouping *gr, const struct later *l, const struct scope_rec *r)
