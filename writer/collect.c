@@ -306,29 +306,14 @@ static inline int open_at(const struct depth_track *d, uint32_t depth, uint64_t 
 
 /* The one pass spills the call it read, the index-th of region rid, and
  * notes the columns' largest values (as the stream's emit does). */
-static int once_call(struct grouping *gr, uint32_t rid, uint32_t depth, uint32_t lane,
-		     struct spilled_call *call)
+static int once_call(struct grouping *gr, uint32_t rid, const struct spilled_call *call)
 {
 	struct region *g = &gr->regions[rid];
-	struct event_max *m = &gr->once_max;
-	uint64_t index = g->count - 1, gap = index ? call->start - g->last_start : call->start;
+	uint64_t index = g->count - 1;
 
-	if (index && call->start < g->last_start)
-		gr->once_unordered = 1;
-	else if (gap > m->start_delta)
-		m->start_delta = gap;
-	g->last_start = call->start;
-	if (call->start > gr->once_max_start)
-		gr->once_max_start = call->start;
-	if (!(call->flags & SPILL_LATER) && call->duration > m->duration)
-		m->duration = call->duration;
-	if (lane > m->thread)
-		m->thread = lane;
-	if (depth > m->depth)
-		m->depth = depth;
-	if (call->task > m->task)
-		m->task = call->task;
-	gr->stack.rindex[depth] = index;
+	note_spilled(&gr->once_max, call, index, &g->last_start, &gr->once_max_start,
+		     &gr->once_unordered);
+	gr->stack.rindex[call->depth] = index;
 	if (spill_region_call(gr->once, rid, index, call) != 0) {
 		gr->once_failed = 1;
 		return -1;
@@ -421,7 +406,7 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 					    .depth = depth,
 					    .task = gr->task,
 					    .flags = flags};
-		return once_call(gr, rid, depth, gen - 1, &call);
+		return once_call(gr, rid, &call);
 	}
 	return 0;
 }

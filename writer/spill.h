@@ -60,4 +60,31 @@ uint64_t spill_window_rows(const struct spill *s);
 int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32_t nregions,
 	       uint64_t *prev, struct events *ev);
 
+/* Notes call c, its region's index-th, in the columns' largest values m:
+ * its start's gap to the region's call before (which started at *last,
+ * now c's), or, when c started before that one, *unordered (the gaps are
+ * then bounded by the latest start, *max_start). A duration given later
+ * (SPILL_LATER) is noted when it comes. */
+static inline void note_spilled(struct event_max *m, const struct spilled_call *c, uint64_t index,
+				uint64_t *last, uint64_t *max_start, int *unordered)
+{
+	uint64_t gap = index ? c->start - *last : c->start;
+
+	if (index && c->start < *last)
+		*unordered = 1;
+	else if (gap > m->start_delta)
+		m->start_delta = gap;
+	*last = c->start;
+	if (c->start > *max_start)
+		*max_start = c->start;
+	if (!(c->flags & SPILL_LATER) && c->duration > m->duration)
+		m->duration = c->duration;
+	if (c->thread > m->thread)
+		m->thread = c->thread;
+	if (c->depth > m->depth)
+		m->depth = c->depth;
+	if (c->task > m->task)
+		m->task = c->task;
+}
+
 #endif

@@ -176,7 +176,6 @@ static int emit(struct streamer *s, struct cursor *c)
 	int module;
 	const struct region *g;
 	struct spilled_call call = {.thread = c->lane, .task = c->task};
-	uint64_t gap;
 
 	rid = grouping_region(gr, r, &c->last_key, &c->last_rid, &module);
 	if (depth_of(&c->track, c->lane, r, &call.depth) != 0)
@@ -186,22 +185,7 @@ static int emit(struct streamer *s, struct cursor *c)
 	g = &gr->regions[rid];
 	call.flags = grouping_times(gr, r, c->lane, c->was_open, &call.start, &call.duration);
 	call.at = g->first + s->seen[rid];
-	gap = s->seen[rid]++ ? call.start - s->last[rid] : call.start;
-	if (s->seen[rid] > 1 && call.start < s->last[rid])
-		s->unordered = 1;
-	else if (gap > s->max->start_delta)
-		s->max->start_delta = gap;
-	s->last[rid] = call.start;
-	if (call.start > s->max_start)
-		s->max_start = call.start;
-	if (call.duration > s->max->duration)
-		s->max->duration = call.duration;
-	if (c->lane > s->max->thread)
-		s->max->thread = c->lane;
-	if (call.depth > s->max->depth)
-		s->max->depth = call.depth;
-	if (call.task > s->max->task)
-		s->max->task = call.task;
+	note_spilled(s->max, &call, s->seen[rid]++, &s->last[rid], &s->max_start, &s->unordered);
 	if ((gr->bytes || gr->counters) && note_row(c, call.depth, call.at) != 0)
 		return -1;
 	return spill_call(s->spill, &call);
