@@ -667,13 +667,6 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
 }
 
 /*
- * Visits the calls of chunk c (a position in the sorted list); returns -1
- * without memory. A chunk's calls end at the first empty slot. That is not
- * the end of its lane's calls: a signal handler that records while its
- * thread changes chunks takes a chunk of its own and leaves it part-filled.
- * The later passes read only the slots the first one did, the way it did.
- */
-/*
  * Visits records [from, n) of chunk c (a position in the sorted list; with
  * gr->running, the chunk's seq) of lane; *stopped is where it stopped: n,
  * the first empty slot, or, while the process runs, a record still being
@@ -743,7 +736,15 @@ static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n
 	return 0;
 }
 
-static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_t from)
+/*
+ * Visits the calls of chunk c (a position in the sorted list) from record
+ * slot from on; returns -1 without memory. A chunk's calls end at the
+ * first empty slot. That is not the end of its lane's calls: a signal
+ * handler that records while its thread changes chunks takes a chunk of
+ * its own and leaves it part-filled. The later passes read only the slots
+ * the first one did, the way it did.
+ */
+static int visit_chunk(struct grouping *gr, uint64_t c, int second, uint32_t from)
 {
 	const struct scope_rec *r =
 		(const struct scope_rec *)(gr->chunks[c].at + sizeof(struct scope_chunk_head));
@@ -761,11 +762,6 @@ static int visit_chunk_from(struct grouping *gr, uint64_t c, int second, uint32_
 	if (!second)
 		gr->chunks[c].used = i;
 	return 0;
-}
-
-static int visit_chunk(struct grouping *gr, uint64_t c, int second)
-{
-	return visit_chunk_from(gr, c, second, 0);
 }
 
 int group_running(struct grouping *gr, const struct scope_rec *r, uint32_t from, uint64_t seq,
@@ -852,15 +848,17 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 	return refs;
 }
 
-/* Visits chunks [from, to) of the sorted chunk list. Each chunk read leaves
+/* Visits chunks [from, to) of the sorted chunk list, the first from record
+ * slot on (0: whole; the end of a grouping begun while the process ran
+ * goes on where it stopped). Each chunk read leaves
  * this process's memory at once (it stays in the page cache for the next
  * pass), so the arena does not add to the writer's resident memory. */
-static int visit_range(struct grouping *gr, int second, uint64_t from, uint64_t to)
+static int visit_range(struct grouping *gr, int second, uint64_t from, uint64_t to, uint32_t slot)
 {
 	const struct scope_arena_header *h = gr->a->hdr;
 
 	for (uint64_t i = from; i < to; i++) {
-		if (visit_chunk(gr, i, second) != 0)
+		if (visit_chunk(gr, i, second, i == from ? slot : 0) != 0)
 			return -1;
 		progress_add(second ? gr->chunks[i].used : gr->a->recs_per_chunk);
 		madvise((void *)gr->chunks[i].at, h->chunk_bytes, MADV_DONTNEED);
@@ -886,7 +884,7 @@ static int first_pass_all(struct grouping *gr)
 	gr->n = 0;
 	gr->track.lane = UINT32_MAX;
 	gr->task_lane = UINT32_MAX;
-	if (visit_range(gr, 0, 0, gr->split) != 0 ||
+	if (visit_range(gr, 0, 0, gr->split, 0) != 0 ||
 	    depth_track_copy(&gr->split_track, &gr->track) != 0)
 		return -1;
 	gr->split_n = gr->n;
@@ -898,7 +896,7 @@ static int first_pass_all(struct grouping *gr)
 		return -1;
 	for (uint32_t r = 0; r < gr->map.n; r++)
 		gr->split_count[r] = gr->regions[r].count;
-	if (visit_range(gr, 0, gr->split, gr->nchunks) != 0)
+	if (visit_range(gr, 0, gr->split, gr->nchunks, 0) != 0)
 		return -1;
 	task_lane_end(gr);
 	/* A call's bytes come after those of the calls it made (a signal
@@ -917,7 +915,7 @@ struct half {
 static void *second_half(void *arg)
 {
 	struct half *h = arg;
-	h->rc = visit_range(&h->gr, 1, h->gr.split, h->gr.nchunks);
+	h->rc = visit_range(&h->gr, 1, h->gr.split, h->gr.nchunks, 0);
 	depth_track_free(&h->gr.track);
 	return NULL;
 }
@@ -984,7 +982,7 @@ static int group(struct grouping *gr, struct profile *p)
 	gr->track.lane = UINT32_MAX;
 	gr->task_lane = UINT32_MAX;
 	gr->task = 0;
-	rc = visit_range(gr, 1, 0, gr->split);
+	rc = visit_range(gr, 1, 0, gr->split, 0);
 	if (threaded)
 		pthread_join(tid, NULL);
 	else
@@ -1268,13 +1266,8 @@ int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t sl
 		return -2;
 	gr->running = 0;
 	from = chunk_of(gr, lane, seq);
-	for (uint64_t k = from; k < gr->nchunks; k++) {
-		if (visit_chunk_from(gr, k, 0, k == from ? slot : 0) != 0)
-			goto fail;
-		progress_add(2 * (uint64_t)a->recs_per_chunk);
-		/* read once: its pages leave this process (see visit_range) */
-		madvise((void *)gr->chunks[k].at, a->hdr->chunk_bytes, MADV_DONTNEED);
-	}
+	if (visit_range(gr, 0, from, gr->nchunks, slot) != 0)
+		goto fail;
 	for (uint64_t i = 0; i < gr->nlater; i++) {
 		uint64_t k = chunk_of(gr, lane, gr->later[i].c);
 		const struct scope_rec *r;
