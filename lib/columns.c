@@ -17,6 +17,8 @@
 #define COMPACT_MAX_BYTES   16384u
 #define MAX_THREADS	    16
 
+static int describe_new(hid_t d, hid_t loc, const char *name);
+
 int width_for(uint64_t max)
 {
 	return max <= UINT8_MAX ? 1 : max <= UINT16_MAX ? 2 : max <= UINT32_MAX ? 4 : 8;
@@ -251,6 +253,10 @@ static hid_t create(struct columns *c, hid_t loc, const char *name, hid_t type, 
 	d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
 	H5Pclose(dcpl);
 	H5Sclose(space);
+	if (d >= 0 && describe_new(d, loc, name) != 0) {
+		H5Dclose(d);
+		return -1;
+	}
 	return d;
 }
 
@@ -293,14 +299,14 @@ int col_int32(hid_t loc, const char *name, const int32_t *data, uint64_t n)
 	int rc = -1;
 
 	d = H5Dcreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (d >= 0) {
+	if (d >= 0 && describe_new(d, loc, name) == 0) {
 		rc = n == 0 || H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >=
 					     0
 			     ? 0
 			     : -1;
-		if (H5Dclose(d) < 0)
-			rc = -1;
 	}
+	if (d >= 0 && H5Dclose(d) < 0)
+		rc = -1;
 	H5Sclose(space);
 	return rc;
 }
@@ -320,11 +326,10 @@ int col_str(hid_t loc, const char *name, const char *const *data, uint64_t n)
 	int rc = -1;
 
 	d = H5Dcreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	if (d >= 0) {
+	if (d >= 0 && describe_new(d, loc, name) == 0)
 		rc = n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, x, data) >= 0 ? 0 : -1;
-		if (H5Dclose(d) < 0)
-			rc = -1;
-	}
+	if (d >= 0 && H5Dclose(d) < 0)
+		rc = -1;
 	transfer_done(x);
 	H5Sclose(space);
 	H5Tclose(t);
@@ -365,7 +370,7 @@ _Static_assert(SC_NREG == 6, "a new /regions column: add it to struct region_col
 
 int col_regions(struct columns *c, hid_t file, const struct region_columns *r)
 {
-	hid_t g = H5Gcreate2(file, SC_REGIONS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(file, SC_REGIONS);
 	uint64_t max = 0;
 	int width, rc = -1;
 	void *lines;
@@ -403,9 +408,9 @@ int attr_root(hid_t file)
 
 /* ---- Descriptions ------------------------------------------------------ */
 
-/* Sets loc's string attribute name to text without its Markdown markup
- * (the backquotes and asterisks of docs/SCHEMA.md), replacing it. */
-static int attr_plain(hid_t loc, const char *name, const char *text)
+/* Sets loc's new string attribute name to text without its Markdown
+ * markup (the backquotes and asterisks of docs/SCHEMA.md). */
+static int attr_doc(hid_t loc, const char *name, const char *text)
 {
 	char *plain = malloc(strlen(text) + 1), *o = plain;
 	int rc;
@@ -416,9 +421,88 @@ static int attr_plain(hid_t loc, const char *name, const char *text)
 		if (*s != '`' && *s != '*')
 			*o++ = *s;
 	*o = '\0';
-	rc = H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0 ? -1 : attr_str(loc, name, plain);
+	rc = attr_str(loc, name, plain);
 	free(plain);
 	return rc;
+}
+
+/* The same, replacing the attribute when loc has it. */
+static int attr_plain(hid_t loc, const char *name, const char *text)
+{
+	if (H5Aexists(loc, name) > 0 && H5Adelete(loc, name) < 0)
+		return -1;
+	return attr_doc(loc, name, text);
+}
+
+/* Describes the dataset d, column f of the table group table_group, with
+ * attr (attr_doc when d is new, attr_plain to replace). */
+static int describe_dataset(hid_t d, const struct sc_field *f, const char *table_group,
+			    int (*attr)(hid_t, const char *, const char *))
+{
+	int rc = attr(d, SC_DESCRIPTION, f->what);
+
+	if (rc == 0 && f->unit[0])
+		rc = attr(d, SC_UNIT, f->unit);
+	for (size_t e = 0; rc == 0 && e < sc_nenum_docs; e++) {
+		const struct sc_enum_doc *x = &sc_enum_docs[e];
+		if (strcmp(x->group, table_group) == 0 && strcmp(x->column, f->name) == 0)
+			rc = attr(d, x->attribute, x->text);
+	}
+	return rc;
+}
+
+/* The path of the group loc as lib/schema.h spells it: "/process7/lanes"
+ * is "/process<N>/lanes". Returns 0, or -1 when it has none that fits. */
+static int schema_path(hid_t loc, char *out, size_t cap)
+{
+	char path[256];
+	ssize_t n = H5Iget_name(loc, path, sizeof path);
+	size_t digits;
+	int len;
+
+	if (n <= 0 || (size_t)n >= sizeof path)
+		return -1;
+	digits = strncmp(path, "/process", 8) == 0 ? strspn(path + 8, "0123456789") : 0;
+	len = digits ? snprintf(out, cap, "/process<N>%s", path + 8 + digits)
+		     : snprintf(out, cap, "%s", path);
+	return len > 0 && (size_t)len < cap ? 0 : -1;
+}
+
+/* Describes d, just created as the column name of the group loc, when the
+ * schema has that column: every writer's columns are described as they
+ * are made, not opened again for it. */
+static int describe_new(hid_t d, hid_t loc, const char *name)
+{
+	char table[256];
+
+	if (schema_path(loc, table, sizeof table) != 0)
+		return 0;
+	for (size_t i = 0; i < sc_ngroups; i++) {
+		const struct sc_group *t = &sc_groups[i];
+		if (t->attributes || strcmp(t->path, table) != 0)
+			continue;
+		for (size_t k = 0; k < t->n; k++)
+			if (strcmp(t->fields[k].name, name) == 0)
+				return describe_dataset(d, &t->fields[k], t->path, attr_doc);
+	}
+	return 0;
+}
+
+hid_t col_group(hid_t loc, const char *name)
+{
+	hid_t g = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	char path[256];
+
+	if (g < 0 || schema_path(g, path, sizeof path) != 0)
+		return g;
+	for (size_t i = 0; i < sc_ngroup_docs; i++)
+		if (strcmp(sc_group_docs[i].path, path) == 0) {
+			if (attr_doc(g, SC_DESCRIPTION, sc_group_docs[i].what) == 0)
+				break;
+			H5Gclose(g);
+			return -1;
+		}
+	return g;
 }
 
 /* Whether every component of path (absolute, or relative to loc) exists. */
@@ -453,26 +537,21 @@ static void with_n(char *out, size_t cap, const char *path, size_t n)
 static int describe_column(hid_t g, const struct sc_field *f, const char *table_group)
 {
 	hid_t d;
-	int rc = 0;
+	int rc;
 
 	if (H5Lexists(g, f->name, H5P_DEFAULT) <= 0)
 		return 0;
 	if ((d = H5Dopen2(g, f->name, H5P_DEFAULT)) < 0)
 		return -1;
-	if (attr_plain(d, SC_DESCRIPTION, f->what) != 0 ||
-	    (f->unit[0] && attr_plain(d, SC_UNIT, f->unit) != 0))
-		rc = -1;
-	for (size_t e = 0; rc == 0 && e < sc_nenum_docs; e++) {
-		const struct sc_enum_doc *x = &sc_enum_docs[e];
-		if (strcmp(x->group, table_group) == 0 && strcmp(x->column, f->name) == 0)
-			rc = attr_plain(d, x->attribute, x->text);
-	}
+	rc = describe_dataset(d, f, table_group, attr_plain);
 	return H5Dclose(d) < 0 ? -1 : rc;
 }
 
 /* Describes the group of the table at path (with <N> as n) and its columns,
- * when the file has it. The group is opened once and its columns found in
- * it: a file of many processes has thousands of them. */
+ * when the file has it and it has no description: one that has was made
+ * by col_group, its columns described as they were made. The group is
+ * opened once and its columns found in it: a file of many processes has
+ * thousands of them. */
 static int describe_group(hid_t file, const struct sc_group_doc *doc, size_t n)
 {
 	char path[256];
@@ -484,6 +563,8 @@ static int describe_group(hid_t file, const struct sc_group_doc *doc, size_t n)
 		return 0;
 	if ((g = H5Oopen(file, path, H5P_DEFAULT)) < 0)
 		return -1;
+	if (H5Aexists(g, SC_DESCRIPTION) > 0)
+		return H5Oclose(g) < 0 ? -1 : 0;
 	rc = attr_plain(g, SC_DESCRIPTION, doc->what);
 	for (size_t i = 0; rc == 0 && i < sc_ngroups; i++) {
 		const struct sc_group *t = &sc_groups[i];

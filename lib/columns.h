@@ -106,13 +106,19 @@ int col_regions(struct columns *c, hid_t file, const struct region_columns *r);
  * and the time unit. Returns 0 or -1. */
 int attr_root(hid_t file);
 
+/* Creates the group name in loc with its description from lib/schema.h,
+ * when the schema has one; as H5Gcreate2, a negative id on failure. The
+ * columns made by this file's functions are described so as they are made:
+ * a "description" attribute, a "unit" when their values have one, and the
+ * attributes that explain a column's values (SC_ENUM_DOCS). */
+hid_t col_group(hid_t loc, const char *name);
+
 /*
- * Writes lib/schema.h's descriptions into file: a "description" attribute
- * on every group and dataset the table knows, a "unit" attribute on each
- * dataset whose values have one, and the attributes that explain a
- * column's values (SC_ENUM_DOCS), replacing those there. A /process<N>
- * group that has its description already (copied from a profile written
- * so) is left as it is. Returns 0 or -1.
+ * Writes lib/schema.h's descriptions into file where they are missing (a
+ * group not made by col_group, copied from an older profile): on every
+ * group and dataset the table knows, replacing those there. A group that
+ * has its description already is left as it is, with its columns.
+ * Returns 0 or -1.
  */
 int describe_profile(hid_t file);
 

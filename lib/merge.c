@@ -397,7 +397,7 @@ static int add_events(struct columns *c, struct merged *m, struct input *in)
  * value when the inputs are narrowed as the writer narrows them. */
 static int events_begin(struct columns *c, hid_t file, struct merged *m)
 {
-	hid_t g = H5Gcreate2(file, SC_EVENTS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(file, SC_EVENTS);
 	int rc = g >= 0 ? 0 : -1;
 
 	for (int k = 0; rc == 0 && k < SC_NEV; k++) {
@@ -527,7 +527,7 @@ static int write_processes(struct columns *c, hid_t file, struct merged *m)
 {
 	uint64_t n = m->procs;
 	int64_t *parent = malloc((n + 1) * sizeof *parent);
-	hid_t g = H5Gcreate2(file, SC_PROCESSES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(file, SC_PROCESSES);
 	int rc = g >= 0 && parent &&
 				 parents_link(m->proc[SC_PROC_PID], m->proc[SC_PROC_PPID],
 					      m->proc[SC_PROC_START], m->proc[SC_PROC_EXEC], n,
@@ -570,7 +570,7 @@ static int write_tables(struct columns *c, hid_t file, struct merged *m)
 					       m->rline.v,
 					       m->rname.n};
 	int rc = col_regions(c, file, &regions);
-	hid_t g = rc == 0 ? H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+	hid_t g = rc == 0 ? col_group(file, SC_PAIRS) : -1;
 
 	/* process and region at the narrowest width that holds them (the
 	 * writer's are 32 bits), the rest at 64 */

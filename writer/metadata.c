@@ -51,7 +51,7 @@ static void machine(hid_t g)
 int metadata_write(hid_t file, const struct run_info *run)
 {
 	const struct scope_arena_header *h = run->hdr;
-	hid_t g = H5Gcreate2(file, SC_METADATA, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(file, SC_METADATA);
 	char when[64];
 
 	if (g < 0)

@@ -50,7 +50,7 @@ static int write_tasks(struct columns *c, hid_t lanes, const struct run_info *ru
 	int32_t *parent = calloc(n + 1, sizeof *parent);
 	const char **name = calloc(n + 1, sizeof *name);
 	char **threads = calloc(n + 1, sizeof *threads);
-	hid_t g = H5Gcreate2(lanes, SC_TASKS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(lanes, SC_TASKS);
 	int rc = g >= 0 && id && start && end && busy && parent && name && threads ? 0 : -1;
 
 	for (uint32_t i = 0; rc == 0 && i < n; i++) {
@@ -107,7 +107,7 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	uint64_t *cpu = calloc(n + 1, sizeof *cpu);
 	char(*names)[17] = calloc(n + 1, sizeof *names);
 	const char **name_ptrs = calloc(n + 1, sizeof *name_ptrs);
-	hid_t lg = H5Gcreate2(proc, SC_LANES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), g = -1;
+	hid_t lg = col_group(proc, SC_LANES), g = -1;
 	int rc = -1;
 
 	if (lg < 0 || !tid || !parent || !start || !end || !cpu || !names || !name_ptrs)
@@ -125,7 +125,7 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 		names[i][16] = '\0';
 		name_ptrs[i] = names[i];
 	}
-	g = H5Gcreate2(lg, SC_THREADS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	g = col_group(lg, SC_THREADS);
 	if (g >= 0 && col_uint(c, g, SC_THR(TID), tid, n, 4) == 0 &&
 	    col_str(g, SC_THR(NAME), name_ptrs, n) == 0 &&
 	    col_int32(g, SC_THR(PARENT), parent, n) == 0 &&
@@ -153,7 +153,7 @@ static int write_modules(struct columns *c, hid_t proc, const struct run_info *r
 	size_t n = run->nmods;
 	const char **paths = calloc(n + 1, sizeof *paths), **ids = calloc(n + 1, sizeof *ids);
 	uint64_t *bias = calloc(n + 1, 8), *lo = calloc(n + 1, 8), *hi = calloc(n + 1, 8);
-	hid_t g = H5Gcreate2(proc, SC_MODULES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(proc, SC_MODULES);
 	int rc = -1;
 
 	if (g >= 0 && paths && ids && bias && lo && hi) {
@@ -210,7 +210,7 @@ static int write_crash(struct columns *c, hid_t proc, const struct run_info *run
 			goto out;
 		names[i] = syms[i].name;
 	}
-	g = H5Gcreate2(proc, SC_CRASH, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	g = col_group(proc, SC_CRASH);
 	if (g >= 0 && attr_i64(g, sc_crash_attrs[SC_CRASHA_SIGNAL].name, h->crash_signal) == 0 &&
 	    attr_i64(g, sc_crash_attrs[SC_CRASHA_LANE].name, h->crash_lane) == 0 &&
 	    col_uint(c, g, sc_crash[SC_CRASH_ADDRESS].name, pcs, n, 8) == 0 &&
@@ -346,8 +346,8 @@ static int write_heap(struct columns *c, hid_t proc, const struct run_info *run)
 	    !(sm = run_sym_modules(run)) || !(s = scope_sym_open(sm, run->nmods)) ||
 	    heap_fill(&h, g, n, s, run, &hn, &ns) != 0)
 		goto out;
-	hg = H5Gcreate2(proc, SC_HEAP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-	sg = hg < 0 ? -1 : H5Gcreate2(proc, SC_HEAP_SITES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hg = col_group(proc, SC_HEAP);
+	sg = hg < 0 ? -1 : col_group(proc, SC_HEAP_SITES);
 	if (sg >= 0 &&
 	    attr_i64(hg, sc_heap_attrs[SC_HEAPA_PEAK_LIVE].name, (int64_t)hd->heap_peak) == 0 &&
 	    attr_i64(hg, sc_heap_attrs[SC_HEAPA_LIVE_AT_EXIT].name, (int64_t)hd->heap_live) == 0 &&
@@ -466,7 +466,7 @@ static int write_samples(struct columns *c, hid_t proc, const struct run_info *r
 		if (!(stacks[i] = sample_stack(p, &p->samples[i], &m, names)))
 			goto out;
 	}
-	g = H5Gcreate2(proc, SC_SAMPLES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	g = col_group(proc, SC_SAMPLES);
 	if (g >= 0 && col_uint(c, g, SC_SMP(TIME), time, n, 8) == 0 &&
 	    col_uint(c, g, SC_SMP(THREAD), lane, n, 4) == 0 &&
 	    col_uint(c, g, SC_SMP(REGION), region, n, 4) == 0 &&
@@ -493,9 +493,7 @@ static int write_aggregates(struct columns *c, hid_t proc, const struct profile 
 {
 	uint64_t n = p->nlane_sums, *v = malloc((n + 1) * sizeof *v);
 	uint32_t *u = malloc((n + 1) * sizeof *u);
-	hid_t g = p->nlane_sums
-			  ? H5Gcreate2(proc, SC_AGGREGATES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)
-			  : -1;
+	hid_t g = p->nlane_sums ? col_group(proc, SC_AGGREGATES) : -1;
 	int rc = g >= 0 && u && v ? 0 : -1;
 
 	if (!p->nlane_sums) {
@@ -530,8 +528,7 @@ int process_group_write(struct columns *c, hid_t file, size_t index, const struc
 			const struct profile *p)
 {
 	char name[32];
-	hid_t g = (snprintf(name, sizeof name, SC_PROCESS_N, index),
-		   H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+	hid_t g = (snprintf(name, sizeof name, SC_PROCESS_N, index), col_group(file, name));
 	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 &&
 				 write_crash(c, g, run) == 0 && write_heap(c, g, run) == 0 &&
 				 write_aggregates(c, g, p) == 0 && write_samples(c, g, run, p) == 0

@@ -303,7 +303,7 @@ static int has_pair_column(const struct layout *L, int col)
 static int write_pairs(struct columns *c, hid_t file, const struct layout *L)
 {
 	uint64_t n = 0, *v;
-	hid_t g = H5Gcreate2(file, SC_PAIRS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(file, SC_PAIRS);
 	int rc;
 
 	for (size_t k = 0; k < L->n; k++)
@@ -403,7 +403,7 @@ static int write_processes(struct columns *c, hid_t file, const struct layout *L
 	int64_t *parent = malloc((n + 1) * sizeof *parent);
 	const char **strs = calloc(n + 1, sizeof *strs);
 	char *names = calloc(n + 1, CAP);
-	hid_t g = H5Gcreate2(file, SC_PROCESSES, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(file, SC_PROCESSES);
 	int rc = g >= 0 && parent && strs && names ? 0 : -1;
 
 	for (int col = 0; rc == 0 && col < SC_NPROC; col++) {
@@ -584,7 +584,7 @@ static int write_events(struct columns *c, hid_t file, struct layout *L)
 {
 	int width[SC_NEV], has[SC_NEV], rc = 0;
 	struct col_stream out[SC_NEV];
-	hid_t g = H5Gcreate2(file, SC_EVENTS, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t g = col_group(file, SC_EVENTS);
 
 	for (size_t k = 0; k < L->n; k++)
 		if (!L->procs[k].p->spill)
