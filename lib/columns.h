@@ -102,6 +102,11 @@ struct region_columns {
  * alike. Returns 0 or -1. */
 int col_regions(struct columns *c, hid_t file, const struct region_columns *r);
 
+/* Creates the profile file at path (truncating it) with the file creation
+ * properties fcpl (H5P_DEFAULT for HDF5's), in the format every profile
+ * has; as H5Fcreate, a negative id on failure. */
+hid_t profile_create(const char *path, hid_t fcpl);
+
 /* The root's attributes: the schema version, the producer (this scope)
  * and the time unit. Returns 0 or -1. */
 int attr_root(hid_t file);

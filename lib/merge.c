@@ -651,7 +651,7 @@ static int write_merged(const char *path, void *ctx)
 {
 	struct job *j = ctx;
 	struct columns c;
-	hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	hid_t file = profile_create(path, H5P_DEFAULT);
 	int rc = -1;
 
 	if (file < 0)

@@ -146,13 +146,10 @@ static int write_copy(const char *path, const char *tmp, const struct region_col
 	static const char *const top_skip[] = {SC_REGIONS, NULL};
 	hid_t src = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	hid_t fcpl = src >= 0 ? H5Fget_create_plist(src) : -1;
-	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), dst = -1;
+	hid_t dst = fcpl >= 0 ? profile_create(tmp, fcpl) : -1;
 	struct copy_ctx c = {-1, top_skip, err, cap, "/"};
 	int rc = -1;
 
-	if (fcpl >= 0 && fapl >= 0 &&
-	    H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST) >= 0)
-		dst = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
 	c.to = dst;
 	if (dst < 0)
 		fail(err, cap, "%s cannot be created", tmp);
@@ -162,8 +159,6 @@ static int write_copy(const char *path, const char *tmp, const struct region_col
 		rc = 0;
 	if (dst >= 0 && H5Fclose(dst) < 0 && rc == 0)
 		rc = fail(err, cap, "%s cannot be written", tmp);
-	if (fapl >= 0)
-		H5Pclose(fapl);
 	if (fcpl >= 0)
 		H5Pclose(fcpl);
 	if (src >= 0)

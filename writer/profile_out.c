@@ -661,14 +661,9 @@ static int by_start(const void *x, const void *y)
 static int write_file(const char *path, struct layout *L, const struct storage *st)
 {
 	struct columns c;
-	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file;
+	hid_t file = profile_create(path, H5P_DEFAULT);
 	int rc = -1;
 
-	/* The oldest format that has everything used: any reader from
-	 * HDF5 1.8 on opens the file. */
-	H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_LATEST);
-	file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-	H5Pclose(fapl);
 	if (file < 0)
 		return -1;
 	if (columns_init(&c, st) == 0 && attr_root(file) == 0 && write_metadata(file, L) == 0 &&
