@@ -400,6 +400,7 @@ struct held {
 	struct run_info run;
 	struct module *mods;
 	struct profile p;
+	struct named *named; /* its regions' names, from its end */
 	struct job job;
 	char output[4096], host[256];
 };
@@ -460,6 +461,10 @@ static int hold(struct held *h, const struct options *o, struct alongside *early
 	h->run.end_ns = h->p.end_ns;
 	arena_release_records(&h->a);
 	phase("collect");
+	/* named now, while the run's other processes go on: at the end,
+	 * only the last is left to name (NULL: it is tried again then) */
+	h->named = profile_name(&h->run, &h->p);
+	phase("names");
 	return -1;
 }
 
@@ -467,6 +472,7 @@ static int hold(struct held *h, const struct options *o, struct alongside *early
  * the library that started this writer need not say it again. */
 static void release(struct held *h, int rc)
 {
+	profile_named_free(h->named);
 	if (h->collected)
 		profile_free(&h->p);
 	free((char *)h->run.command_line);
@@ -544,7 +550,7 @@ static int publish_held(struct held **h, size_t n, char *wrote, size_t cap)
 	}
 	qsort(h, n, sizeof *h, held_by_start);
 	for (size_t k = 0; k < n; k++)
-		procs[k] = (struct proc_out){&h[k]->run, &h[k]->p};
+		procs[k] = (struct proc_out){&h[k]->run, &h[k]->p, h[k]->named};
 	to = destination(h, n);
 	/* A part in the run's parts folder is read back by the run's merge,
 	 * which publishes the profile durably: syncing each part would make
@@ -787,6 +793,7 @@ static int serve_run(struct options *o)
 int main(int argc, char **argv)
 {
 	struct options o;
+	int rc;
 
 	/* HDF5's exit handler closes what is still open: after a close that
 	 * failed (a full disk) that is the discarded file, and it crashes.
@@ -799,7 +806,7 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &o) != 0)
 		return 2;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	if (o.run_fd >= 0)
-		return serve_run(&o);
-	return write_arena(&o, NULL, 0);
+	rc = o.run_fd >= 0 ? serve_run(&o) : write_arena(&o, NULL, 0);
+	profile_names_done();
+	return rc;
 }

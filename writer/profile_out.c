@@ -36,8 +36,8 @@ struct named {
 struct layout {
 	struct proc_out *procs;
 	size_t n;
-	struct named *named; /* per process */
-	uint64_t *first;     /* per process: its first row of /events */
+	struct named **named; /* per process: its proc_out's, or named here */
+	uint64_t *first;      /* per process: its first row of /events */
 	uint64_t nevents;
 	uint32_t nregions;   /* rows of /regions */
 	struct u64map index; /* hash of name, module and offset -> a row's process << 32 | region */
@@ -71,14 +71,86 @@ static void named_region(const struct arena *a, uint64_t addr, const char **name
 	*kind = names[slot].kind == SCOPE_NAME_OPENMP ? "openmp" : "user";
 }
 
-/* Names regions [0, n) of p as the process saw them. */
-static int name_regions(struct named *nm, const struct run_info *run, const struct profile *p)
+/*
+ * The symbolizer of the last process named, with its modules, kept for the
+ * next when that has the same (path, build-id and place): the children a
+ * program forks have their parent's, and each would open the same files
+ * and read the same DWARF.
+ */
+static struct {
+	struct scope_sym_module *mods; /* its paths owned here */
+	char **ids;		       /* the modules' build-ids */
+	size_t n;
+	struct scope_symbolizer *s;
+} last;
+
+static int same_modules(const struct scope_sym_module *sm, const struct run_info *run)
+{
+	if (last.n != run->nmods)
+		return 0;
+	for (size_t i = 0; i < last.n; i++) {
+		const struct scope_sym_module *a = &last.mods[i], *b = &sm[i];
+		if (strcmp(a->path, b->path) != 0 || strcmp(last.ids[i], run->mods[i].build_id) ||
+		    a->bias != b->bias || a->lo != b->lo || a->hi != b->hi ||
+		    a->unloaded != b->unloaded)
+			return 0;
+	}
+	return 1;
+}
+
+void profile_names_done(void)
+{
+	scope_sym_close(last.s);
+	for (size_t i = 0; i < last.n; i++) {
+		free((char *)last.mods[i].path);
+		free(last.ids[i]);
+	}
+	free(last.mods);
+	free(last.ids);
+	memset(&last, 0, sizeof last);
+}
+
+/* A symbolizer of run's modules: the last one when they are the same.
+ * NULL without memory. */
+static struct scope_symbolizer *symbolizer_for(const struct run_info *run)
+{
+	struct scope_sym_module *sm = run_sym_modules(run);
+	size_t n = run->nmods;
+
+	if (!sm)
+		return NULL;
+	if (last.s && same_modules(sm, run)) {
+		free(sm);
+		return last.s;
+	}
+	profile_names_done();
+	last.mods = sm;
+	if (!(last.ids = calloc(n + 1, sizeof *last.ids)))
+		goto fail;
+	for (size_t i = 0; i < n; i++, last.n++) {
+		char *path = strdup(sm[i].path), *id = strdup(run->mods[i].build_id);
+		if (!path || !id) {
+			free(path);
+			free(id);
+			goto fail;
+		}
+		sm[i].path = path;
+		last.ids[i] = id;
+	}
+	return last.s = scope_sym_open(sm, n);
+fail:
+	profile_names_done();
+	return NULL;
+}
+
+struct named *profile_name(const struct run_info *run, const struct profile *p)
 {
 	uint32_t n = p->nregions;
-	struct scope_sym_module *sm = run_sym_modules(run);
-	struct scope_symbolizer *s = NULL;
-	int rc = -1;
+	struct named *nm = calloc(1, sizeof *nm);
+	struct scope_symbolizer *s;
 
+	if (!nm)
+		return NULL;
 	nm->n = n;
 	nm->syms = calloc(n + 1, sizeof *nm->syms);
 	nm->name = calloc(n + 1, sizeof *nm->name);
@@ -88,9 +160,9 @@ static int name_regions(struct named *nm, const struct run_info *run, const stru
 	nm->offset = calloc(n + 1, sizeof *nm->offset);
 	nm->line = calloc(n + 1, sizeof *nm->line);
 	nm->row = calloc(n + 1, sizeof *nm->row);
-	if (!sm || !nm->syms || !nm->name || !nm->file || !nm->module || !nm->kind || !nm->offset ||
-	    !nm->line || !nm->row || !(s = scope_sym_open(sm, run->nmods)))
-		goto out;
+	if (!nm->syms || !nm->name || !nm->file || !nm->module || !nm->kind || !nm->offset ||
+	    !nm->line || !nm->row || !(s = symbolizer_for(run)))
+		goto fail;
 	for (uint32_t r = 0; r < n; r++) {
 		struct scope_sym *y = &nm->syms[r];
 		if (p->regions[r].addr < SCOPE_REC_CODE) {
@@ -100,7 +172,7 @@ static int name_regions(struct named *nm, const struct run_info *run, const stru
 		}
 		if (scope_sym_lookup(s, p->regions[r].addr, p->regions[r].module, run->symbolize,
 				     y) != 0)
-			goto out;
+			goto fail;
 		nm->name[r] = y->name;
 		nm->file[r] = y->file;
 		nm->line[r] = y->line;
@@ -108,15 +180,16 @@ static int name_regions(struct named *nm, const struct run_info *run, const stru
 		nm->module[r] = y->module >= 0 ? run->mods[y->module].path : "";
 		nm->kind[r] = region_kind(run, y->module, y->name);
 	}
-	rc = 0;
-out:
-	scope_sym_close(s);
-	free(sm);
-	return rc;
+	return nm;
+fail:
+	profile_named_free(nm);
+	return NULL;
 }
 
-static void named_free(struct named *nm)
+void profile_named_free(struct named *nm)
 {
+	if (!nm)
+		return;
 	for (uint32_t r = 0; nm->syms && r < nm->n; r++)
 		scope_sym_free(&nm->syms[r]);
 	free(nm->syms);
@@ -127,6 +200,7 @@ static void named_free(struct named *nm)
 	free(nm->offset);
 	free(nm->line);
 	free(nm->row);
+	free(nm);
 }
 
 static uint64_t region_hash(const struct named *nm, uint32_t r)
@@ -139,7 +213,7 @@ static uint64_t region_hash(const struct named *nm, uint32_t r)
 
 static int same_region(const struct layout *L, uint64_t owner, const struct named *nm, uint32_t r)
 {
-	const struct named *o = &L->named[owner >> 32];
+	const struct named *o = L->named[owner >> 32];
 	uint32_t q = (uint32_t)owner;
 
 	return o->offset[q] == nm->offset[r] && strcmp(o->name[q], nm->name[r]) == 0 &&
@@ -166,7 +240,7 @@ static uint32_t *index_slot(struct layout *L, const uint64_t *owner, const struc
 static int place_regions(struct layout *L, uint64_t *owner)
 {
 	for (size_t k = 0; k < L->n; k++) {
-		struct named *nm = &L->named[k];
+		struct named *nm = L->named[k];
 		for (uint32_t r = 0; r < nm->n; r++) {
 			int added = 1;
 			uint32_t *row = L->n > 1 ? index_slot(L, owner, nm, r, &added) : NULL;
@@ -190,7 +264,7 @@ static int write_regions(struct columns *c, hid_t file, struct layout *L)
 	int rc = -1;
 
 	for (size_t k = 0; k < L->n; k++)
-		total += L->named[k].n;
+		total += L->named[k]->n;
 	owner = calloc(total + 1, sizeof *owner);
 	offset = calloc(total + 1, sizeof *offset);
 	line = calloc(total + 1, sizeof *line);
@@ -202,7 +276,7 @@ static int write_regions(struct columns *c, hid_t file, struct layout *L)
 	    place_regions(L, owner) != 0)
 		goto out;
 	for (uint32_t i = 0; i < L->nregions; i++) {
-		const struct named *o = &L->named[owner[i] >> 32];
+		const struct named *o = L->named[owner[i] >> 32];
 		uint32_t q = (uint32_t)owner[i];
 		name[i] = o->name[q];
 		module[i] = o->module[q];
@@ -224,7 +298,7 @@ out:
 	free(kind);
 	return rc;
 }
-_Static_assert(SC_NREG == 6, "a new /regions column: name it in name_regions, give it here");
+_Static_assert(SC_NREG == 6, "a new /regions column: name it in profile_name, give it here");
 
 /* What the processes have between them: a column any has is in the file,
  * 0 for the others. */
@@ -263,7 +337,7 @@ static uint64_t pair_of(const struct layout *L, size_t k, uint32_t r, int col)
 
 	switch (col) {
 	case SC_PAIR_PROCESS: return k;
-	case SC_PAIR_REGION: return L->named[k].row[r];
+	case SC_PAIR_REGION: return L->named[k]->row[r];
 	case SC_PAIR_FIRST: return L->first[k] + g->first;
 	case SC_PAIR_COUNT: return g->count;
 	case SC_PAIR_TOTAL_NS: return g->total_ns;
@@ -636,7 +710,7 @@ static int write_groups(struct columns *c, hid_t file, struct layout *L)
 {
 	for (size_t k = 0; k < L->n; k++) {
 		struct profile *p = L->procs[k].p;
-		const uint32_t *row = L->named[k].row;
+		const uint32_t *row = L->named[k]->row;
 		for (uint64_t i = 0; i < p->nlane_sums; i++)
 			if (p->lane_sums[i].region < p->nregions)
 				p->lane_sums[i].region = row[p->lane_sums[i].region];
@@ -690,12 +764,17 @@ int profile_write(const char *path, struct proc_out *procs, size_t n, const stru
 	for (size_t k = 0; rc == 0 && k < n; k++) {
 		L.first[k] = L.nevents;
 		L.nevents += procs[k].p->nevents;
-		rc = name_regions(&L.named[k], procs[k].run, procs[k].p);
+		L.named[k] =
+			procs[k].named ? procs[k].named : profile_name(procs[k].run, procs[k].p);
+		rc = L.named[k] ? 0 : -1;
 	}
+	/* the names are copied out: the file is written without the DWARF */
+	profile_names_done();
 	if (rc == 0)
 		rc = write_file(path, &L, st);
 	for (size_t k = 0; L.named && k < n; k++)
-		named_free(&L.named[k]);
+		if (!procs[k].named)
+			profile_named_free(L.named[k]);
 	free(L.named);
 	free(L.first);
 	map_free(&L.index);

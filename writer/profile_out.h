@@ -28,10 +28,26 @@ struct run_info {
 
 int metadata_write(hid_t file, const struct run_info *run);
 
+/* A process's regions named (by libdw, or from its arena), as /regions
+ * will have them. */
+struct named;
+
+/* Names p's regions, which are final once it is collected: the run's
+ * writer names each process as it ends, not all at the end. A process
+ * with the modules of the one named before reuses its symbolizer. NULL
+ * without memory. */
+struct named *profile_name(const struct run_info *run, const struct profile *p);
+void profile_named_free(struct named *nm);
+
+/* Closes the symbolizer profile_name keeps for the next process (profile_write
+ * does before it writes). */
+void profile_names_done(void);
+
 /* One process of a profile being written: what it was, and its calls. */
 struct proc_out {
 	const struct run_info *run;
 	struct profile *p;
+	struct named *named; /* profile_name's (the caller's to free), or NULL */
 };
 
 /* The record-time filters the run had (its SCOPE_* variables) and the
