@@ -80,7 +80,7 @@ static double recording(const struct rd_profile *p)
 
 int summary_read(const char *path, struct summary *s, char *err, size_t errcap)
 {
-	struct rd_profile *p = rd_open(path, err, errcap);
+	struct rd_profile *p = rd_open_brief(path, err, errcap);
 	int rc;
 
 	memset(s, 0, sizeof *s);

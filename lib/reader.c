@@ -894,7 +894,7 @@ static int specs_in_order(void)
 	return 1;
 }
 
-static int load(struct rd_profile *p, const char *path)
+static int load(struct rd_profile *p, const char *path, int brief)
 {
 	struct table processes = {"/" SC_PROCESSES,
 				  process_fields,
@@ -955,12 +955,14 @@ static int load(struct rd_profile *p, const char *path)
 	}
 	if (rc != 0)
 		return -1;
-	if (read_lanes(p) || read_meta(p) || open_events(p) || check_processes(p) || check_pairs(p))
+	p->brief = brief;
+	if ((!brief && read_lanes(p)) || read_meta(p) || open_events(p) || check_processes(p) ||
+	    check_pairs(p))
 		return -1;
 	return 0;
 }
 
-struct rd_profile *rd_open(const char *path, char *err, size_t errcap)
+static struct rd_profile *open_profile(const char *path, int brief, char *err, size_t errcap)
 {
 	struct rd_profile *p = calloc(1, sizeof *p);
 
@@ -973,12 +975,22 @@ struct rd_profile *rd_open(const char *path, char *err, size_t errcap)
 	p->h5->file = -1;
 	for (int i = 0; i < SC_NEV; i++)
 		p->h5->events[i] = p->h5->spaces[i] = -1;
-	if (load(p, path) != 0) {
+	if (load(p, path, brief) != 0) {
 		snprintf(err, errcap, "%s", p->err[0] ? p->err : "cannot be read");
 		rd_close(p);
 		return NULL;
 	}
 	return p;
+}
+
+struct rd_profile *rd_open(const char *path, char *err, size_t errcap)
+{
+	return open_profile(path, 0, err, errcap);
+}
+
+struct rd_profile *rd_open_brief(const char *path, char *err, size_t errcap)
+{
+	return open_profile(path, 1, err, errcap);
 }
 
 static void free_rows(const struct field *fields, const struct column_spec *cols, size_t ncols,
@@ -1033,6 +1045,8 @@ int rd_cursor_open(struct rd_profile *p, size_t pair, unsigned columns, size_t s
 	c->p = p;
 	if (!p->has_events)
 		return fail(p, "the profile holds no events (/events is missing)");
+	if (p->brief)
+		return fail(p, "opened without its lanes (rd_open_brief): its events are not read");
 	if (pair >= p->npairs)
 		return fail(p, "pair %zu is out of range (%zu pairs)", pair, p->npairs);
 	r = &p->pairs[pair];

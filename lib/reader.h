@@ -93,6 +93,7 @@ struct rd_profile {
 	int has_events;	  /* 0: an aggregate-only profile, /pairs without /events */
 	uint64_t nevents; /* rows of /events */
 	int has_bytes;	  /* /pairs has bytes_sent and bytes_received (MPI calls) */
+	int brief;	  /* opened by rd_open_brief: no process has its lanes */
 	uint64_t origin;  /* the earliest /processes/start, unix ns (0 without processes) */
 	struct rd_meta meta;
 	char err[RD_ERR_MAX]; /* why the last call failed */
@@ -142,6 +143,12 @@ struct rd_cursor {
  * (without the path) in err.
  */
 struct rd_profile *rd_open(const char *path, char *err, size_t errcap);
+
+/* The same without the processes' lane tables (nlanes 0), for a reader of
+ * /pairs, /regions and /metadata alone, such as scope-run's summary: a run
+ * of fifty processes spends most of its opening on their lanes. Its
+ * events cannot be read. */
+struct rd_profile *rd_open_brief(const char *path, char *err, size_t errcap);
 void rd_close(struct rd_profile *p);
 
 /*

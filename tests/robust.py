@@ -201,9 +201,18 @@ def case_fork_exec(t):
         check_nesting(p)
 
 
+def expect_summary_of_all(p, r):
+    """scope-run's summary (read without the processes' lanes) counts every process's calls."""
+    calls, regions = int(p.pairs["count"].sum()), len(p.regions["name"])
+    line = f"scope-run: {calls} calls of {regions} regions in"
+    expect(line in r.stderr, f"no '{line}' in the summary:\n{r.stderr}")
+
+
 def case_spawn(t):
-    """posix_spawn with the program's own envp: the spawned program is profiled."""
-    p, r = t.profile("spawn")
+    """posix_spawn with the program's own envp: the spawned program is profiled, and the
+    summary counts the calls of both processes."""
+    p, r = t.profile("spawn", options=())
+    expect_summary_of_all(p, r)
     text = t.text(r)
     _, lpid, leaf = the_report(text, "leaf")
     expect("leaf env R_PROC_FOO=bar" in text, "the program's own environment did not reach the spawned program")
