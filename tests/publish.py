@@ -19,6 +19,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import RUN_TIMEOUT, Profile, Run, Skipped, Test, arenas, cases_of, expect, expect_eq, \
@@ -199,6 +200,36 @@ def case_partial_killed(t):
     expect_counts(p, counts(N), 0, " (the parent)")
     expect_counts(p, counts(N, child=True), 1, " (the child)")
     expect_eq(arenas(t.tmp), [], f"arenas left in {t.tmp}")
+
+
+def deleted_mappings(folder):
+    """The processes that still map a deleted file of folder, as (pid, path)."""
+    held = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                held += [(int(pid), line.split(None, 5)[-1].strip()) for line in f
+                         if folder in line and line.rstrip().endswith("(deleted)")][:1]
+        except OSError:
+            continue
+    return held
+
+
+def case_arenas_released(t):
+    """Once the profile is published, the arenas' last close is the exit of a process of the
+    writer's own, which scope-run does not wait for: within seconds of its end nothing maps
+    them any more, and the profile is whole."""
+    t.need_prog()
+    out = t.path("out.h5")
+    t.scope("-q", "-o", out, "--", t.prog, N, 3).expect_rc(0)
+    p = Profile(out)
+    expect_eq(len(p.processes["pid"]), 4, "processes in the profile")
+    expect_counts(p, counts(N), 0, " (the parent)")
+    expect_eq(arenas(t.tmp), [], f"arenas left in {t.tmp}")
+    deadline = time.monotonic() + 20
+    while (held := deleted_mappings(t.tmp)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    expect_eq(held, [], "processes that still map the run's deleted arenas")
 
 
 def case_stale_summary(t):

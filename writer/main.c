@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "alongside.h"
 #include "columns.h"
+#include "evict.h"
 #include "merge.h"
 #include "profile_out.h"
 #include "progress.h"
@@ -637,16 +638,21 @@ static void wrote_part(struct run_state *rs, const char *path)
 		rs->wrote[rs->n++] = strdup(path);
 }
 
-/* Writes the processes held into one part. Returns 0 or 1. */
-static int flush(struct run_state *rs)
+/* Writes the processes held into one part. Returns 0 or 1. At the run's
+ * end (last), their arenas are evicted apart (evict.h): the command waits
+ * for this writer's exit. Before, the writer would touch its memory while
+ * the evicting process still shared it. */
+static int flush(struct run_state *rs, int last)
 {
 	char wrote[4096] = "";
-	int rc = 0;
+	int rc = 0, apart;
 
 	if (rs->b.n)
 		rc = publish_held(rs->b.h, rs->b.n, wrote, sizeof wrote);
+	apart = last && rs->b.n && rc == 0 ? evict_apart() : -1;
 	for (size_t k = 0; k < rs->b.n; k++)
 		release(rs->b.h[k], rc);
+	evict_apart_go(apart);
 	if (rc == 0)
 		wrote_part(rs, wrote);
 	rs->b.n = 0;
@@ -684,7 +690,7 @@ static int write_run_arena(const char *path, struct alongside *early, void *ctx)
 		return rc;
 	}
 	if (rs->b.n && (rs->b.n == rs->b.max || rs->b.calls + calls_held(h) > BATCH_CALLS))
-		rc = flush(rs);
+		rc = flush(rs, 0);
 	rs->b.h[rs->b.n++] = h;
 	rs->b.calls += calls_held(h);
 	return rc;
@@ -779,7 +785,7 @@ static int serve_run(struct options *o)
 	if (rs.b.max > BATCH_PROCESSES)
 		rs.b.max = BATCH_PROCESSES;
 	rc = run_serve(o->run_fd, o->at_exit, o->watch, write_run_arena, &rs);
-	rc |= flush(&rs);
+	rc |= flush(&rs, 1);
 	if (o->merge)
 		rc |= merge_run(&rs, o->merge);
 	if (o->lock)
