@@ -689,6 +689,7 @@ static int write_run_arena(const char *path, struct alongside *early, void *ctx)
 			wrote_part(rs, wrote);
 		return rc;
 	}
+	rc = 0; /* held: written with the batch */
 	if (rs->b.n && (rs->b.n == rs->b.max || rs->b.calls + calls_held(h) > BATCH_CALLS))
 		rc = flush(rs, 0);
 	rs->b.h[rs->b.n++] = h;
