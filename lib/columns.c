@@ -226,13 +226,24 @@ out:
 	return rc;
 }
 
+/* Creation properties of class cls without the object's times: HDF5
+ * would write and keep updating four of them in every header, and the same
+ * calls would not make the same file twice. */
+static hid_t untimed(hid_t cls)
+{
+	hid_t pl = H5Pcreate(cls);
+	if (pl >= 0)
+		H5Pset_obj_track_times(pl, 0);
+	return pl;
+}
+
 /* Creates a one-dimensional dataset of n elements laid out by the policy;
  * *deflated tells whether its chunks must be written compressed. */
 static hid_t create(struct columns *c, hid_t loc, const char *name, hid_t type, uint64_t n,
 		    size_t elem_bytes, int may_compress, int *deflated, uint64_t *chunk_elems)
 {
 	hsize_t dims = n;
-	hid_t space = H5Screate_simple(1, &dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), d;
+	hid_t space = H5Screate_simple(1, &dims, NULL), dcpl = untimed(H5P_DATASET_CREATE), d;
 	const struct storage *st = &c->st;
 	int compress =
 		may_compress && n > 0 && st->level > 0 && (!st->automatic || n >= st->auto_min);
@@ -295,10 +306,11 @@ int col_int64(struct columns *c, hid_t loc, const char *name, const int64_t *dat
 int col_int32(hid_t loc, const char *name, const int32_t *data, uint64_t n)
 {
 	hsize_t dims = n;
-	hid_t space = H5Screate_simple(1, &dims, NULL), d;
+	hid_t space = H5Screate_simple(1, &dims, NULL), dcpl = untimed(H5P_DATASET_CREATE), d;
 	int rc = -1;
 
-	d = H5Dcreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	d = H5Dcreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	H5Pclose(dcpl);
 	if (d >= 0 && describe_new(d, loc, name) == 0) {
 		rc = n == 0 || H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >=
 					     0
@@ -323,9 +335,11 @@ int col_str(hid_t loc, const char *name, const char *const *data, uint64_t n)
 {
 	hsize_t dims = n;
 	hid_t t = str_type(), space = H5Screate_simple(1, &dims, NULL), d, x = transfer_for(n);
+	hid_t dcpl = untimed(H5P_DATASET_CREATE);
 	int rc = -1;
 
-	d = H5Dcreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+	d = H5Dcreate2(loc, name, t, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	H5Pclose(dcpl);
 	if (d >= 0 && describe_new(d, loc, name) == 0)
 		rc = n == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, x, data) >= 0 ? 0 : -1;
 	if (d >= 0 && H5Dclose(d) < 0)
@@ -401,9 +415,13 @@ hid_t profile_create(const char *path, hid_t fcpl)
 	 * the oldest gives each group a B-tree and a heap: a run of many
 	 * processes has a quarter fewer bytes. Any HDF5 from 1.8 on reads it. */
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), file = -1;
+	hid_t own = fcpl == H5P_DEFAULT ? H5Pcreate(H5P_FILE_CREATE) : H5Pcopy(fcpl);
 
-	if (fapl >= 0 && H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) >= 0)
-		file = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+	if (fapl >= 0 && own >= 0 && H5Pset_obj_track_times(own, 0) >= 0 &&
+	    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) >= 0)
+		file = H5Fcreate(path, H5F_ACC_TRUNC, own, fapl);
+	if (own >= 0)
+		H5Pclose(own);
 	if (fapl >= 0)
 		H5Pclose(fapl);
 	return file;
@@ -504,7 +522,7 @@ static int describe_new(hid_t d, hid_t loc, const char *name)
 
 hid_t col_group(hid_t loc, const char *name)
 {
-	hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
+	hid_t gcpl = untimed(H5P_GROUP_CREATE), g = -1;
 	char path[256];
 
 	/* Attributes stay in the group's header however many (/metadata has
