@@ -640,8 +640,9 @@ static void wrote_part(struct run_state *rs, const char *path)
 
 /* Writes the processes held into one part. Returns 0 or 1. At the run's
  * end (last), their arenas are evicted apart (evict.h): the command waits
- * for this writer's exit. Before, the writer would touch its memory while
- * the evicting process still shared it. */
+ * for this writer's exit. A flush during the run evicts them here, since
+ * the writer goes on and would touch its memory while the evicting
+ * process still shared it. */
 static int flush(struct run_state *rs, int last)
 {
 	char wrote[4096] = "";
