@@ -6,6 +6,7 @@
 #include "map.h"
 
 #include "columns.h"
+#include "grow.h"
 #include "merge_parts.h"
 #include "parents.h"
 #include "progress.h"
@@ -62,21 +63,6 @@ struct strs {
 	char **v;
 	uint64_t n, cap;
 };
-
-static int reserve(void **v, uint64_t *cap, uint64_t need, size_t size)
-{
-	uint64_t c = *cap ? *cap : 256;
-	void *grown;
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(grown = realloc(*v, c * size)))
-		return -1;
-	*v = grown;
-	*cap = c;
-	return 0;
-}
 
 /* An event column of the output, appended input after input: whole
  * chunks are written as they fill, so about two chunks of it are in memory. */
@@ -291,12 +277,12 @@ static uint32_t *add_regions(struct merged *m, struct input *in, uint64_t *nreg)
 	uint32_t *map = NULL;
 
 	/* room for every region being new: no column grows inside the loop */
-	if (reserve((void **)&m->rname.v, &m->rname.cap, m->rname.n + n, sizeof(char *)) ||
-	    reserve((void **)&m->rmodule.v, &m->rmodule.cap, m->rmodule.n + n, sizeof(char *)) ||
-	    reserve((void **)&m->rfile.v, &m->rfile.cap, m->rfile.n + n, sizeof(char *)) ||
-	    reserve((void **)&m->rkind.v, &m->rkind.cap, m->rkind.n + n, sizeof(char *)) ||
-	    reserve((void **)&m->roffset.v, &m->roffset.cap, m->roffset.n + n, 8) ||
-	    reserve((void **)&m->rline.v, &m->rline.cap, m->rline.n + n, 8) ||
+	if (scope_grow((void **)&m->rname.v, &m->rname.cap, m->rname.n + n, sizeof(char *)) ||
+	    scope_grow((void **)&m->rmodule.v, &m->rmodule.cap, m->rmodule.n + n, sizeof(char *)) ||
+	    scope_grow((void **)&m->rfile.v, &m->rfile.cap, m->rfile.n + n, sizeof(char *)) ||
+	    scope_grow((void **)&m->rkind.v, &m->rkind.cap, m->rkind.n + n, sizeof(char *)) ||
+	    scope_grow((void **)&m->roffset.v, &m->roffset.cap, m->roffset.n + n, 8) ||
+	    scope_grow((void **)&m->rline.v, &m->rline.cap, m->rline.n + n, 8) ||
 	    !(map = malloc((n + 1) * sizeof *map)))
 		goto out;
 	for (uint64_t r = 0; r < n; r++) {

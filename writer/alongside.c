@@ -4,6 +4,7 @@
 #include "alongside.h"
 
 #include "collect.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,7 +50,7 @@ struct alongside {
 	pthread_cond_t wake;
 	pthread_mutex_t copy_lock;
 	struct note *notes;
-	size_t nnotes, cap;
+	uint64_t nnotes, cap;
 	int quit, started;
 	int done; /* the thread stopped grouping */
 	uint64_t calls;
@@ -127,17 +128,8 @@ static int note(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
 	}
 	if (lane != g->lane)
 		return -1; /* a second thread: its calls interleave with the first's */
-	if (seq >= g->nat) {
-		uint64_t n = g->nat ? g->nat : 1024;
-		uint64_t *grown;
-		while (n <= seq)
-			n *= 2;
-		if (!(grown = realloc(g->at, n * sizeof *grown)))
-			return -1;
-		memset(grown + g->nat, 0, (n - g->nat) * sizeof *grown);
-		g->at = grown;
-		g->nat = n;
-	}
+	if (scope_grow_zeroed((void **)&g->at, &g->nat, (uint64_t)seq + 1, sizeof *g->at) != 0)
+		return -1;
 	g->at[seq] = at + 1;
 	return 0;
 }
@@ -184,7 +176,7 @@ static void *group(void *arg)
 {
 	struct alongside *g = arg;
 	struct note *mine = NULL;
-	size_t cap = 0;
+	uint64_t cap = 0;
 
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
 	advance(g); /* the chunks copied before it started */
@@ -195,13 +187,8 @@ static void *group(void *arg)
 			pthread_cond_wait(&g->wake, &g->lock);
 		if (__atomic_load_n(&g->quit, __ATOMIC_RELAXED))
 			break;
-		if (cap < g->nnotes) {
-			struct note *grown = realloc(mine, g->nnotes * sizeof *grown);
-			if (!grown)
-				break;
-			mine = grown;
-			cap = g->nnotes;
-		}
+		if (scope_grow((void **)&mine, &cap, g->nnotes, sizeof *mine) != 0)
+			break;
 		n = g->nnotes;
 		memcpy(mine, g->notes, n * sizeof *mine);
 		g->nnotes = 0;
@@ -224,18 +211,12 @@ static void *group(void *arg)
 static void tell(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at, int settled)
 {
 	pthread_mutex_lock(&g->lock);
-	if (g->nnotes == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 256;
-		struct note *grown = realloc(g->notes, cap * sizeof *grown);
-		if (!grown) {
-			__atomic_store_n(&g->quit, 1, __ATOMIC_RELAXED);
-			g->done = 1; /* grouped at the end instead */
-			pthread_cond_signal(&g->wake);
-			pthread_mutex_unlock(&g->lock);
-			return;
-		}
-		g->notes = grown;
-		g->cap = cap;
+	if (scope_grow((void **)&g->notes, &g->cap, g->nnotes + 1, sizeof *g->notes) != 0) {
+		__atomic_store_n(&g->quit, 1, __ATOMIC_RELAXED);
+		g->done = 1; /* grouped at the end instead */
+		pthread_cond_signal(&g->wake);
+		pthread_mutex_unlock(&g->lock);
+		return;
 	}
 	g->notes[g->nnotes++] = (struct note){lane, seq, at, settled};
 	pthread_cond_signal(&g->wake);

@@ -2,6 +2,7 @@
 /* Turns the arena's per-thread records into per-region events with their statistics. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "grow.h"
 #include "progress.h"
 #include "spill.h"
 
@@ -14,23 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-/* Grows *v (of *cap elements of size) to hold n; -1 without memory. */
-static int reserve(void **v, uint64_t *cap, uint64_t n, size_t size)
-{
-	uint64_t c = *cap ? *cap : 64;
-	void *grown;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	if (!(grown = realloc(*v, c * size)))
-		return -1;
-	*v = grown;
-	*cap = c;
-	return 0;
-}
 
 /* Lane, then seq; of one chunk in both places, the arena's first. */
 static int by_lane_seq(const void *x, const void *y)
@@ -344,7 +328,7 @@ static void account(struct grouping *gr, uint32_t rid, uint32_t parent, int oute
  * waits, everything but its time counted, until it is (group_resolve). */
 static int add_later(struct grouping *gr, struct later l)
 {
-	if (reserve((void **)&gr->later, &gr->later_cap, gr->nlater + 1, sizeof *gr->later) != 0)
+	if (scope_grow((void **)&gr->later, &gr->later_cap, gr->nlater + 1, sizeof *gr->later) != 0)
 		return -1;
 	gr->later[gr->nlater++] = l;
 	return 0;
@@ -625,10 +609,10 @@ static int first_pass_sample(struct grouping *gr, const struct scope_rec *r, uin
 		if (gr->map.n != n_before)
 			gr->regions[rid].module = -1;
 	}
-	if (reserve((void **)&gr->samples, &gr->samples_cap, gr->nsamples + 1,
-		    sizeof *gr->samples) != 0 ||
-	    reserve((void **)&gr->sample_pcs, &gr->sample_pcs_cap, gr->nsample_pcs + n,
-		    sizeof *gr->sample_pcs) != 0)
+	if (scope_grow((void **)&gr->samples, &gr->samples_cap, gr->nsamples + 1,
+		       sizeof *gr->samples) != 0 ||
+	    scope_grow((void **)&gr->sample_pcs, &gr->sample_pcs_cap, gr->nsample_pcs + n,
+		       sizeof *gr->sample_pcs) != 0)
 		return -1;
 	gr->samples[gr->nsamples++] =
 		(struct sample){tick_ns(gr->clock, r[0].start), lane, rid, gr->nsample_pcs, n};

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "spill.h"
 
+#include "grow.h"
 #include "map.h"
 
 #include <errno.h>
@@ -73,7 +74,7 @@ struct spill {
 	 * of calls it is: calls of a region come in order. */
 	uint32_t *latest;
 	uint64_t *latest_w;
-	uint32_t nlatest;
+	uint64_t nlatest;
 	unsigned char *rbuf;
 	uint32_t rcap;
 	char dir[512];
@@ -310,14 +311,8 @@ static uint32_t find_bucket(struct spill *s, uint32_t region, uint64_t w)
 	if (!at || (added && s->nb >= UINT32_MAX - 1))
 		return UINT32_MAX;
 	if (added) {
-		if (s->nb == s->bcap) {
-			uint64_t cap = s->bcap ? 2 * s->bcap : 64;
-			struct bucket *grown = realloc(s->b, cap * sizeof *grown);
-			if (!grown)
-				return UINT32_MAX;
-			s->b = grown;
-			s->bcap = cap;
-		}
+		if (scope_grow((void **)&s->b, &s->bcap, s->nb + 1, sizeof *s->b) != 0)
+			return UINT32_MAX;
 		s->b[s->nb++] = (struct bucket){0};
 	}
 	return *at;
@@ -326,25 +321,14 @@ static uint32_t find_bucket(struct spill *s, uint32_t region, uint64_t w)
 /* Room for region's entry of the latest buckets. */
 static int latest_reserve(struct spill *s, uint32_t region)
 {
-	uint32_t n = s->nlatest ? s->nlatest : 256;
-	uint32_t *l;
-	uint64_t *w;
+	uint64_t wcap = s->nlatest;
 
 	if (region < s->nlatest)
 		return 0;
-	while (n <= region)
-		n *= 2;
-	l = realloc(s->latest, n * sizeof *l);
-	if (l)
-		s->latest = l;
-	w = realloc(s->latest_w, n * sizeof *w);
-	if (w)
-		s->latest_w = w;
-	if (!l || !w)
+	/* latest_w first, then latest to the same capacity: nlatest counts both */
+	if (scope_grow((void **)&s->latest_w, &wcap, (uint64_t)region + 1, sizeof *s->latest_w))
 		return -1;
-	memset(l + s->nlatest, 0, (n - s->nlatest) * sizeof *l);
-	s->nlatest = n;
-	return 0;
+	return scope_grow_zeroed((void **)&s->latest, &s->nlatest, wcap, sizeof *s->latest);
 }
 
 /* The bucket of the call that is index among region's, with room for one
