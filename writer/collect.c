@@ -1065,8 +1065,6 @@ static int once_done(struct grouping *gr, struct profile *p, uint64_t window)
 	return 0;
 }
 
-/* collect, in one pass when once and it fits; -2 when that pass's spill
- * could not be written (two passes then try the other folders). */
 /* What the passes found, into p (its events in memory, or spilled). */
 static int fill_profile(struct grouping *gr, uint64_t window, const char *const *spill_dirs,
 			struct profile *p)
