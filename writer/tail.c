@@ -447,7 +447,7 @@ static int consume_sealed(struct tail *t);
  * (alongside_due); tried once. */
 static void maybe_group(struct tail *t)
 {
-	if (t->ag || t->ag_tried || t->broken || !alongside_due(t->hdr, t->stored * t->recs))
+	if (t->ag_tried || t->broken || !alongside_due(t->hdr, t->stored * t->recs))
 		return;
 	t->ag_tried = 1;
 	t->ag = alongside_open(t->path, t->fd, t->store_fd, t->hdr, t->size);
