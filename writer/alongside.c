@@ -315,6 +315,7 @@ struct alongside *alongside_open(const char *path, int fd, int store_fd,
 {
 	struct alongside *g = calloc(1, sizeof *g);
 	char dir[PATH_MAX];
+	const char *dirs[2] = {NULL, NULL};
 	const char *slash = strrchr(path, '/');
 	uint64_t stored = __atomic_load_n(&h->store_chunks, __ATOMIC_ACQUIRE);
 
@@ -338,7 +339,8 @@ struct alongside *alongside_open(const char *path, int fd, int store_fd,
 		return NULL;
 	}
 	tick_clock_init(&g->clock, &g->a);
-	if (!(g->gr = grouping_running(&g->a, &g->clock, dir[0] ? dir : "/", window()))) {
+	dirs[0] = dir[0] ? dir : "/";
+	if (!(g->gr = grouping_running(&g->a, &g->clock, dirs, window()))) {
 		alongside_free(g);
 		return NULL;
 	}

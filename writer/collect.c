@@ -9,7 +9,6 @@
 #include <scope/aggregate.h>
 #include <scope/sample.h>
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,16 +249,6 @@ uint64_t rec_note_from(const struct grouping *gr, uint64_t c)
 	return a;
 }
 
-/* Too many calls to group in memory: they will go through a spill. */
-static void drop_ids(struct grouping *gr)
-{
-	free(gr->rid);
-	free(gr->notes);
-	gr->rid = NULL;
-	gr->notes = NULL;
-	gr->nnotes = gr->notes_cap = 0;
-}
-
 /*
  * Whether a call at depth on lane gen is made inside a call of its own
  * region g (a recursion): that call is then g's latest outermost call,
@@ -298,7 +287,7 @@ static int once_call(struct grouping *gr, uint32_t rid, const struct spilled_cal
 	note_spilled(&gr->once_max, call, index, &g->last_start, &gr->once_max_start,
 		     &gr->once_unordered);
 	gr->stack.rindex[call->depth] = index;
-	if (spill_region_call(gr->once, rid, index, call) != 0) {
+	if (spill_call(gr->once, rid, index, call) != 0) {
 		gr->once_failed = 1;
 		return -1;
 	}
@@ -354,10 +343,6 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 			return -1;
 		gr->regions[rid].module = module;
 	}
-	if (gr->rid && gr->n < gr->rid_cap)
-		gr->rid[gr->n] = rid;
-	else if (gr->rid)
-		drop_ids(gr);
 	g = &gr->regions[rid];
 	g->count++;
 	outer = !inside_own_call(gr, g, gen, depth);
@@ -395,21 +380,6 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	return 0;
 }
 
-/* Keeps a side record's note for the second pass, which places it by call. */
-static int add_note(struct grouping *gr, struct bytes_note note)
-{
-	if (gr->nnotes == gr->notes_cap) {
-		uint64_t cap = gr->notes_cap ? 2 * gr->notes_cap : 256;
-		struct bytes_note *grown = realloc(gr->notes, cap * sizeof *grown);
-		if (!grown)
-			return -1;
-		gr->notes = grown;
-		gr->notes_cap = cap;
-	}
-	gr->notes[gr->nnotes++] = note;
-	return 0;
-}
-
 /* A bytes record: the call of its depth read last on this lane moved them. */
 static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint32_t gen)
 {
@@ -427,16 +397,13 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 			gr->once_max.sent = r->start;
 		if (r->end > gr->once_max.received)
 			gr->once_max.received = r->end;
-		if (spill_region_bytes(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth],
-				       r->start, r->end) != 0) {
+		if (spill_bytes(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth], r->start,
+				r->end) != 0) {
 			gr->once_failed = 1;
 			return -1;
 		}
-		return 0;
 	}
-	if (!gr->rid)
-		return 0;
-	return add_note(gr, (struct bytes_note){gr->stack.index[depth], r->start, r->end, 0});
+	return 0;
 }
 
 /* A counters record: the change of counters 2k and 2k + 1 over the call of
@@ -456,10 +423,17 @@ static int first_pass_counters(struct grouping *gr, const struct scope_rec *r, u
 				(int64_t)v[i];
 	}
 	gr->counters = 1;
-	if (!gr->rid)
-		return 0;
-	return add_note(
-		gr, (struct bytes_note){gr->stack.index[depth], r->start, r->end, (uint32_t)k + 1});
+	if (gr->once) {
+		for (int i = 0; i < 2 && 2 * k + i < SCOPE_MAX_COUNTERS; i++)
+			if (v[i] > gr->once_max.counter[2 * k + i])
+				gr->once_max.counter[2 * k + i] = v[i];
+		if (spill_counters(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth],
+				   (uint32_t)k, r->start, r->end) != 0) {
+			gr->once_failed = 1;
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The task the lane ran stops running at tick end: its time so far is
@@ -621,35 +595,6 @@ static int first_pass_sample(struct grouping *gr, const struct scope_rec *r, uin
 	return 0;
 }
 
-static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t lane, int was_open)
-{
-	uint64_t at = gr->pos[gr->rid[gr->n]]++;
-	struct events *ev = gr->ev;
-	uint32_t depth;
-
-	if (depth_of(&gr->track, lane, r, &depth) != 0)
-		return -1;
-	ev->flags[at] = grouping_times(gr, r, lane, was_open, &ev->start[at], &ev->duration[at]);
-	ev->thread[at] = lane;
-	ev->depth[at] = depth;
-	ev->task[at] = gr->task;
-	for (; gr->note < gr->nnotes && gr->notes[gr->note].index == gr->n; gr->note++) {
-		const struct bytes_note *b = &gr->notes[gr->note];
-		uint32_t k = b->which - 1;
-		if (!b->which && ev->sent) {
-			ev->sent[at] = b->sent;
-			ev->received[at] = b->received;
-		} else if (b->which && 2 * k < SCOPE_MAX_COUNTERS) {
-			if (ev->counter[2 * k])
-				ev->counter[2 * k][at] = b->sent;
-			if (2 * k + 1 < SCOPE_MAX_COUNTERS && ev->counter[2 * k + 1])
-				ev->counter[2 * k + 1][at] = b->received;
-		}
-	}
-	gr->n++;
-	return 0;
-}
-
 /*
  * Visits records [from, n) of chunk c (a position in the sorted list; with
  * gr->running, the chunk's seq) of lane; *stopped is where it stopped: n,
@@ -659,40 +604,37 @@ static int second_pass(struct grouping *gr, const struct scope_rec *r, uint32_t 
  * a task, a depth past 16 bits (its true depth needs the calls' ends).
  */
 static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n, uint32_t from,
-		      uint64_t c, uint32_t lane, int second, uint32_t *stopped)
+		      uint64_t c, uint32_t lane, uint32_t *stopped)
 {
 	uint32_t gen = lane + 1, i;
 
 	for (i = from; i < n && r[i].fn; i++) {
-		uint32_t note = second ? rec_note(gr, &gr->rnote, c, i) : NOTE_NONE;
 		if (rec_is_task(&r[i])) {
 			if (gr->running)
 				return -2;
-			if (second)
-				gr->task = task_of(gr, &r[i]);
-			else if (first_pass_task(gr, &r[i], lane) != 0)
+			if (first_pass_task(gr, &r[i], lane) != 0)
 				return -1;
 			continue;
 		}
 		if (scope_rec_is_bytes(&r[i])) {
-			if (!second && first_pass_bytes(gr, &r[i], gen) != 0)
+			if (first_pass_bytes(gr, &r[i], gen) != 0)
 				return -1;
 			continue;
 		}
 		if (scope_rec_is_agg(&r[i])) {
-			if (!second && i + SCOPE_AGG_RECS <= n && first_pass_agg(gr, &r[i]) != 0)
+			if (i + SCOPE_AGG_RECS <= n && first_pass_agg(gr, &r[i]) != 0)
 				return -1;
 			continue;
 		}
 		if (scope_rec_is_sample(&r[i])) {
 			if (r[i].start > gr->max_tick)
 				gr->max_tick = r[i].start;
-			if (!second && i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
+			if (i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
 			    first_pass_sample(gr, &r[i], lane, scope_sample_frames(&r[i])) != 0)
 				return -1;
 			continue;
 		}
-		if (!second && rec_counters(gr, &r[i]) >= 0) {
+		if (rec_counters(gr, &r[i]) >= 0) {
 			if (first_pass_counters(gr, &r[i], gen, rec_counters(gr, &r[i])) != 0)
 				return -1;
 			continue;
@@ -703,15 +645,14 @@ static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n
 			break;
 		if (r[i].start > gr->max_tick)
 			gr->max_tick = r[i].start;
-		if (!second && (r[i].start == 0 || (r[i].fn & SCOPE_REC_ADDR_MASK) == 0)) {
+		if (r[i].start == 0 || (r[i].fn & SCOPE_REC_ADDR_MASK) == 0) {
 			if (add_rec_note(gr, c, i, NOTE_SKIP) != 0)
 				return -1;
 			continue; /* being written, or at no function's address */
 		}
-		if (note == NOTE_SKIP || r[i].start > gr->stop_tick)
+		if (r[i].start > gr->stop_tick)
 			continue; /* made after the stop */
-		if (second ? second_pass(gr, &r[i], lane, note == NOTE_OPEN)
-			   : first_pass(gr, &r[i], gen, c, i))
+		if (first_pass(gr, &r[i], gen, c, i) != 0)
 			return -1;
 		if (gr->running && gr->track.next > 0xffff)
 			return -2;
@@ -725,26 +666,23 @@ static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n
  * slot from on; returns -1 without memory. A chunk's calls end at the
  * first empty slot. That is not the end of its lane's calls: a signal
  * handler that records while its thread changes chunks takes a chunk of
- * its own and leaves it part-filled. The later passes read only the slots
- * the first one did, the way it did.
+ * its own and leaves it part-filled. The second pass (stream.c) reads only
+ * the slots the first one did, the way it did.
  */
-static int visit_chunk(struct grouping *gr, uint64_t c, int second, uint32_t from)
+static int visit_chunk(struct grouping *gr, uint64_t c, uint32_t from)
 {
 	const struct scope_rec *r =
 		(const struct scope_rec *)(gr->chunks[c].at + sizeof(struct scope_chunk_head));
 	uint32_t lane = gr->chunks[c].lane, i = from;
-	uint32_t n = second ? gr->chunks[c].used : gr->a->recs_per_chunk;
 
 	if (lane != gr->task_lane) {
-		if (!second)
-			task_lane_end(gr);
+		task_lane_end(gr);
 		gr->task_lane = lane;
 		gr->task = 0;
 	}
-	if (visit_recs(gr, r, n, from, c, lane, second, &i) != 0)
+	if (visit_recs(gr, r, gr->a->recs_per_chunk, from, c, lane, &i) != 0)
 		return -1;
-	if (!second)
-		gr->chunks[c].used = i;
+	gr->chunks[c].used = i;
 	return 0;
 }
 
@@ -753,7 +691,7 @@ int group_running(struct grouping *gr, const struct scope_rec *r, uint32_t from,
 {
 	gr->running = 1;
 	gr->task_lane = lane;
-	return visit_recs(gr, r, gr->a->recs_per_chunk, from, seq, lane, 0, stopped);
+	return visit_recs(gr, r, gr->a->recs_per_chunk, from, seq, lane, stopped);
 }
 
 int group_resolve(struct grouping *gr, const struct later *l, const struct scope_rec *r)
@@ -770,7 +708,7 @@ int group_resolve(struct grouping *gr, const struct later *l, const struct scope
 		gr->max_tick = r->end;
 	if (dur > gr->once_max.duration)
 		gr->once_max.duration = dur;
-	if (spill_region_later(gr->once, l->rid, l->index, dur, flags) != 0) {
+	if (spill_later(gr->once, l->rid, l->index, dur, flags) != 0) {
 		gr->once_failed = 1;
 		return -1;
 	}
@@ -837,146 +775,27 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
  * goes on where it stopped). Each chunk read leaves
  * this process's memory at once (it stays in the page cache for the next
  * pass), so the arena does not add to the writer's resident memory. */
-static int visit_range(struct grouping *gr, int second, uint64_t from, uint64_t to, uint32_t slot)
+static int visit_range(struct grouping *gr, uint64_t from, uint64_t to, uint32_t slot)
 {
 	const struct scope_arena_header *h = gr->a->hdr;
 
 	for (uint64_t i = from; i < to; i++) {
-		if (visit_chunk(gr, i, second, i == from ? slot : 0) != 0)
+		if (visit_chunk(gr, i, i == from ? slot : 0) != 0)
 			return -1;
-		progress_add(second ? gr->chunks[i].used : gr->a->recs_per_chunk);
+		progress_add(gr->a->recs_per_chunk);
 		madvise((void *)gr->chunks[i].at, h->chunk_bytes, MADV_DONTNEED);
 	}
 	return 0;
 }
 
-static int by_call(const void *a, const void *b)
-{
-	uint64_t x = ((const struct bytes_note *)a)->index,
-		 y = ((const struct bytes_note *)b)->index;
-	return (x > y) - (x < y);
-}
-
-/*
- * The first pass notes, at the middle chunk, how many calls each region had
- * so far: the second pass then runs as two halves at once, the later half
- * starting each region where the earlier half's calls of it end.
- */
 static int first_pass_all(struct grouping *gr)
 {
-	gr->split = gr->nchunks / 2;
 	gr->n = 0;
 	gr->track.lane = UINT32_MAX;
 	gr->task_lane = UINT32_MAX;
-	if (visit_range(gr, 0, 0, gr->split, 0) != 0 ||
-	    depth_track_copy(&gr->split_track, &gr->track) != 0)
-		return -1;
-	gr->split_n = gr->n;
-	gr->split_regions = gr->map.n;
-	gr->split_task = gr->task;
-	gr->split_task_lane = gr->task_lane;
-	gr->split_count = malloc((gr->map.n + 1) * sizeof *gr->split_count);
-	if (!gr->split_count)
-		return -1;
-	for (uint32_t r = 0; r < gr->map.n; r++)
-		gr->split_count[r] = gr->regions[r].count;
-	if (visit_range(gr, 0, gr->split, gr->nchunks, 0) != 0)
+	if (visit_range(gr, 0, gr->nchunks, 0) != 0)
 		return -1;
 	task_lane_end(gr);
-	/* A call's bytes come after those of the calls it made (a signal
-	 * handler's write inside a read): the second pass takes them in
-	 * call order. */
-	if (gr->nnotes > 1)
-		qsort(gr->notes, gr->nnotes, sizeof *gr->notes, by_call);
-	return 0;
-}
-
-struct half {
-	struct grouping gr;
-	int rc;
-};
-
-static void *second_half(void *arg)
-{
-	struct half *h = arg;
-	h->rc = visit_range(&h->gr, 1, h->gr.split, h->gr.nchunks, 0);
-	depth_track_free(&h->gr.track);
-	return NULL;
-}
-
-/* The first note of a call read at or after index n. */
-static uint64_t note_from(const struct grouping *gr, uint64_t n)
-{
-	uint64_t a = 0, b = gr->nnotes;
-	while (a < b) {
-		uint64_t m = a + (b - a) / 2;
-		if (gr->notes[m].index < n)
-			a = m + 1;
-		else
-			b = m;
-	}
-	return a;
-}
-
-static int group(struct grouping *gr, struct profile *p)
-{
-	uint32_t nreg = gr->map.n;
-	struct half later;
-	pthread_t tid;
-	int threaded, rc;
-
-	gr->pos = malloc((nreg + 1) * sizeof *gr->pos);
-	later.gr.pos = malloc((nreg + 1) * sizeof *gr->pos);
-	if (!gr->pos || !later.gr.pos ||
-	    events_alloc(&p->ev, gr->n, gr->bytes, gr->counters ? gr->ncounters : 0) != 0) {
-		free(later.gr.pos);
-		return -1;
-	}
-	for (uint32_t r = 0; r < nreg; r++) {
-		gr->pos[r] = gr->regions[r].first;
-		later.gr.pos[r] = gr->pos[r] + (r < gr->split_regions ? gr->split_count[r] : 0);
-	}
-	gr->ev = &p->ev;
-	later.gr = (struct grouping){.a = gr->a,
-				     .clock = gr->clock,
-				     .stop_tick = gr->stop_tick,
-				     .track = gr->split_track,
-				     .lane_end = gr->lane_end,
-				     .rnotes = gr->rnotes,
-				     .nrnotes = gr->nrnotes,
-				     .rnote = rec_note_from(gr, gr->split),
-				     .rid = gr->rid,
-				     .n = gr->split_n,
-				     .pos = later.gr.pos,
-				     .ev = gr->ev,
-				     .notes = gr->notes,
-				     .nnotes = gr->nnotes,
-				     .note = note_from(gr, gr->split_n),
-				     .chunks = gr->chunks,
-				     .nchunks = gr->nchunks,
-				     .split = gr->split,
-				     .task = gr->split_task,
-				     .task_lane = gr->split_task_lane,
-				     .ntasks = gr->ntasks};
-	gr->split_track = (struct depth_track){0}; /* the later half's now */
-	threaded = pthread_create(&tid, NULL, second_half, &later) == 0;
-	gr->n = 0;
-	gr->note = 0;
-	gr->rnote = 0;
-	gr->track.lane = UINT32_MAX;
-	gr->task_lane = UINT32_MAX;
-	gr->task = 0;
-	rc = visit_range(gr, 1, 0, gr->split, 0);
-	if (threaded)
-		pthread_join(tid, NULL);
-	else
-		second_half(&later);
-	free(later.gr.pos);
-	if (rc != 0 || later.rc != 0)
-		return -1;
-	for (uint32_t r = 0; r < nreg; r++)
-		if (events_sort(&p->ev, gr->regions[r].first, gr->regions[r].count) != 0)
-			return -1;
 	return 0;
 }
 
@@ -1027,34 +846,24 @@ static uint64_t *lane_ends(const struct arena *a)
 }
 
 /*
- * One pass, when a process's calls are more than a window and all on one
- * lane (no counters): its calls come in start order, so each is spilled
- * as the first pass reads it, as its region's next call; the rows its
- * region's place gives them are known by the time the spill is read. The
- * profile is the one the stream's second pass would make from the same
- * records, without reading them twice.
+ * One pass, when a process's calls are all on one lane: they come in start
+ * order, so each is spilled as the first pass reads it, as its region's
+ * next call; the rows its region's place gives them are known by the time
+ * the spill is read. The profile is the one the second pass would make
+ * from the same records, without reading them twice.
  */
-static int one_pass_fits(const struct grouping *gr, uint64_t window)
+static int one_lane(const struct grouping *gr)
 {
-	return gr->nchunks && gr->nchunks * gr->a->recs_per_chunk > window &&
-	       gr->a->ncounters == 0 && gr->chunks[0].lane == gr->chunks[gr->nchunks - 1].lane;
+	return gr->nchunks && gr->chunks[0].lane == gr->chunks[gr->nchunks - 1].lane;
 }
 
-static void open_once(struct grouping *gr, uint64_t window, const char *const *dirs)
+/* The one pass's spill, made ready to read into p. */
+static int once_done(struct grouping *gr, struct profile *p)
 {
-	for (; *dirs && !gr->once; dirs++)
-		gr->once = spill_open_by_region(*dirs, window);
-	writer_fail_reset(); /* none would take it: two passes, which say why */
-}
-
-/* The one pass's spill, made ready to read into p in windows of window. */
-static int once_done(struct grouping *gr, struct profile *p, uint64_t window)
-{
-	if (spill_flush(gr->once) != 0) {
+	if (spill_done(gr->once, gr->n, gr->bytes, gr->counters ? gr->ncounters : 0) != 0) {
 		gr->once_failed = 1;
 		return -1;
 	}
-	spill_by_region_done(gr->once, gr->n, gr->bytes, window);
 	p->spill = gr->once;
 	gr->once = NULL;
 	p->max = gr->once_max;
@@ -1065,7 +874,8 @@ static int once_done(struct grouping *gr, struct profile *p, uint64_t window)
 	return 0;
 }
 
-/* What the passes found, into p (its events in memory, or spilled). */
+/* What the passes found, into p, its calls spilled (by the second pass
+ * when there was no one pass). */
 static int fill_profile(struct grouping *gr, uint64_t window, const char *const *spill_dirs,
 			struct profile *p)
 {
@@ -1084,11 +894,7 @@ static int fill_profile(struct grouping *gr, uint64_t window, const char *const 
 	gr->samples = NULL;
 	gr->sample_pcs = NULL;
 	p->ncounters = gr->counters ? gr->ncounters : 0;
-	if (gr->rid && group(gr, p) != 0) {
-		writer_fail("out of memory while grouping the calls");
-		return -1;
-	}
-	if (!gr->rid && !p->spill && stream_group(gr, p, window, spill_dirs) != 0)
+	if (!p->spill && stream_group(gr, p, window, spill_dirs) != 0)
 		return -1;
 	p->regions = gr->regions;
 	p->nregions = gr->nregions;
@@ -1114,13 +920,8 @@ void grouping_free(struct grouping *gr)
 	free(gr->regions);
 	stack_free(&gr->stack);
 	depth_track_free(&gr->track);
-	depth_track_free(&gr->split_track);
 	free(gr->lane_end);
 	free(gr->rnotes);
-	free(gr->rid);
-	free(gr->notes);
-	free(gr->pos);
-	free(gr->split_count);
 	free(gr->chunks);
 	free(gr->later);
 	for (uint32_t i = 0; gr->tasks && i < gr->ntasks; i++)
@@ -1129,11 +930,8 @@ void grouping_free(struct grouping *gr)
 	memset(gr, 0, sizeof *gr);
 }
 
-/* collect, in one pass when once and it fits; -2 when that pass's spill
- * could not be written (two passes then try the other folders). */
-static int collect_passes(const struct arena *a, const struct tick_clock *c,
-			  const struct module *mods, size_t nmods, uint64_t window,
-			  const char *const *spill_dirs, struct profile *p, int once)
+int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
+	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
 {
 	struct grouping gr = {.a = a, .clock = c, .mods = mods, .nmods = nmods};
 	int rc = -1;
@@ -1148,17 +946,12 @@ static int collect_passes(const struct arena *a, const struct tick_clock *c,
 	gr.chunks = list_chunks(a, &gr.nchunks);
 	if (gr.chunks)
 		gr.stop_tick = stop_tick(a, gr.chunks, gr.nchunks);
-	if (gr.chunks && once && one_pass_fits(&gr, window))
-		open_once(&gr, window, spill_dirs);
-	gr.rid_cap =
-		gr.nchunks * a->recs_per_chunk < window ? gr.nchunks * a->recs_per_chunk : window;
-	if (gr.chunks && !gr.once)
-		gr.rid = malloc((gr.rid_cap + 1) * sizeof *gr.rid);
-	if (!gr.lane_end || !gr.tasks || !gr.chunks || (!gr.rid && !gr.once) ||
-	    first_pass_all(&gr) != 0 || (gr.once && once_done(&gr, p, window) != 0)) {
-		if (gr.once_failed)
-			rc = -2;
-		else
+	if (gr.chunks && one_lane(&gr) &&
+	    !(gr.once = spill_open(spill_dirs, window, gr.nchunks * a->recs_per_chunk)))
+		gr.once_failed = 1;
+	if (!gr.lane_end || !gr.tasks || !gr.chunks || gr.once_failed || first_pass_all(&gr) != 0 ||
+	    (gr.once && once_done(&gr, p) != 0)) {
+		if (!gr.once_failed)
 			writer_fail("out of memory while reading the arena");
 	} else {
 		rc = fill_profile(&gr, window, spill_dirs, p);
@@ -1169,20 +962,8 @@ static int collect_passes(const struct arena *a, const struct tick_clock *c,
 	return rc;
 }
 
-int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
-	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
-{
-	int rc = collect_passes(a, c, mods, nmods, window, spill_dirs, p, 1);
-
-	if (rc == -2) {
-		writer_fail_reset();
-		rc = collect_passes(a, c, mods, nmods, window, spill_dirs, p, 0);
-	}
-	return rc;
-}
-
 struct grouping *grouping_running(const struct arena *a, const struct tick_clock *c,
-				  const char *dir, uint64_t window)
+				  const char *const *dirs, uint64_t window)
 {
 	struct grouping *gr = calloc(1, sizeof *gr);
 
@@ -1192,7 +973,7 @@ struct grouping *grouping_running(const struct arena *a, const struct tick_clock
 	gr->track.lane = UINT32_MAX;
 	gr->task_lane = UINT32_MAX;
 	gr->tasks = calloc(1, sizeof *gr->tasks);
-	gr->once = spill_open_by_region(dir, window);
+	gr->once = spill_open(dirs, window, UINT64_MAX);
 	if (!gr->tasks || !gr->once) {
 		grouping_free(gr);
 		free(gr);
@@ -1248,7 +1029,7 @@ int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t sl
 		return -2;
 	gr->running = 0;
 	from = chunk_of(gr, lane, seq);
-	if (visit_range(gr, 0, from, gr->nchunks, slot) != 0)
+	if (visit_range(gr, from, gr->nchunks, slot) != 0)
 		goto fail;
 	for (uint64_t i = 0; i < gr->nlater; i++) {
 		uint64_t k = chunk_of(gr, lane, gr->later[i].c);
@@ -1261,7 +1042,7 @@ int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t sl
 	}
 	gr->nlater = 0;
 	task_lane_end(gr);
-	if (once_done(gr, p, window) != 0 || fill_profile(gr, window, none, p) != 0)
+	if (once_done(gr, p) != 0 || fill_profile(gr, window, none, p) != 0)
 		goto fail;
 	return 0;
 oom:
@@ -1275,7 +1056,6 @@ fail:
 
 void profile_free(struct profile *p)
 {
-	events_free(&p->ev);
 	spill_close(p->spill);
 	free(p->regions);
 	free(p->lane_sums);

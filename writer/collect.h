@@ -15,13 +15,13 @@ struct chunk_ref {
 };
 
 /* Per lane: the region open at each depth, to charge a call's time to its
- * parent's self time, and the call's read index, for its bytes record.
+ * parent's self time, and the call's read index, to tell a recursion.
  * gen tells which lane wrote an entry. Grows with the deepest call. */
 struct depth_stack {
 	uint32_t *rid;
 	uint32_t *gen;
 	uint64_t *index;
-	uint64_t *rindex; /* one pass: the call's index among its region's */
+	uint64_t *rindex; /* the call's index among its region's, for its bytes */
 	uint32_t cap;
 };
 
@@ -89,12 +89,6 @@ struct rec_note {
 	uint32_t kind;
 };
 
-/* Bytes an MPI call moved, by the call's index in read order. */
-struct bytes_note {
-	uint64_t index, sent, received;
-	uint32_t which; /* 0: bytes; k + 1: counters 2k and 2k + 1 (in sent, received) */
-};
-
 /* A call read while its process ran, its end not known then: c and slot
  * say where (the chunk's seq), the rest what the first pass decided. */
 struct later {
@@ -106,10 +100,10 @@ struct later {
 
 /*
  * The first pass, in lane order, gives every call its region id and sums
- * the regions' statistics. A process of at most window calls is then
- * grouped in memory: the ids are kept per call, and the second pass puts
- * each call straight at its place. A larger one is grouped through a
- * spill (stream.c), reading the lanes merged in start order.
+ * the regions' statistics. Every call then goes to a spill as its
+ * region's next: a process of one lane gives it in that pass (once), as
+ * its calls come in start order; one of several lanes in a second pass,
+ * reading the lanes merged in start order (stream.c).
  */
 struct grouping {
 	const struct arena *a;
@@ -121,34 +115,22 @@ struct grouping {
 	struct region *regions;
 	uint32_t region_cap;
 	struct depth_stack stack;
-	struct depth_track track;	/* the first pass's, then the earlier half's */
-	struct depth_track split_track; /* as the first pass had it at chunk split */
-	uint64_t *lane_end;		/* each lane's end, read once */
-	struct rec_note *rnotes;	/* sorted by chunk, then slot */
-	uint64_t nrnotes, rnotes_cap, rnote;
-	uint32_t *rid; /* per call in read order; NULL once there are too many */
-	uint64_t rid_cap;
-	uint64_t n;    /* calls read */
-	uint64_t *pos; /* second pass: next slot of each region */
-	struct events *ev;
-	struct bytes_note *notes; /* with rid only */
-	uint64_t nnotes, notes_cap, note;
-	int bytes; /* some call moved bytes */
+	struct depth_track track;
+	uint64_t *lane_end;	 /* each lane's end, read once */
+	struct rec_note *rnotes; /* sorted by chunk, then slot */
+	uint64_t nrnotes, rnotes_cap;
+	uint64_t n; /* calls read */
+	int bytes;  /* some call moved bytes */
 	struct chunk_ref *chunks;
 	uint64_t nchunks;
 	const struct module *mods; /* those unloaded during the run, when any */
 	size_t nmods;
 	int unloads;
-	uint64_t split;		/* the second pass's halves: chunks [0, split), [split, end) */
-	uint64_t split_n;	/* calls before split */
-	uint32_t split_regions; /* regions seen before split */
-	uint32_t nregions;	/* regions the first pass found; later passes add none */
-	uint64_t *split_count;	/* their calls before split */
+	uint32_t nregions; /* regions the first pass found; the second adds none */
 	/* The task lane the lane being read runs (task records), and which
-	 * lane that is; the later half starts from split_task. The first
-	 * pass sums each task's time from task_since on into tasks. */
+	 * lane that is. The first pass sums each task's time from task_since
+	 * on into tasks. */
 	uint32_t task, task_lane;
-	uint32_t split_task, split_task_lane;
 	uint64_t task_since;
 	struct task_use *tasks;
 	uint32_t ntasks;
@@ -165,8 +147,8 @@ struct grouping {
 	uint64_t nsamples, samples_cap;
 	uint64_t *sample_pcs;
 	uint64_t nsample_pcs, sample_pcs_cap;
-	/* One pass (see collect.c): each call spilled by region as it is
-	 * read, the columns' largest values noted; NULL with two passes. */
+	/* One pass: each call spilled by region as it is read, the columns'
+	 * largest values noted; NULL with two passes. */
 	struct spill *once;
 	struct event_max once_max;
 	uint64_t once_max_start;
@@ -229,12 +211,13 @@ static inline uint32_t rec_note(const struct grouping *gr, uint64_t *at, uint64_
 /*
  * Grouping a process's calls while it runs (alongside.c drives it), for a
  * process of one lane: its chunks are read in order as the run's writer
- * takes them, in one pass, each call spilled by region in dir. A call whose
- * end is not known yet waits (struct later) until group_resolve is given
- * its record again. NULL (nothing noted) when the spill cannot be made.
+ * takes them, in one pass, each call spilled by region to a file in dirs
+ * (NULL-ended). A call whose end is not known yet waits (struct later)
+ * until group_resolve is given its record again. NULL (nothing noted)
+ * when the spill cannot be made.
  */
 struct grouping *grouping_running(const struct arena *a, const struct tick_clock *c,
-				  const char *dir, uint64_t window);
+				  const char *const *dirs, uint64_t window);
 /* Reads the records [from, ...) of lane's chunk seq; *stopped is where it
  * stopped: the chunk's end, or a record still being written. Returns 0,
  * -1 without memory, -2 for what only the end can group (a task, a depth
@@ -255,8 +238,9 @@ int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t sl
 /* Frees what gr holds, not gr. */
 void grouping_free(struct grouping *gr);
 
-/* Groups the calls through a spill in the first of dirs (NULL-ended) that
- * takes it; fills p's spill and maxima. */
+/* The second pass: the lanes merged in start order, each call spilled as
+ * its region's next (in dirs, NULL-ended, past what memory holds); fills
+ * p's spill and maxima. */
 int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const char *const *dirs);
 
 #endif

@@ -10,6 +10,7 @@
 #include "publish.h"
 #include "ranks.h"
 #include "run.h"
+#include "spill.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -598,25 +599,25 @@ static int write_arena(struct options *o, char *wrote, size_t cap)
 /*
  * The run's writer holds the processes of the run as they end, to write
  * them into one file when the run ends: up to BATCH_PROCESSES of them (or
- * SCOPE_WRITER_BATCH; 1 writes each at once), and calls in memory up to
- * BATCH_CALLS (a process whose calls were spilled holds few); past that,
+ * SCOPE_WRITER_BATCH; 1 writes each at once), and their spills' records
+ * in memory up to BATCH_BYTES (a spill in a file holds none); past that,
  * those held go into a part of their own, which the run's merge reads. The
  * file is the output of the first of them to start: with plain LD_PRELOAD,
  * the run's first process's, the output itself. The processes of an MPI
  * rank, or one with -o, are written at once.
  */
 #define BATCH_PROCESSES 64
-#define BATCH_CALLS	(UINT64_C(1) << 21)
+#define BATCH_BYTES	(UINT64_C(32) << 20)
 
 struct batch {
 	struct held *h[BATCH_PROCESSES];
 	size_t n, max;
-	uint64_t calls; /* held in memory */
+	uint64_t bytes; /* held in memory */
 };
 
-static uint64_t calls_held(const struct held *h)
+static uint64_t bytes_held(const struct held *h)
 {
-	return h->p.spill ? 0 : h->p.nevents;
+	return h->p.spill ? spill_memory(h->p.spill) : 0;
 }
 
 static int batchable(const struct held *h)
@@ -657,7 +658,7 @@ static int flush(struct run_state *rs, int last)
 	if (rc == 0)
 		wrote_part(rs, wrote);
 	rs->b.n = 0;
-	rs->b.calls = 0;
+	rs->b.bytes = 0;
 	return rc;
 }
 
@@ -691,10 +692,10 @@ static int write_run_arena(const char *path, struct alongside *early, void *ctx)
 		return rc;
 	}
 	rc = 0; /* held: written with the batch */
-	if (rs->b.n && (rs->b.n == rs->b.max || rs->b.calls + calls_held(h) > BATCH_CALLS))
+	if (rs->b.n && (rs->b.n == rs->b.max || rs->b.bytes + bytes_held(h) > BATCH_BYTES))
 		rc = flush(rs, 0);
 	rs->b.h[rs->b.n++] = h;
-	rs->b.calls += calls_held(h);
+	rs->b.bytes += bytes_held(h);
 	return rc;
 }
 

@@ -541,20 +541,8 @@ static void *event_column(const struct events *e, int col, int *in_width)
 _Static_assert(SC_NEV == 12 && SC_EV_COUNTER0 == 8 && SCOPE_MAX_COUNTERS == 4,
 	       "a new /events column: give it in event_column and in collect");
 
-static uint64_t column_max(const void *v, int width, uint64_t n)
-{
-	uint64_t max = 0;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t x = width == 8	  ? ((const uint64_t *)v)[i]
-			     : width == 4 ? ((const uint32_t *)v)[i]
-					  : ((const uint8_t *)v)[i];
-		max = x > max ? x : max;
-	}
-	return max;
-}
-
-/* The largest value of column col in a spilled profile, which its spill
- * noted as it went. */
+/* The largest value of column col in a profile, which its grouping noted
+ * as it spilled the calls. */
 static uint64_t spilled_max(const struct event_max *m, int col)
 {
 	switch (col) {
@@ -579,29 +567,13 @@ static int has_event_column(const struct layout *L, int col)
 	return 1;
 }
 
-/* Calls grouped in memory: a region's first call keeps its start; each
- * later one, the gap to the call before it. */
-static void start_gaps(struct profile *p)
-{
-	for (uint32_t r = 0; r < p->nregions; r++) {
-		const struct region *reg = &p->regions[r];
-		for (uint64_t i = reg->first + reg->count; i-- > reg->first + 1;)
-			p->ev.start[i] -= p->ev.start[i - 1];
-	}
-}
-
 /* Each column's width: the narrowest that holds every process's values. */
 static void event_widths(const struct layout *L, int width[SC_NEV])
 {
 	for (int col = 0; col < SC_NEV; col++) {
 		width[col] = 1;
 		for (size_t k = 0; has_event_column(L, col) && k < L->n; k++) {
-			const struct profile *p = L->procs[k].p;
-			int in_width;
-			void *v = event_column(&p->ev, col, &in_width);
-			uint64_t max = p->spill ? spilled_max(&p->max, col)
-				       : v	? column_max(v, in_width, p->ev.n)
-						: 0;
+			uint64_t max = spilled_max(&L->procs[k].p->max, col);
 			if (width_for(max) > width[col])
 				width[col] = width_for(max);
 		}
@@ -635,7 +607,7 @@ static int put_events(struct columns *c, struct col_stream *out, const int has[S
 	return 0;
 }
 
-/* A spilled profile's calls, read back a window at a time. */
+/* A profile's calls, read back from its spill a window at a time. */
 static int put_spilled(struct columns *c, struct col_stream *out, const int has[SC_NEV],
 		       struct profile *p)
 {
@@ -653,16 +625,13 @@ static int put_spilled(struct columns *c, struct col_stream *out, const int has[
 }
 
 /* The event columns, process after process, each at the width its largest
- * value needs. Calls held in memory are narrowed in place: they are spent. */
+ * value needs. */
 static int write_events(struct columns *c, hid_t file, struct layout *L)
 {
 	int width[SC_NEV], has[SC_NEV], rc = 0;
 	struct col_stream out[SC_NEV];
 	hid_t g = col_group(file, SC_EVENTS);
 
-	for (size_t k = 0; k < L->n; k++)
-		if (!L->procs[k].p->spill)
-			start_gaps(L->procs[k].p);
 	event_widths(L, width);
 	for (int col = 0; col < SC_NEV; col++) {
 		has[col] = has_event_column(L, col);
@@ -674,8 +643,7 @@ static int write_events(struct columns *c, hid_t file, struct layout *L)
 	}
 	for (size_t k = 0; rc == 0 && k < L->n; k++) {
 		struct profile *p = L->procs[k].p;
-		rc = p->spill ? put_spilled(c, out, has, p)
-			      : put_events(c, out, has, &p->ev, p->ev.n);
+		rc = put_spilled(c, out, has, p);
 	}
 	for (int col = 0; col < SC_NEV; col++)
 		if (has[col] && col_stream_end(c, &out[col], rc == 0) != 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Calls kept in a temporary file while they are grouped by region, read back a window at a time. */
+/* Calls grouped by region as they are read, in memory or a temporary file, read back by rows. */
 #define _GNU_SOURCE
 #include "spill.h"
 
@@ -14,14 +14,15 @@
 #include <unistd.h>
 
 /*
- * A record is a call, or the bytes the call at row slot moved, packed in
- * LEB128 varints (about 10 bytes instead of 32: the spill is written once
- * and read once, so its size is its cost):
+ * A record is a call, or something more about the call at a slot, packed
+ * in LEB128 varints (about 10 bytes instead of 32: the spill is written
+ * once and read once, so its size is its cost):
  *
  *   head    kind (bit 0), then flags (of 6 bits; the 7th is SPILL_LATER)
- *   slot    row within its window
+ *   slot    the call's index among its region's, within its bucket
  *   call:   thread, depth, task, start as a zigzag gap to the block's previous
- *           call (calls come in start order, so the gap is small), duration
+ *           call (a region's calls come in start order, so the gap is small),
+ *           duration
  *   bytes:  sent, received (head bits above the kind: 0); or, head bits
  *           above the kind k + 1, counters 2k and 2k + 1's change
  */
@@ -32,19 +33,14 @@ enum { REC_CALL, REC_BYTES };
 #define REC_MAX	  64 /* bytes a record takes at most */
 
 /*
- * Each bucket's records leave memory in blocks appended to the file. A
- * block starts with the offset of the bucket's block before it, so the
- * bucket is read back by following that chain from its last block. The
- * order does not matter: every record says its slot.
- *
- * A spill by row has a bucket per window of rows, and a record's slot is
- * its row in the window. A spill by region (spill_open_by_region), filled
- * before the regions' rows are known, has a bucket per window of each
- * region's calls: a call's slot is its index among its region's calls, in
- * the window of 2^shift of them its bucket holds.
+ * A bucket holds the records of a window of 2^shift of one region's
+ * calls. Its records leave memory in blocks appended to the spill's
+ * store; a block starts with the offset of the bucket's block before it,
+ * so the bucket is read back by following that chain from its last block.
+ * The order does not matter: every record says its slot.
  */
 struct block_head {
-	uint64_t prev; /* offset + 1 of the window's previous block; 0: none */
+	uint64_t prev; /* offset + 1 of the bucket's previous block; 0: none */
 	uint64_t bytes;
 };
 
@@ -53,21 +49,24 @@ struct bucket {
 	uint32_t used, cap;
 	uint64_t prev_start; /* of the block's last call */
 	uint64_t last;	     /* offset + 1 of its last block; 0: none */
-	uint64_t calls;
 };
 
 struct spill {
+	/* The blocks: in mem up to mem_max bytes, then in the file fd, made
+	 * in dirs[dir]. */
+	unsigned char *mem;
+	uint64_t mem_cap, mem_max;
 	int fd;
+	char **dirs;
+	int ndirs, dir;
+	uint64_t end; /* where the next block goes */
 	int bytes;
 	uint32_t ncounters;
 	uint64_t n, window, nwin;
-	int shift;    /* log2(window) when it is a power of two (the default), else -1 */
-	uint64_t end; /* where the next block goes */
-	uint32_t cap; /* bytes a bucket holds before it is written */
+	int shift;
+	/* (region << 32 | window of its calls) + 1 -> bucket; the buckets'
+	 * buffers come and go within BUFFER_BYTES in all. */
 	struct bucket *b;
-	/* By region: (region << 32 | window of its calls) + 1 -> bucket; the
-	 * buckets' buffers come and go within BUFFER_BYTES in all. */
-	int by_region;
 	struct u64map keys;
 	uint64_t nb, bcap, buffered;
 	/* Per region, its latest bucket (index + 1, 0: none) and whose window
@@ -76,12 +75,14 @@ struct spill {
 	uint64_t *latest_w;
 	uint64_t nlatest;
 	unsigned char *rbuf;
-	uint32_t rcap;
-	char dir[512];
 };
 
-/* Buffers of all windows together; each gets a share. */
+/* Buffers of all buckets together; a bucket's grows to REGION_CAP. */
 #define BUFFER_BYTES (16u << 20)
+#define REGION_CAP   (32u << 10)
+#define FIRST_CAP    512u
+/* The records stay in memory up to this many bytes a call of a window. */
+#define MEM_PER_CALL 16u
 
 static inline unsigned char *put(unsigned char *p, uint64_t v)
 {
@@ -107,108 +108,82 @@ static inline const unsigned char *get(const unsigned char *p, uint64_t *v)
 
 static int fail(const struct spill *s, const char *what, int err)
 {
-	writer_fail("cannot %s the temporary spill file in %s: %s", what, s->dir, strerror(err));
+	int at = s->dir < 0 ? 0 : s->dir < s->ndirs ? s->dir : s->ndirs - 1;
+	writer_fail("cannot %s the temporary spill file in %s: %s", what, s->dirs[at],
+		    strerror(err));
 	return -1;
 }
 
-static int open_file(struct spill *s)
+/* An unnamed file in dir; -1 with errno set. */
+static int open_tmp(const char *dir)
 {
-	char path[600];
+	char path[4200];
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 
-	s->fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (s->fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
-		return s->fd >= 0 ? 0 : fail(s, "create", errno);
-	snprintf(path, sizeof path, "%s/scope-spill.XXXXXX", s->dir);
-	s->fd = mkostemp(path, O_CLOEXEC);
-	if (s->fd < 0)
-		return fail(s, "create", errno);
-	unlink(path);
-	return 0;
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	snprintf(path, sizeof path, "%s/scope-spill.XXXXXX", dir);
+	if ((fd = mkostemp(path, O_CLOEXEC)) >= 0)
+		unlink(path);
+	return fd;
 }
 
-/* s with its file made, when its buffers are (have); else NULL, s gone. */
-static struct spill *opened(struct spill *s, int have)
+static struct spill *copy_dirs(struct spill *s, const char *const *dirs)
 {
-	if (!have)
+	static const char *const here[] = {".", NULL};
+
+	if (!dirs || !dirs[0])
+		dirs = here;
+	while (dirs[s->ndirs])
+		s->ndirs++;
+	if (!(s->dirs = calloc((size_t)s->ndirs, sizeof *s->dirs)))
+		return NULL;
+	for (int i = 0; i < s->ndirs; i++)
+		if (!(s->dirs[i] = strdup(dirs[i][0] ? dirs[i] : ".")))
+			return NULL;
+	return s;
+}
+
+struct spill *spill_open(const char *const *dirs, uint64_t window, uint64_t most)
+{
+	struct spill *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return NULL;
+	s->fd = -1;
+	s->dir = -1;
+	s->window = window ? window : 1;
+	/* More calls than a window go to a file at once: holding the first
+	 * of them in memory would only cost a copy. */
+	if (most <= s->window)
+		s->mem_max = s->window < UINT64_MAX / MEM_PER_CALL ? s->window * MEM_PER_CALL
+								   : UINT64_MAX;
+	/* A bucket holds a power of two of a region's calls, an eighth of a
+	 * window or more: a window read reads at most that much too many. */
+	s->shift = s->window <= 8 ? 0 : 64 - __builtin_clzll(s->window - 1) - 3;
+	if (!copy_dirs(s, dirs) || !(s->rbuf = malloc(REGION_CAP))) {
 		writer_fail("out of memory for the spill buffers");
-	if (!have || open_file(s) != 0) {
 		spill_close(s);
 		return NULL;
 	}
 	return s;
 }
 
-struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes,
-			 uint32_t ncounters)
-{
-	struct spill *s = calloc(1, sizeof *s);
-	uint64_t share;
-
-	if (!s)
-		return NULL;
-	snprintf(s->dir, sizeof s->dir, "%s", dir && *dir ? dir : ".");
-	s->fd = -1;
-	s->n = n;
-	s->window = window;
-	s->nwin = (n + window - 1) / window;
-	s->bytes = bytes;
-	s->ncounters = ncounters;
-	s->shift = -1;
-	if ((window & (window - 1)) == 0)
-		s->shift = __builtin_ctzll(window);
-	share = BUFFER_BYTES / (s->nwin ? s->nwin : 1);
-	s->cap = share < 8192 ? 8192 : share > 131072 ? 131072 : (uint32_t)share;
-	s->rcap = s->cap;
-	s->b = calloc(s->nwin + 1, sizeof *s->b);
-	s->rbuf = malloc(s->rcap);
-	for (uint64_t i = 0; s->b && i < s->nwin; i++) {
-		if (!(s->b[i].buf = malloc(s->cap)))
-			break;
-		s->b[i].cap = s->cap;
-	}
-	return opened(s, s->b && s->rbuf && (!s->nwin || s->b[s->nwin - 1].buf));
-}
-
-/* A region's bucket holds this much before it is written. */
-#define REGION_CAP (32u << 10)
-
-struct spill *spill_open_by_region(const char *dir, uint64_t window)
-{
-	struct spill *s = calloc(1, sizeof *s);
-
-	if (!s)
-		return NULL;
-	snprintf(s->dir, sizeof s->dir, "%s", dir && *dir ? dir : ".");
-	s->fd = -1;
-	s->by_region = 1;
-	s->window = window ? window : 1;
-	/* A bucket holds a power of two of a region's calls, an eighth of a
-	 * window or more: a window read reads at most that much too many. */
-	s->shift = s->window <= 8 ? 0 : 64 - __builtin_clzll(s->window - 1) - 3;
-	s->rcap = REGION_CAP;
-	s->rbuf = malloc(s->rcap);
-	return opened(s, s->rbuf != NULL);
-}
-
-void spill_by_region_done(struct spill *s, uint64_t n, int bytes, uint64_t window)
-{
-	s->window = window ? window : 1;
-	s->n = n;
-	s->nwin = (n + s->window - 1) / s->window;
-	s->bytes = bytes;
-}
-
 void spill_close(struct spill *s)
 {
 	if (!s)
 		return;
-	for (uint64_t i = 0; s->b && i < (s->by_region ? s->nb : s->nwin); i++)
+	for (uint64_t i = 0; s->b && i < s->nb; i++)
 		free(s->b[i].buf);
 	free(s->b);
 	map_free(&s->keys);
 	free(s->latest);
 	free(s->latest_w);
 	free(s->rbuf);
+	free(s->mem);
+	for (int i = 0; s->dirs && i < s->ndirs; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s);
@@ -231,41 +206,92 @@ static int move_all(int fd, void *p, size_t len, uint64_t off, int writing)
 	return 0;
 }
 
+/* Copies the blocks so far into the file fd; returns 0 or an errno value. */
+static int copy_blocks(struct spill *s, int fd)
+{
+	if (s->fd < 0)
+		return move_all(fd, s->mem, s->end, 0, 1);
+	for (uint64_t off = 0; off < s->end;) {
+		size_t len = s->end - off < REGION_CAP ? s->end - off : REGION_CAP;
+		int err = move_all(s->fd, s->rbuf, len, off, 0);
+		if (!err)
+			err = move_all(fd, s->rbuf, len, off, 1);
+		if (err)
+			return err;
+		off += len;
+	}
+	return 0;
+}
+
+/* Moves the blocks to a file in the next folder that takes them all
+ * (err: why the last one did not). */
+static int next_folder(struct spill *s, const char *what, int err)
+{
+	while (++s->dir < s->ndirs) {
+		int fd = open_tmp(s->dirs[s->dir]);
+		if (fd < 0) {
+			what = "create";
+			err = errno;
+			continue;
+		}
+		if ((err = copy_blocks(s, fd)) != 0) {
+			what = "write";
+			close(fd);
+			continue;
+		}
+		if (s->fd >= 0)
+			close(s->fd);
+		s->fd = fd;
+		free(s->mem);
+		s->mem = NULL;
+		s->mem_cap = 0;
+		return 0;
+	}
+	return fail(s, what, err);
+}
+
+/* Appends the block of bucket b. */
+static int store(struct spill *s, const struct block_head *h, const unsigned char *buf)
+{
+	uint64_t len = sizeof *h + h->bytes;
+	int err = 0;
+
+	if (s->fd < 0 && s->end + len <= s->mem_max) {
+		if (scope_grow((void **)&s->mem, &s->mem_cap, s->end + len, 1) != 0) {
+			writer_fail("out of memory for the spill");
+			return -1;
+		}
+		memcpy(s->mem + s->end, h, sizeof *h);
+		memcpy(s->mem + s->end + sizeof *h, buf, h->bytes);
+		return 0;
+	}
+	if (s->fd < 0 && next_folder(s, "create", 0) != 0)
+		return -1;
+	for (;;) {
+		err = move_all(s->fd, (void *)h, sizeof *h, s->end, 1);
+		if (!err)
+			err = move_all(s->fd, (void *)buf, h->bytes, s->end + sizeof *h, 1);
+		if (!err)
+			return 0;
+		/* A full folder: the next may have room for all of it. */
+		if (next_folder(s, "write", err) != 0)
+			return -1;
+	}
+}
+
 static int flush_bucket(struct spill *s, struct bucket *b)
 {
 	struct block_head h = {b->last, b->used};
-	int err;
 
 	if (!b->used)
 		return 0;
-	err = move_all(s->fd, &h, sizeof h, s->end, 1);
-	if (!err)
-		err = move_all(s->fd, b->buf, b->used, s->end + sizeof h, 1);
-	if (err)
-		return fail(s, "write", err);
+	if (store(s, &h, b->buf) != 0)
+		return -1;
 	b->last = s->end + 1;
 	s->end += sizeof h + b->used;
 	b->used = 0;
 	b->prev_start = 0;
 	return 0;
-}
-
-/* The window of row at; a shift, not a division, on the hot loop. */
-static inline uint64_t window_of(const struct spill *s, uint64_t at)
-{
-	return s->shift >= 0 ? at >> s->shift : at / s->window;
-}
-
-/* The bucket of row at, with room for one more record. */
-static struct bucket *bucket_for(struct spill *s, uint64_t at, uint64_t *slot)
-{
-	uint64_t w = window_of(s, at);
-	struct bucket *b = &s->b[w];
-
-	*slot = at - w * s->window;
-	if (b->used + REC_MAX > b->cap && flush_bucket(s, b) != 0)
-		return NULL;
-	return b;
 }
 
 static uint64_t region_key(uint32_t region, uint64_t w)
@@ -287,17 +313,29 @@ static int flush_all(struct spill *s)
 	return 0;
 }
 
-/* A bucket's buffer, within the buffers' budget. */
-static int give_buffer(struct spill *s, struct bucket *b)
+/* Room in bucket b for one more record, within the buffers' budget: a
+ * buffer grows from FIRST_CAP, so a region of few calls holds little. */
+static int make_room(struct spill *s, struct bucket *b)
 {
-	if (s->buffered + REGION_CAP > BUFFER_BYTES && flush_all(s) != 0)
-		return -1;
-	if (!(b->buf = malloc(REGION_CAP))) {
+	uint32_t cap = b->cap ? 2 * b->cap : FIRST_CAP;
+	unsigned char *grown;
+
+	if (b->used + REC_MAX <= b->cap)
+		return 0;
+	if (b->cap >= REGION_CAP)
+		return flush_bucket(s, b);
+	if (s->buffered + cap - b->cap > BUFFER_BYTES) {
+		if (flush_all(s) != 0)
+			return -1;
+		cap = FIRST_CAP;
+	}
+	if (!(grown = realloc(b->buf, cap))) {
 		writer_fail("out of memory for the spill buffers");
 		return -1;
 	}
-	b->cap = REGION_CAP;
-	s->buffered += REGION_CAP;
+	s->buffered += cap - b->cap;
+	b->buf = grown;
+	b->cap = cap;
 	return 0;
 }
 
@@ -333,8 +371,7 @@ static int latest_reserve(struct spill *s, uint32_t region)
 
 /* The bucket of the call that is index among region's, with room for one
  * more record. */
-static struct bucket *region_bucket(struct spill *s, uint32_t region, uint64_t index,
-				    uint64_t *slot)
+static struct bucket *bucket_of(struct spill *s, uint32_t region, uint64_t index, uint64_t *slot)
 {
 	uint64_t w = index >> s->shift;
 	uint32_t k;
@@ -352,18 +389,16 @@ static struct bucket *region_bucket(struct spill *s, uint32_t region, uint64_t i
 	}
 	b = &s->b[k];
 	*slot = index - (w << s->shift);
-	if (!b->buf && give_buffer(s, b) != 0)
-		return NULL;
-	if (b->used + REC_MAX > b->cap && flush_bucket(s, b) != 0)
-		return NULL;
-	return b;
+	return make_room(s, b) == 0 ? b : NULL;
 oom:
 	writer_fail("out of memory for the spill buffers");
 	return NULL;
 }
 
-static int put_call(struct bucket *b, uint64_t slot, const struct spilled_call *c)
+int spill_call(struct spill *s, uint32_t region, uint64_t index, const struct spilled_call *c)
 {
+	uint64_t slot = 0;
+	struct bucket *b = bucket_of(s, region, index, &slot);
 	unsigned char *p;
 	int64_t gap;
 
@@ -380,81 +415,55 @@ static int put_call(struct bucket *b, uint64_t slot, const struct spilled_call *
 	p = put(p, c->duration);
 	b->used = (uint32_t)(p - b->buf);
 	b->prev_start = c->start;
-	b->calls++;
 	return 0;
 }
 
-int spill_call(struct spill *s, const struct spilled_call *c)
+static int put_pair(struct spill *s, uint32_t region, uint64_t index, unsigned which, uint64_t a,
+		    uint64_t b)
 {
 	uint64_t slot = 0;
-	struct bucket *b = bucket_for(s, c->at, &slot);
-	return put_call(b, slot, c);
-}
-
-int spill_region_call(struct spill *s, uint32_t region, uint64_t index,
-		      const struct spilled_call *c)
-{
-	uint64_t slot = 0;
-	struct bucket *b = region_bucket(s, region, index, &slot);
-	return put_call(b, slot, c);
-}
-
-static int put_pair(struct bucket *b, uint64_t slot, unsigned which, uint64_t sent,
-		    uint64_t received)
-{
+	struct bucket *k = bucket_of(s, region, index, &slot);
 	unsigned char *p;
 
-	if (!b)
+	if (!k)
 		return -1;
-	p = b->buf + b->used;
+	p = k->buf + k->used;
 	*p++ = (unsigned char)(REC_BYTES | which << 1);
 	p = put(p, slot);
-	p = put(p, sent);
-	p = put(p, received);
-	b->used = (uint32_t)(p - b->buf);
+	p = put(p, a);
+	p = put(p, b);
+	k->used = (uint32_t)(p - k->buf);
 	return 0;
 }
 
-static int spill_pair(struct spill *s, uint64_t at, unsigned which, uint64_t sent,
-		      uint64_t received)
+int spill_bytes(struct spill *s, uint32_t region, uint64_t index, uint64_t sent, uint64_t received)
 {
-	uint64_t slot = 0;
-	struct bucket *b = bucket_for(s, at, &slot);
-	return put_pair(b, slot, which, sent, received);
+	return put_pair(s, region, index, 0, sent, received);
 }
 
-int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received)
+int spill_counters(struct spill *s, uint32_t region, uint64_t index, uint32_t k, uint64_t a,
+		   uint64_t b)
 {
-	return spill_pair(s, at, 0, sent, received);
+	return put_pair(s, region, index, k + 1, a, b);
 }
 
-int spill_counters(struct spill *s, uint64_t at, uint32_t k, uint64_t a, uint64_t b)
+int spill_later(struct spill *s, uint32_t region, uint64_t index, uint64_t duration, uint8_t flags)
 {
-	return spill_pair(s, at, k + 1, a, b);
+	return put_pair(s, region, index, REC_LATER, duration, flags);
 }
 
-int spill_region_bytes(struct spill *s, uint32_t region, uint64_t index, uint64_t sent,
-		       uint64_t received)
+int spill_done(struct spill *s, uint64_t n, int bytes, uint32_t ncounters)
 {
-	uint64_t slot = 0;
-	struct bucket *b = region_bucket(s, region, index, &slot);
-	return put_pair(b, slot, 0, sent, received);
-}
-
-int spill_region_later(struct spill *s, uint32_t region, uint64_t index, uint64_t duration,
-		       uint8_t flags)
-{
-	uint64_t slot = 0;
-	struct bucket *b = region_bucket(s, region, index, &slot);
-	return put_pair(b, slot, REC_LATER, duration, flags);
-}
-
-int spill_flush(struct spill *s)
-{
-	for (uint64_t i = 0; i < (s->by_region ? s->nb : s->nwin); i++)
-		if (flush_bucket(s, &s->b[i]) != 0)
-			return -1;
-	return 0;
+	s->n = n;
+	s->nwin = n / s->window + (n % s->window != 0);
+	s->bytes = bytes;
+	s->ncounters = ncounters;
+	free(s->latest);
+	free(s->latest_w);
+	s->latest = NULL;
+	s->latest_w = NULL;
+	s->nlatest = 0;
+	return flush_all(s);
 }
 
 uint64_t spill_windows(const struct spill *s)
@@ -462,17 +471,17 @@ uint64_t spill_windows(const struct spill *s)
 	return s->nwin;
 }
 
-uint64_t spill_window_rows(const struct spill *s)
+uint64_t spill_memory(const struct spill *s)
 {
-	return s->window;
+	return s->mem_cap + s->buffered;
 }
 
 /* Places the records of one block: slot s at row s + base of the window,
- * when that is in [lo, hi). */
-static void place(struct events *ev, const unsigned char *p, const unsigned char *end,
-		  uint64_t base, uint64_t lo, uint64_t hi)
+ * when that is in [lo, hi). Returns the calls placed. */
+static uint64_t place(struct events *ev, const unsigned char *p, const unsigned char *end,
+		      uint64_t base, uint64_t lo, uint64_t hi)
 {
-	uint64_t start = 0;
+	uint64_t start = 0, placed = 0;
 
 	while (p < end) {
 		unsigned head = *p++;
@@ -510,32 +519,47 @@ static void place(struct events *ev, const unsigned char *p, const unsigned char
 			ev->duration[slot] = b;
 			ev->flags[slot] = (uint8_t)(head >> 1);
 		}
+		placed++;
 	}
+	return placed;
 }
 
-/* Places the records of bucket b's blocks; returns 0 or an errno value. */
+/* The block at off: in memory, or read into the spill's buffer. Returns
+ * 0 or an errno value. */
+static int block_at(struct spill *s, uint64_t off, struct block_head *h, const unsigned char **p)
+{
+	int err;
+
+	if (s->fd < 0) {
+		if (off + sizeof *h > s->end)
+			return EIO;
+		memcpy(h, s->mem + off, sizeof *h);
+		*p = s->mem + off + sizeof *h;
+		return h->bytes <= s->end - off - sizeof *h ? 0 : EIO;
+	}
+	if ((err = move_all(s->fd, h, sizeof *h, off, 0)) != 0)
+		return err;
+	if (h->bytes > REGION_CAP)
+		return EIO;
+	*p = s->rbuf;
+	return move_all(s->fd, s->rbuf, h->bytes, off + sizeof *h, 0);
+}
+
+/* Places the records of bucket b's blocks, adding the calls placed to
+ * *placed; returns 0 or an errno value. */
 static int load_bucket(struct spill *s, const struct bucket *b, struct events *ev, uint64_t base,
-		       uint64_t lo, uint64_t hi)
+		       uint64_t lo, uint64_t hi, uint64_t *placed)
 {
 	struct block_head h;
 
 	for (uint64_t off = b->last; off; off = h.prev) {
-		int err = move_all(s->fd, &h, sizeof h, off - 1, 0);
-		if (!err && h.bytes > s->rcap)
-			err = EIO;
-		if (!err)
-			err = move_all(s->fd, s->rbuf, h.bytes, off - 1 + sizeof h, 0);
+		const unsigned char *p;
+		int err = block_at(s, off - 1, &h, &p);
 		if (err)
 			return err;
-		place(ev, s->rbuf, s->rbuf + h.bytes, base, lo, hi);
+		*placed += place(ev, p, p + h.bytes, base, lo, hi);
 	}
 	return 0;
-}
-
-/* Places every record of window w; returns 0 or an errno value. */
-static int load(struct spill *s, uint64_t w, struct events *ev)
-{
-	return load_bucket(s, &s->b[w], ev, 0, 0, ev->n);
 }
 
 /* The first region whose calls reach past row lo. */
@@ -552,10 +576,10 @@ static uint32_t region_at(const struct region *g, uint32_t n, uint64_t lo)
 	return a;
 }
 
-/* Places the calls of rows [lo, lo + len) of a spill by region: those of
- * each region there, from the buckets of its calls that the rows hold. */
+/* Places the calls of rows [lo, lo + len): those of each region there,
+ * from the buckets of its calls that the rows hold. */
 static int load_regions(struct spill *s, uint64_t lo, uint64_t len, const struct region *regions,
-			uint32_t nregions, struct events *ev)
+			uint32_t nregions, struct events *ev, uint64_t *placed)
 {
 	for (uint32_t r = region_at(regions, nregions, lo);
 	     r < nregions && regions[r].first < lo + len; r++) {
@@ -571,7 +595,8 @@ static int load_regions(struct spill *s, uint64_t lo, uint64_t len, const struct
 				return ENOMEM;
 			if (*at >= s->nb)
 				continue; /* none of its calls there: none was read */
-			err = load_bucket(s, &s->b[*at], ev, g->first + (k << s->shift) - lo, a, e);
+			err = load_bucket(s, &s->b[*at], ev, g->first + (k << s->shift) - lo, a, e,
+					  placed);
 			if (err)
 				return err;
 		}
@@ -583,18 +608,15 @@ int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32
 	       uint64_t *prev, struct events *ev)
 {
 	uint64_t lo = w * s->window, len = s->n - lo < s->window ? s->n - lo : s->window;
+	uint64_t placed = 0;
 	int err;
 
-	if (!ev->start && events_alloc(ev, s->window, s->bytes, s->ncounters) != 0) {
+	if (!ev->start &&
+	    events_alloc(ev, s->n < s->window ? s->n : s->window, s->bytes, s->ncounters) != 0) {
 		writer_fail("out of memory for a window of calls");
 		return -1;
 	}
 	ev->n = len;
-	if (!s->by_region && s->b[w].calls != len) {
-		writer_fail("the arena changed while it was read (%llu of %llu calls)",
-			    (unsigned long long)s->b[w].calls, (unsigned long long)len);
-		return -1;
-	}
 	if (ev->sent) {
 		memset(ev->sent, 0, len * sizeof *ev->sent);
 		memset(ev->received, 0, len * sizeof *ev->received);
@@ -602,8 +624,13 @@ int spill_read(struct spill *s, uint64_t w, const struct region *regions, uint32
 	for (int k = 0; k < SCOPE_MAX_COUNTERS; k++)
 		if (ev->counter[k])
 			memset(ev->counter[k], 0, len * sizeof *ev->counter[k]);
-	if ((err = s->by_region ? load_regions(s, lo, len, regions, nregions, ev) : load(s, w, ev)))
+	if ((err = load_regions(s, lo, len, regions, nregions, ev, &placed)))
 		return fail(s, "read", err);
+	if (placed != len) {
+		writer_fail("the arena changed while it was read (%llu of %llu calls)",
+			    (unsigned long long)placed, (unsigned long long)len);
+		return -1;
+	}
 	for (uint32_t r = region_at(regions, nregions, lo);
 	     r < nregions && regions[r].first < lo + len; r++) {
 		const struct region *g = &regions[r];

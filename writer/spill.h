@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Calls kept in a temporary file while they are grouped by region, read back a window at a time. */
+/* Calls grouped by region as they are read, in memory or a temporary file, read back by rows. */
 #ifndef SCOPE_WRITER_SPILL_H
 #define SCOPE_WRITER_SPILL_H
 
 #include "writer.h"
 
-/* One call as the grouping pass found it; at is its row in /events. */
+/* One call as the grouping found it. */
 struct spilled_call {
-	uint64_t at, start, duration;
+	uint64_t start, duration;
 	uint32_t thread;
 	uint32_t depth;
 	uint32_t task;
@@ -16,40 +16,39 @@ struct spilled_call {
 _Static_assert(SC_NEV == 12, "a new /events column: a field here (or a record of its own, as the "
 			     "bytes have) and its encoding in spill.c");
 
-/* A spill of n calls in windows of window rows, in a file made in dir.
- * Returns NULL with the cause noted (writer_fail). */
-struct spill *spill_open(const char *dir, uint64_t n, uint64_t window, int bytes,
-			 uint32_t ncounters);
+/*
+ * A spill is filled before the calls' rows are known: each call is given
+ * as the index-th of its region (spill_call; its bytes, counters and a
+ * late end by the same index). It is read back in windows of window rows
+ * once every call is in and the regions' places are known (spill_done).
+ * When it may be given at most a window of calls (most), its records stay
+ * in memory, up to about a window of calls' worth; past that they go to a
+ * temporary file in the first of dirs (NULL-ended, copied) that takes it,
+ * and move on to the next one when a folder fills up. Returns NULL with
+ * the cause noted (writer_fail).
+ */
+struct spill *spill_open(const char *const *dirs, uint64_t window, uint64_t most);
 void spill_close(struct spill *s);
 
-/* A spill filled before the rows are known: each call given as its
- * region's index-th (spill_region_call, spill_region_bytes). Once every
- * call is in, spill_by_region_done says how many there are (n, in the
- * regions' first and count that spill_read is given) and whether any moved
- * bytes, and the windows of rows it is read in.
- * Returns NULL with the cause noted. */
-struct spill *spill_open_by_region(const char *dir, uint64_t window);
-int spill_region_call(struct spill *s, uint32_t region, uint64_t index,
-		      const struct spilled_call *c);
-int spill_region_bytes(struct spill *s, uint32_t region, uint64_t index, uint64_t sent,
-		       uint64_t received);
+/* Each returns 0, or -1 with the cause noted (writer_fail): every folder
+ * full, most likely. */
+int spill_call(struct spill *s, uint32_t region, uint64_t index, const struct spilled_call *c);
+int spill_bytes(struct spill *s, uint32_t region, uint64_t index, uint64_t sent, uint64_t received);
+/* Counters 2k and 2k + 1's change over the call. */
+int spill_counters(struct spill *s, uint32_t region, uint64_t index, uint32_t k, uint64_t a,
+		   uint64_t b);
 /* A call spilled with this flag has its duration and flags given later,
- * by spill_region_later (a call still open when it was read). */
+ * by spill_later (a call still open when it was read). */
 #define SPILL_LATER 0x40
-int spill_region_later(struct spill *s, uint32_t region, uint64_t index, uint64_t duration,
-		       uint8_t flags);
-void spill_by_region_done(struct spill *s, uint64_t n, int bytes, uint64_t window);
+int spill_later(struct spill *s, uint32_t region, uint64_t index, uint64_t duration, uint8_t flags);
 
-/* Each returns 0, or -1 with the cause noted (writer_fail): a full disk,
- * most likely. */
-int spill_call(struct spill *s, const struct spilled_call *c);
-int spill_bytes(struct spill *s, uint64_t at, uint64_t sent, uint64_t received);
-/* Counters 2k and 2k + 1's change over the call at row at. */
-int spill_counters(struct spill *s, uint64_t at, uint32_t k, uint64_t a, uint64_t b);
-int spill_flush(struct spill *s);
+/* Every call is in: n of them, some moving bytes (bytes), with ncounters
+ * counter columns. Writes out what is buffered and lets the buffers go. */
+int spill_done(struct spill *s, uint64_t n, int bytes, uint32_t ncounters);
 
 uint64_t spill_windows(const struct spill *s);
-uint64_t spill_window_rows(const struct spill *s);
+/* The records the spill holds in memory, in bytes. */
+uint64_t spill_memory(const struct spill *s);
 
 /*
  * Reads window w back as rows [w * window, ...) of /events, ready to

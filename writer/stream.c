@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Grouping more calls than memory holds: the lanes merged in start order, spilled by row. */
+/* Grouping the calls of many lanes: the lanes merged in start order, each call spilled as its
+ * region's next. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "grow.h"
 #include "progress.h"
 #include "spill.h"
 
@@ -24,8 +26,11 @@ struct cursor {
 	uint64_t last_key;
 	uint32_t last_rid;
 	struct depth_track track;
-	uint64_t *row; /* the row of the latest call at each depth, for bytes */
-	uint32_t rows;
+	/* The latest call at each depth, for its bytes: its region and
+	 * index among the region's calls (rid: the region + 1, 0: none). */
+	uint32_t *rid;
+	uint64_t *index;
+	uint64_t depths;
 };
 
 struct streamer {
@@ -46,20 +51,16 @@ static const struct scope_rec *chunk_recs(const struct grouping *gr, uint64_t i)
 	return (const void *)(gr->chunks[i].at + sizeof(struct scope_chunk_head));
 }
 
-static int note_row(struct cursor *c, uint32_t depth, uint64_t row)
+static int note_call(struct cursor *c, uint32_t depth, uint32_t rid, uint64_t index)
 {
-	if (depth >= c->rows) {
-		uint32_t n = c->rows ? c->rows : 64;
-		uint64_t *grown;
-		while (n <= depth)
-			n *= 2;
-		if (!(grown = realloc(c->row, n * sizeof *grown)))
-			return -1;
-		memset(grown + c->rows, 0xff, (n - c->rows) * sizeof *grown);
-		c->row = grown;
-		c->rows = n;
-	}
-	c->row[depth] = row;
+	uint64_t cap = c->depths;
+
+	if (depth >= c->depths &&
+	    (scope_grow((void **)&c->index, &cap, (uint64_t)depth + 1, sizeof *c->index) != 0 ||
+	     scope_grow_zeroed((void **)&c->rid, &c->depths, cap, sizeof *c->rid) != 0))
+		return -1;
+	c->rid[depth] = rid + 1;
+	c->index[depth] = index;
 	return 0;
 }
 
@@ -67,13 +68,13 @@ static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_re
 {
 	uint32_t depth = depth_of_bytes(&c->track, c->lane, r);
 
-	if (depth >= c->rows || c->row[depth] == UINT64_MAX)
+	if (depth >= c->depths || !c->rid[depth])
 		return 0; /* its call was not recorded */
 	if (r->start > s->max->sent)
 		s->max->sent = r->start;
 	if (r->end > s->max->received)
 		s->max->received = r->end;
-	return spill_bytes(s->spill, c->row[depth], r->start, r->end);
+	return spill_bytes(s->spill, c->rid[depth] - 1, c->index[depth], r->start, r->end);
 }
 
 /* A counters record: counters 2k and 2k + 1 of the call of its depth. */
@@ -82,12 +83,13 @@ static int add_counters(struct streamer *s, struct cursor *c, const struct scope
 	uint32_t depth = depth_of_bytes(&c->track, c->lane, r);
 	const uint64_t v[2] = {r->start, r->end};
 
-	if (depth >= c->rows || c->row[depth] == UINT64_MAX)
+	if (depth >= c->depths || !c->rid[depth])
 		return 0; /* its call was not recorded */
 	for (int i = 0; i < 2 && 2 * k + i < SCOPE_MAX_COUNTERS; i++)
 		if (v[i] > s->max->counter[2 * k + i])
 			s->max->counter[2 * k + i] = v[i];
-	return spill_counters(s->spill, c->row[depth], (uint32_t)k, r->start, r->end);
+	return spill_counters(s->spill, c->rid[depth] - 1, c->index[depth], (uint32_t)k, r->start,
+			      r->end);
 }
 
 /* Points c at chunk position i of its lane: the slots the first pass read. */
@@ -173,8 +175,8 @@ static int emit(struct streamer *s, struct cursor *c)
 	struct grouping *gr = s->gr;
 	const struct scope_rec *r = c->r;
 	uint32_t known = gr->map.n, rid;
+	uint64_t index;
 	int module;
-	const struct region *g;
 	struct spilled_call call = {.thread = c->lane, .task = c->task};
 
 	rid = grouping_region(gr, r, &c->last_key, &c->last_rid, &module);
@@ -182,13 +184,12 @@ static int emit(struct streamer *s, struct cursor *c)
 		return -1;
 	if (rid >= known || s->seen[rid] >= gr->regions[rid].count)
 		return 0; /* not seen by the first pass: cannot happen */
-	g = &gr->regions[rid];
 	call.flags = grouping_times(gr, r, c->lane, c->was_open, &call.start, &call.duration);
-	call.at = g->first + s->seen[rid];
-	note_spilled(s->max, &call, s->seen[rid]++, &s->last[rid], &s->max_start, &s->unordered);
-	if ((gr->bytes || gr->counters) && note_row(c, call.depth, call.at) != 0)
+	index = s->seen[rid]++;
+	note_spilled(s->max, &call, index, &s->last[rid], &s->max_start, &s->unordered);
+	if ((gr->bytes || gr->counters) && note_call(c, call.depth, rid, index) != 0)
 		return -1;
-	return spill_call(s->spill, &call);
+	return spill_call(s->spill, rid, index, &call);
 }
 
 /* One cursor per lane that has calls, in a heap by next start. */
@@ -237,28 +238,28 @@ static int merge_lanes(struct streamer *s)
 	return 0;
 }
 
-/* Groups the calls through a spill in dir. Returns 0, -1 when the spill
- * could not be written there, -2 without memory. */
-static int stream_into(struct grouping *gr, struct profile *p, uint64_t window, const char *dir)
+int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const char *const *dirs)
 {
 	struct streamer s = {.gr = gr, .max = &p->max};
-	int rc = -2;
+	int rc = -1;
 
 	memset(&p->max, 0, sizeof p->max);
 	s.seen = calloc(gr->map.n + 1, sizeof *s.seen);
 	s.last = calloc(gr->map.n + 1, sizeof *s.last);
-	if (!s.seen || !s.last) {
+	if (!s.seen || !s.last || !(s.spill = spill_open(dirs, window, gr->n)) ||
+	    start_cursors(&s) != 0 || merge_lanes(&s) != 0 ||
+	    spill_done(s.spill, gr->n, gr->bytes, gr->counters ? gr->ncounters : 0) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;
 	}
-	rc = -1;
-	if (!(s.spill =
-		      spill_open(dir, gr->n, window, gr->bytes, gr->counters ? gr->ncounters : 0)))
-		goto out;
-	if (start_cursors(&s) != 0 || merge_lanes(&s) != 0 || spill_flush(s.spill) != 0) {
-		writer_fail("out of memory while grouping the calls");
-		goto out;
-	}
+	for (uint32_t r = 0; r < gr->map.n; r++)
+		if (s.seen[r] != gr->regions[r].count) {
+			writer_fail("the arena changed while it was read (%llu of %llu calls of a "
+				    "function)",
+				    (unsigned long long)s.seen[r],
+				    (unsigned long long)gr->regions[r].count);
+			goto out;
+		}
 	/* A gap is never more than the latest start. */
 	if (s.unordered)
 		p->max.start_delta = s.max_start;
@@ -267,7 +268,8 @@ static int stream_into(struct grouping *gr, struct profile *p, uint64_t window, 
 	rc = 0;
 out:
 	for (uint32_t i = 0; s.cur && i < gr->a->nlanes; i++) {
-		free(s.cur[i].row);
+		free(s.cur[i].rid);
+		free(s.cur[i].index);
 		depth_track_free(&s.cur[i].track);
 	}
 	free(s.cur);
@@ -276,14 +278,4 @@ out:
 	free(s.last);
 	spill_close(s.spill);
 	return rc;
-}
-
-int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const char *const *dirs)
-{
-	int rc = -1;
-
-	/* A full or read-only folder: the next one may have room. */
-	for (; *dirs && rc == -1; dirs++)
-		rc = stream_into(gr, p, window, *dirs);
-	return rc == 0 ? 0 : -1;
 }

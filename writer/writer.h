@@ -76,8 +76,8 @@ static inline uint64_t tick_ns(const struct tick_clock *c, uint64_t tick)
 	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
-/* Calls, grouped by region and ordered by start within it: a process's
- * every call, or one window of them read back from a spill. */
+/* Calls, grouped by region and ordered by start within it: one window of
+ * them, read back from a spill. */
 struct events {
 	uint64_t n;
 	uint64_t *start;    /* ns since the process's start */
@@ -164,8 +164,7 @@ struct task_use {
 };
 
 struct profile {
-	struct events ev;    /* every call, unless they were spilled */
-	struct spill *spill; /* else: the calls on disk, read back a window at a time */
+	struct spill *spill; /* the calls, read back a window at a time */
 	struct event_max max;
 	uint64_t nevents;
 	int bytes; /* some call moved bytes: the bytes columns are written */
@@ -190,10 +189,10 @@ struct profile {
 /*
  * Returns 0, or -1 with the cause noted (writer_fail). mods tells which code was unloaded
  * during the run, so calls at one address can belong to two libraries.
- * Up to window calls are grouped in memory; a process with more spills
- * them to a temporary file in the first of spill_dirs (NULL-ended) with
- * room for it, and is written window by window,
- * so the writer's memory does not grow with the number of calls.
+ * The calls are grouped through a spill, held in memory up to about a
+ * window of calls and past that in a temporary file in the first of
+ * spill_dirs (NULL-ended) with room for it, and are written window by
+ * window, so the writer's memory does not grow with the number of calls.
  */
 int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
 	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p);

@@ -126,15 +126,24 @@ static void expect_modules(const struct module *m, size_t n)
 	}
 }
 
-/* The calls as the profile writer takes them: on a lane of the lanes
- * table, and (held, with absolute starts) an end below 2^64 ns, as the
- * reader wants them. */
-static void expect_calls(const struct arena *a, const struct events *ev, uint64_t n, int held)
+/* The calls of a window (rows [lo, lo + n)) as the profile writer takes
+ * them: on a lane of the lanes table, and, in a profile of one window
+ * (whole), an end below 2^64 ns, as the reader wants them. Each region's
+ * first call keeps its start, the others the gap to the call before
+ * (*start: the absolute start of the call before, at *region); across
+ * windows, a start out of order reads as a gap of 0. */
+static void expect_calls(const struct arena *a, const struct profile *p, const struct events *ev,
+			 uint64_t lo, int whole, uint32_t *region, uint64_t *start)
 {
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i < ev->n; i++) {
+		while (*region < p->nregions &&
+		       lo + i >= p->regions[*region].first + p->regions[*region].count)
+			++*region;
+		EXPECT(*region < p->nregions);
+		*start = lo + i == p->regions[*region].first ? ev->start[i] : *start + ev->start[i];
 		EXPECT(ev->thread[i] < a->nlanes);
 		EXPECT(ev->flags[i] <= EVENT_UNFINISHED);
-		EXPECT(!held || ev->start[i] <= UINT64_MAX - ev->duration[i]);
+		EXPECT(!whole || *start <= UINT64_MAX - ev->duration[i]);
 	}
 }
 
@@ -151,21 +160,24 @@ static void expect_regions(const struct profile *p, size_t nmods)
 	EXPECT(at == p->nevents);
 }
 
-/* Reads a spilled profile back, window by window. */
+/* Reads a profile's calls back from its spill, window by window. */
 static void read_spill(const struct arena *a, const struct profile *p)
 {
-	uint64_t *prev = calloc(p->nregions + 1, sizeof *prev), rows = 0;
+	uint64_t *prev = calloc(p->nregions + 1, sizeof *prev), rows = 0, start = 0;
+	uint32_t region = 0;
 	struct events win = {0};
+	int whole = 1;
 
 	if (!prev)
 		return;
-	for (uint64_t w = 0; w < spill_windows(p->spill); w++) {
-		if (spill_read(p->spill, w, p->regions, p->nregions, prev, &win) != 0)
-			break;
-		expect_calls(a, &win, win.n, 0);
-		rows += win.n;
+	for (uint64_t w = 0; w < spill_windows(p->spill) && whole; w++) {
+		whole = spill_read(p->spill, w, p->regions, p->nregions, prev, &win) == 0;
+		if (whole)
+			expect_calls(a, p, &win, rows, spill_windows(p->spill) == 1, &region,
+				     &start);
+		rows += whole ? win.n : 0;
 	}
-	EXPECT(rows <= p->nevents);
+	EXPECT(whole && rows == p->nevents);
 	events_free(&win);
 	free(prev);
 }
@@ -195,10 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    0)
 			continue;
 		expect_regions(&p, nmods);
-		if (p.spill)
-			read_spill(&a, &p);
-		else
-			expect_calls(&a, &p.ev, p.nevents, 1);
+		EXPECT(p.spill != NULL);
+		read_spill(&a, &p);
 		profile_free(&p);
 	}
 	modules_free(mods, nmods);

@@ -28,27 +28,26 @@ static const uint64_t edges[] = {
 };
 #define NEDGES (sizeof edges / sizeof edges[0])
 
+static const char *const here[] = {".", NULL};
+
 static struct spilled_call call_of(uint64_t row)
 {
 	struct spilled_call c = {
-		.at = row,
 		.start = edges[row % NEDGES],
 		.duration = edges[(row + 3) % NEDGES],
 		.thread = (uint32_t)edges[(row + 5) % NEDGES],
 		.depth = (uint16_t)edges[(row + 7) % NEDGES],
+		.task = (uint32_t)edges[(row + 9) % NEDGES],
 		.flags = (uint8_t)(row % 3 == 0	  ? 0
 				   : row % 3 == 1 ? EVENT_UNFINISHED
 						  : 0x3f),
 	};
-	if (row >= NEDGES) { /* past the edges: starts that grow and shrink a little */
-		c.start = row * 7919 % 100003 + (row & 1 ? UINT64_C(1) << 40 : 0);
-		c.duration = row * row;
-	}
 	return c;
 }
 
-/* Row ROW's window as spill_read gave it: every column of the call, and its bytes. */
-static int same_row(const struct events *ev, uint64_t slot, uint64_t row, int bytes)
+/* Row ROW's window as spill_read gave it: every column of the call, its
+ * bytes and its counters. */
+static int same_row(const struct events *ev, uint64_t slot, uint64_t row)
 {
 	struct spilled_call c = call_of(row);
 	unsigned long long r = (unsigned long long)row;
@@ -63,70 +62,69 @@ static int same_row(const struct events *ev, uint64_t slot, uint64_t row, int by
 		}                                                                                  \
 	} while (0)
 	SAME(c.start, ev->start[slot], "start");
-	SAME(c.duration, ev->duration[slot], "duration");
+	SAME(row % 5 == 4 ? row + 1 : c.duration, ev->duration[slot], "duration");
 	SAME(c.thread, ev->thread[slot], "thread");
 	SAME(c.depth, ev->depth[slot], "depth");
-	SAME(c.flags, ev->flags[slot], "flags");
-	if (bytes) {
-		SAME(row % 4 == 2   ? UINT64_MAX - row
-		     : row % 4 == 3 ? 2 * row
-				    : 0,
-		     ev->sent[slot], "sent");
-		SAME(row % 4 == 2 ? row : 0, ev->received[slot], "received");
-	}
+	SAME(c.task, ev->task[slot], "task");
+	SAME(row % 5 == 4 ? EVENT_UNFINISHED : c.flags, ev->flags[slot], "flags");
+	SAME(row % 4 == 2 ? UINT64_MAX - row : row % 4 == 3 ? 2 * row : 0, ev->sent[slot], "sent");
+	SAME(row % 4 == 2 ? row : 0, ev->received[slot], "received");
+	SAME(row % 3 == 1 ? edges[row % NEDGES] : 0, ev->counter[0][slot], "counter0");
+	SAME(row % 3 == 1 ? row : 0, ev->counter[1][slot], "counter1");
 #undef SAME
 	return !bad;
 }
 
 /*
- * N calls spilled in windows of WINDOW rows, in a scrambled order (a
- * window's records say their rows), with bytes for some; read back, every
- * value is what went in.
+ * Every value at the edges of the varints, a call each in a region of its
+ * own, spilled in a scrambled order with bytes, counters and late ends
+ * for some, and read back in windows of WINDOW rows: every value is what
+ * went in.
  */
-static void round_trip(uint64_t n, uint64_t window, int bytes)
+static void edges_round_trip(uint64_t window)
 {
-	struct spill *s = spill_open(".", n, window, bytes, 0);
+	struct spill *s = spill_open(here, window, NEDGES);
+	struct region regions[NEDGES] = {0};
 	struct events ev = {0};
-	uint64_t prev = 0, good = 0, taken = 0, step = n % 7 ? 7 : 11;
+	uint64_t prev[NEDGES] = {0}, good = 0, n = NEDGES;
 
 	if (!s) {
-		EXPECT_STR(NULL, writer_failure(), "spill_open(\".\", %llu, %llu)",
-			   (unsigned long long)n, (unsigned long long)window);
+		EXPECT_STR(NULL, writer_failure(), "spill_open(window %llu)",
+			   (unsigned long long)window);
 		return;
 	}
 	for (uint64_t k = 0; k < n; k++) {
-		uint64_t row = k * step % n; /* step and n share no factor */
+		uint64_t row = k * 7 % n; /* 7 and n share no factor */
+		uint32_t r = (uint32_t)row;
 		struct spilled_call c = call_of(row);
-		int rc = spill_call(s, &c);
-		if (rc == 0 && bytes && row % 4 == 2) /* two records of one call's bytes add up */
-			rc = spill_bytes(s, row, UINT64_MAX - row - 1, row) ||
-			     spill_bytes(s, row, 1, 0);
-		else if (rc == 0 && bytes && row % 4 == 3)
-			rc = spill_bytes(s, row, 2 * row, 0);
-		if (rc != 0) {
-			EXPECT_I64(0, rc, "spill_call or spill_bytes(row %llu)",
-				   (unsigned long long)row);
-			break;
-		}
-		taken++;
+		int rc;
+		regions[row] = (struct region){.first = row, .count = 1};
+		if (row % 5 == 4)
+			c.flags |= SPILL_LATER;
+		rc = spill_call(s, r, 0, &c);
+		if (rc == 0 && row % 4 == 2) /* two records of one call's bytes add up */
+			rc = spill_bytes(s, r, 0, UINT64_MAX - row - 1, row) ||
+			     spill_bytes(s, r, 0, 1, 0);
+		else if (rc == 0 && row % 4 == 3)
+			rc = spill_bytes(s, r, 0, 2 * row, 0);
+		if (rc == 0 && row % 3 == 1)
+			rc = spill_counters(s, r, 0, 0, edges[row % NEDGES], row);
+		if (rc == 0 && row % 5 == 4)
+			rc = spill_later(s, r, 0, row + 1, EVENT_UNFINISHED);
+		EXPECT_I64(0, rc, "spilling row %llu", (unsigned long long)row);
 	}
-	EXPECT_U64(n, taken, "spill_call(n %llu): calls taken", (unsigned long long)n);
-	EXPECT_I64(0, spill_flush(s), "spill_flush(n %llu)", (unsigned long long)n);
-	EXPECT_U64((n + window - 1) / window, spill_windows(s),
-		   "spill_windows(n %llu, window %llu)", (unsigned long long)n,
-		   (unsigned long long)window);
-	EXPECT_U64(window, spill_window_rows(s), "spill_window_rows(window %llu)",
+	EXPECT_I64(0, spill_done(s, n, 1, 2), "spill_done(n %llu)", (unsigned long long)n);
+	EXPECT_U64((n + window - 1) / window, spill_windows(s), "spill_windows(window %llu)",
 		   (unsigned long long)window);
 	for (uint64_t w = 0; w < spill_windows(s); w++) {
-		uint64_t lo = w * window, len = n - lo < window ? n - lo : window;
-		EXPECT_I64(0, spill_read(s, w, NULL, 0, &prev, &ev), "spill_read(window %llu)",
-			   (unsigned long long)w);
-		EXPECT_U64(len, ev.n, "spill_read(window %llu).n", (unsigned long long)w);
-		for (uint64_t i = 0; i < len && i < ev.n; i++)
-			good += same_row(&ev, i, lo + i, bytes);
+		uint64_t lo = w * window;
+		EXPECT_I64(0, spill_read(s, w, regions, (uint32_t)n, prev, &ev),
+			   "spill_read(window %llu)", (unsigned long long)w);
+		for (uint64_t i = 0; i < ev.n; i++)
+			good += same_row(&ev, i, lo + i);
 	}
-	EXPECT_U64(n, good, "spill_read(n %llu, window %llu): rows read back whole",
-		   (unsigned long long)n, (unsigned long long)window);
+	EXPECT_U64(n, good, "spill_read(window %llu): rows read back whole",
+		   (unsigned long long)window);
 	events_free(&ev);
 	spill_close(s);
 }
@@ -134,20 +132,21 @@ static void round_trip(uint64_t n, uint64_t window, int bytes)
 /* A window with a call missing is refused, saying so. */
 static void missing_call(void)
 {
-	struct spill *s = spill_open(".", 4, 4, 0, 0);
+	struct spill *s = spill_open(here, 4, 4);
+	struct region one = {.first = 0, .count = 4};
 	struct events ev = {0};
 	uint64_t prev = 0;
 
 	if (!s) {
-		EXPECT_STR(NULL, writer_failure(), "spill_open(\".\", 4, 4)");
+		EXPECT_STR(NULL, writer_failure(), "spill_open(window 4)");
 		return;
 	}
-	for (uint64_t row = 0; row < 3; row++) {
-		struct spilled_call c = call_of(row);
-		spill_call(s, &c);
+	for (uint64_t i = 0; i < 3; i++) {
+		struct spilled_call c = call_of(i);
+		spill_call(s, 0, i, &c);
 	}
-	spill_flush(s);
-	EXPECT_I64(-1, spill_read(s, 0, NULL, 0, &prev, &ev), "spill_read(3 of 4 calls spilled)");
+	spill_done(s, 4, 0, 0);
+	EXPECT_I64(-1, spill_read(s, 0, &one, 1, &prev, &ev), "spill_read(3 of 4 calls spilled)");
 	EXPECT_STR("the arena changed while it was read (3 of 4 calls)", writer_failure(),
 		   "writer_failure() after spill_read(3 of 4 calls spilled)");
 	events_free(&ev);
@@ -185,22 +184,26 @@ static int same_region_row(const struct events *ev, uint64_t slot, uint32_t r, u
  * the rows are known (the one pass): read back in windows of rows, each
  * region's calls are at its rows, in order, their starts turned to gaps.
  */
-static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window)
+static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window,
+		      const char *const *dirs, int in_memory)
 {
-	struct spill *s = spill_open_by_region(".", window);
 	struct region regions[8] = {0};
 	struct events ev = {0};
 	uint64_t prev[8] = {0}, done[8] = {0}, n = 0, good = 0, at = 0;
+	struct spill *s;
+
+	for (uint32_t r = 0; r < nregions; r++)
+		n += count[r];
+	s = spill_open(dirs, window, n);
 
 	if (!s) {
-		EXPECT_STR(NULL, writer_failure(), "spill_open_by_region(\".\", %llu)",
+		EXPECT_STR(NULL, writer_failure(), "spill_open(window %llu)",
 			   (unsigned long long)window);
 		return;
 	}
-	for (uint32_t r = 0; r < nregions; r++) {
-		regions[r].first = n;
+	for (uint32_t r = 0, first = 0; r < nregions; first += (uint32_t)count[r++]) {
+		regions[r].first = first;
 		regions[r].count = count[r];
-		n += count[r];
 	}
 	for (uint64_t k = 0, left = n; left; k++) {
 		uint32_t r = (uint32_t)(k % nregions);
@@ -209,20 +212,21 @@ static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window)
 		int rc;
 		if (i == count[r])
 			continue;
-		rc = spill_region_call(s, r, i, &c);
+		rc = spill_call(s, r, i, &c);
 		if (rc == 0 && i % 5 == 1) /* two records of one call's bytes add up */
-			rc = spill_region_bytes(s, r, i, 3 * i, i) ||
-			     spill_region_bytes(s, r, i, 1, 0);
+			rc = spill_bytes(s, r, i, 3 * i, i) || spill_bytes(s, r, i, 1, 0);
 		if (rc != 0) {
-			EXPECT_I64(0, rc, "spill_region_call(region %u, call %llu)", r,
+			EXPECT_I64(0, rc, "spill_call(region %u, call %llu)", r,
 				   (unsigned long long)i);
 			break;
 		}
 		done[r]++;
 		left--;
 	}
-	EXPECT_I64(0, spill_flush(s), "spill_flush (by region)");
-	spill_by_region_done(s, n, 1, window);
+	EXPECT_I64(0, spill_done(s, n, 1, 0), "spill_done (by region)");
+	EXPECT_U64((uint64_t)in_memory, spill_memory(s) > 0,
+		   "spill_memory(%llu calls in windows of %llu) > 0", (unsigned long long)n,
+		   (unsigned long long)window);
 	EXPECT_U64((n + window - 1) / window, spill_windows(s), "spill_windows (by region)");
 	for (uint64_t w = 0; w < spill_windows(s); w++) {
 		EXPECT_I64(0, spill_read(s, w, regions, nregions, prev, &ev),
@@ -240,18 +244,44 @@ static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window)
 	spill_close(s);
 }
 
+/* Past what memory holds, in a folder that cannot take the file: one line
+ * naming the folder and the cause. */
+static void no_folder(void)
+{
+	static const char *const none[] = {"/nonexistent/spill", NULL};
+	struct spill *s = spill_open(none, 4, UINT64_MAX);
+	int rc = 0;
+
+	writer_fail_reset();
+	for (uint64_t i = 0; s && rc == 0 && i < 100000; i++) {
+		struct spilled_call c = call_of(i);
+		rc = spill_call(s, 0, i, &c);
+	}
+	if (rc == 0 && s)
+		rc = spill_done(s, 100000, 0, 0);
+	EXPECT_I64(-1, rc, "spilling 100000 calls with no folder to spill to");
+	EXPECT_STR("cannot create the temporary spill file in /nonexistent/spill: No such file or "
+		   "directory",
+		   writer_failure(), "writer_failure() with no folder to spill to");
+	writer_fail_reset();
+	spill_close(s);
+}
+
 void unit_spill(void)
 {
 	static const uint64_t few[] = {3, 1, 9}, many[] = {5, 70000, 130001, 1};
+	static const char *const first_missing[] = {"/nonexistent/spill", ".", NULL};
+	static const char *const only_missing[] = {"/nonexistent/spill", NULL};
 
-	round_trip(NEDGES, 4, 1);     /* windows by a shift */
-	round_trip(NEDGES, 3, 0);     /* by a division */
-	round_trip(1, 1, 1);	      /* one call */
-	round_trip(200003, 65536, 1); /* many blocks a window */
-	by_region(few, 3, 4);	      /* buckets of one call */
-	by_region(many, 4, 65536);    /* many buckets a region, windows across regions */
-	by_region(many, 4, 1000);     /* a window that is no power of two */
-	missing_call();		      /* the writer keeps its first failure: this one */
-	EXPECT_U64(0, (uintptr_t)spill_open("/nonexistent/spill", 4, 4, 0, 0),
-		   "spill_open(\"/nonexistent/spill\")");
+	edges_round_trip(4);		    /* windows by a shift */
+	edges_round_trip(3);		    /* by a division */
+	edges_round_trip(1);		    /* a call a window */
+	edges_round_trip(64);		    /* in memory */
+	by_region(few, 3, 4, here, 0);	    /* buckets of one call, in a file */
+	by_region(many, 4, 65536, here, 0); /* many buckets a region, windows across regions */
+	by_region(many, 4, 1000, here, 0);  /* a window that is no power of two */
+	by_region(many, 4, 1 << 20, only_missing, 1); /* in memory: no folder needed */
+	by_region(many, 4, 4096, first_missing, 0);   /* the file in the next folder */
+	missing_call(); /* the writer keeps its first failure: this one */
+	no_folder();
 }
