@@ -393,10 +393,7 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
 	g->received += r->end;
 	gr->bytes = 1;
 	if (gr->once) {
-		if (r->start > gr->once_max.sent)
-			gr->once_max.sent = r->start;
-		if (r->end > gr->once_max.received)
-			gr->once_max.received = r->end;
+		note_spilled_bytes(&gr->once_max, r->start, r->end);
 		if (spill_bytes(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth], r->start,
 				r->end) != 0) {
 			gr->once_failed = 1;
@@ -424,9 +421,7 @@ static int first_pass_counters(struct grouping *gr, const struct scope_rec *r, u
 	}
 	gr->counters = 1;
 	if (gr->once) {
-		for (int i = 0; i < 2 && 2 * k + i < SCOPE_MAX_COUNTERS; i++)
-			if (v[i] > gr->once_max.counter[2 * k + i])
-				gr->once_max.counter[2 * k + i] = v[i];
+		note_spilled_counters(&gr->once_max, k, r->start, r->end);
 		if (spill_counters(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth],
 				   (uint32_t)k, r->start, r->end) != 0) {
 			gr->once_failed = 1;

@@ -86,4 +86,23 @@ static inline void note_spilled(struct event_max *m, const struct spilled_call *
 		m->task = c->task;
 }
 
+/* Notes the bytes a spilled call moved in the columns' largest values m. */
+static inline void note_spilled_bytes(struct event_max *m, uint64_t sent, uint64_t received)
+{
+	if (sent > m->sent)
+		m->sent = sent;
+	if (received > m->received)
+		m->received = received;
+}
+
+/* Notes counters 2k and 2k + 1's change (a, b) over a spilled call. */
+static inline void note_spilled_counters(struct event_max *m, int k, uint64_t a, uint64_t b)
+{
+	const uint64_t v[2] = {a, b};
+
+	for (int i = 0; i < 2 && 2 * k + i < SCOPE_MAX_COUNTERS; i++)
+		if (v[i] > m->counter[2 * k + i])
+			m->counter[2 * k + i] = v[i];
+}
+
 #endif

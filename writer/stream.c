@@ -70,10 +70,7 @@ static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_re
 
 	if (depth >= c->depths || !c->rid[depth])
 		return 0; /* its call was not recorded */
-	if (r->start > s->max->sent)
-		s->max->sent = r->start;
-	if (r->end > s->max->received)
-		s->max->received = r->end;
+	note_spilled_bytes(s->max, r->start, r->end);
 	return spill_bytes(s->spill, c->rid[depth] - 1, c->index[depth], r->start, r->end);
 }
 
@@ -81,13 +78,10 @@ static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_re
 static int add_counters(struct streamer *s, struct cursor *c, const struct scope_rec *r, int k)
 {
 	uint32_t depth = depth_of_bytes(&c->track, c->lane, r);
-	const uint64_t v[2] = {r->start, r->end};
 
 	if (depth >= c->depths || !c->rid[depth])
 		return 0; /* its call was not recorded */
-	for (int i = 0; i < 2 && 2 * k + i < SCOPE_MAX_COUNTERS; i++)
-		if (v[i] > s->max->counter[2 * k + i])
-			s->max->counter[2 * k + i] = v[i];
+	note_spilled_counters(s->max, k, r->start, r->end);
 	return spill_counters(s->spill, c->rid[depth] - 1, c->index[depth], (uint32_t)k, r->start,
 			      r->end);
 }
