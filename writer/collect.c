@@ -165,17 +165,6 @@ uint32_t depth_of_bytes(const struct depth_track *d, uint32_t lane, const struct
 	return last - ((last - low) & 0xffff);
 }
 
-int depth_track_copy(struct depth_track *to, const struct depth_track *from)
-{
-	*to = (struct depth_track){.lane = from->lane, .known = from->known, .next = from->next};
-	if (!from->known)
-		return 0;
-	if (track_reserve(to, from->known - 1) != 0)
-		return -1;
-	memcpy(to->end, from->end, from->known * sizeof *to->end);
-	return 0;
-}
-
 void depth_track_free(struct depth_track *d)
 {
 	free(d->end);

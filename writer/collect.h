@@ -70,7 +70,6 @@ static inline int depth_of(struct depth_track *d, uint32_t lane, const struct sc
 }
 /* The true depth of the call whose bytes record r (on lane) is. */
 uint32_t depth_of_bytes(const struct depth_track *d, uint32_t lane, const struct scope_rec *r);
-int depth_track_copy(struct depth_track *to, const struct depth_track *from);
 void depth_track_free(struct depth_track *d);
 
 /*
