@@ -246,14 +246,6 @@ int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const 
 		writer_fail("out of memory while grouping the calls");
 		goto out;
 	}
-	for (uint32_t r = 0; r < gr->map.n; r++)
-		if (s.seen[r] != gr->regions[r].count) {
-			writer_fail("the arena changed while it was read (%llu of %llu calls of a "
-				    "function)",
-				    (unsigned long long)s.seen[r],
-				    (unsigned long long)gr->regions[r].count);
-			goto out;
-		}
 	/* A gap is never more than the latest start. */
 	if (s.unordered)
 		p->max.start_delta = s.max_start;
