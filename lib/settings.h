@@ -15,6 +15,7 @@
 	X("SCOPE_COMPRESSION", "auto, none, gzip or gzip:1..9")                                    \
 	X("SCOPE_CHUNK_SIZE", "1 to 4194304 elements")                                             \
 	X("SCOPE_TMPDIR", "a folder")                                                              \
+	X("SCOPE_ARENA_DIR", "a folder")                                                           \
 	X("SCOPE_WRITER", "the path of scope-writer")                                              \
 	X("SCOPE_SYMBOLIZE", "0 or 1")                                                             \
 	X("SCOPE_CLOCK", "tsc or monotonic")                                                       \

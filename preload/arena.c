@@ -42,7 +42,7 @@ static SCOPE_NOINST int back(int fd, uint64_t have, uint64_t want)
 static SCOPE_NOINST int open_arena_file(struct scope_process *p)
 {
 	int n = snprintf(p->arena_path, sizeof p->arena_path, "%s/scope-%d-XXXXXX.arena",
-			 p->cfg.tmpdir, (int)getpid());
+			 p->cfg.arena_dir, (int)getpid());
 	if (n < 0 || (size_t)n >= sizeof p->arena_path)
 		return -ENAMETOOLONG;
 	p->fd = mkostemps(p->arena_path, 6, O_CLOEXEC);
@@ -54,8 +54,13 @@ static SCOPE_NOINST int open_arena_file(struct scope_process *p)
 
 static SCOPE_NOINST void layout(struct scope_arena_header *h, const struct scope_config *cfg)
 {
+	size_t store_dir = strlen(cfg->tmpdir);
+
 	memcpy(h->magic, SCOPE_ARENA_MAGIC, sizeof h->magic);
 	h->version = SCOPE_ARENA_VERSION;
+	/* a folder too long for the field: the store goes beside the arena */
+	if (strcmp(cfg->tmpdir, cfg->arena_dir) != 0 && store_dir < sizeof h->store_dir)
+		memcpy(h->store_dir, cfg->tmpdir, store_dir + 1);
 	h->page_bytes = PAGE;
 	h->chunk_bytes = cfg->chunk_bytes;
 	h->lane_capacity = cfg->lane_capacity;
@@ -147,8 +152,8 @@ int scope_arena_create(struct scope_process *p)
 	err = open_arena_file(p);
 	if (err) {
 		scope_log("cannot create the recording arena in %s: %s; this process is not "
-			  "profiled (set SCOPE_TMPDIR to a writable folder)",
-			  p->cfg.tmpdir, strerror(-err));
+			  "profiled (set SCOPE_ARENA_DIR to a writable folder)",
+			  p->cfg.arena_dir, strerror(-err));
 		return err;
 	}
 	/* the task slots are backed a block at a time as tasks begin
@@ -164,8 +169,8 @@ int scope_arena_create(struct scope_process *p)
 	return 0;
 fail:
 	scope_log("cannot make a recording arena of %llu bytes in %s: %s; this process is not "
-		  "profiled (a smaller SCOPE_ARENA_MAX, or another SCOPE_TMPDIR)",
-		  (unsigned long long)p->map_bytes, p->cfg.tmpdir, strerror(-err));
+		  "profiled (a smaller SCOPE_ARENA_MAX, or another SCOPE_ARENA_DIR)",
+		  (unsigned long long)p->map_bytes, p->cfg.arena_dir, strerror(-err));
 	if (p->base && p->base != MAP_FAILED)
 		munmap(p->base, p->map_bytes);
 	p->base = NULL;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reads the SCOPE_* environment variables once, at start-up. */
 #define _GNU_SOURCE
+#include "arena_dir.h"
 #include "libcall.h"
 #include "settings.h"
 #include "state.h"
@@ -212,7 +213,9 @@ static SCOPE_NOINST int choose_role(struct scope_config *cfg)
 	if (!cfg->output[0])
 		default_output(cfg->output, sizeof cfg->output);
 	if (absolute(cfg->output, "SCOPE_OUTPUT") != 0 ||
-	    absolute(cfg->parts, "SCOPE_PARTS") != 0 || absolute(cfg->tmpdir, "SCOPE_TMPDIR") != 0)
+	    absolute(cfg->parts, "SCOPE_PARTS") != 0 ||
+	    absolute(cfg->tmpdir, "SCOPE_TMPDIR") != 0 ||
+	    absolute(cfg->arena_dir, "SCOPE_ARENA_DIR") != 0)
 		return -1;
 	if (cfg->role != SCOPE_ROLE_ROOT)
 		return 0;
@@ -225,6 +228,8 @@ static SCOPE_NOINST int choose_role(struct scope_config *cfg)
 	setenv("SCOPE_OUTPUT", cfg->output, 1);
 	if (scope_getenv("SCOPE_TMPDIR"))
 		setenv("SCOPE_TMPDIR", cfg->tmpdir, 1);
+	if (scope_getenv("SCOPE_ARENA_DIR"))
+		setenv("SCOPE_ARENA_DIR", cfg->arena_dir, 1);
 	return 0;
 }
 
@@ -385,6 +390,14 @@ static SCOPE_NOINST void progress_setting(void)
 		scope_log("SCOPE_PROGRESS='%s' is not off or a number of seconds; using 1", v);
 }
 
+/* SCOPE_WRITE=exit: no writer drains the arena while the program runs. */
+static SCOPE_NOINST int writes_at_exit(void)
+{
+	const char *when = scope_getenv("SCOPE_WRITE");
+
+	return when && strcmp(when, "exit") == 0;
+}
+
 int scope_config_read(struct scope_config *cfg)
 {
 	const char *tmp = scope_getenv("SCOPE_TMPDIR");
@@ -397,7 +410,11 @@ int scope_config_read(struct scope_config *cfg)
 	    copy_path(cfg->output, "SCOPE_OUTPUT", scope_getenv("SCOPE_OUTPUT")) != 0 ||
 	    copy_path(cfg->writer, "SCOPE_WRITER", scope_getenv("SCOPE_WRITER")) != 0 ||
 	    copy_path(cfg->parts, "SCOPE_PARTS", scope_getenv("SCOPE_PARTS")) != 0 ||
-	    copy_path(cfg->run_writer, "SCOPE_RUN_WRITER", scope_getenv("SCOPE_RUN_WRITER")) != 0)
+	    copy_path(cfg->run_writer, "SCOPE_RUN_WRITER", scope_getenv("SCOPE_RUN_WRITER")) != 0 ||
+	    copy_path(cfg->arena_dir, "SCOPE_ARENA_DIR",
+		      arena_dir_choose(scope_getenv("SCOPE_ARENA_DIR"),
+				       scope_getenv("SCOPE_TMPDIR"), cfg->tmpdir,
+				       writes_at_exit())) != 0)
 		return -1;
 	storage_settings(cfg);
 	locate(cfg);

@@ -29,11 +29,9 @@ static char writer_fd[16];
 static SCOPE_NOINST void unlink_store(const struct scope_process *p)
 {
 	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
-	size_t len = strlen(p->arena_path);
 
-	memcpy(store, p->arena_path, len);
-	memcpy(store + len, SCOPE_STORE_SUFFIX, sizeof SCOPE_STORE_SUFFIX);
-	unlink(store);
+	if (scope_store_path(p->hdr, p->arena_path, store, sizeof store) == 0)
+		unlink(store);
 }
 
 /* The writer gets the program's environment without LD_PRELOAD, and with
@@ -83,10 +81,10 @@ int scope_finish_prepare(struct scope_process *p)
 	return 0;
 fail:
 	scope_set_stopped(1);
+	unlink_store(p); /* its name is in the header */
 	munmap(p->base, p->map_bytes);
 	scope_fd_close(p->fd);
 	unlink(p->arena_path);
-	unlink_store(p);
 	p->hdr = NULL;
 	p->base = NULL;
 	return -1;

@@ -126,8 +126,9 @@ extern __thread struct scope_thread scope_tls __attribute__((tls_model("initial-
 struct scope_config {
 	char output[SCOPE_PATH_BYTES];
 	char parts[SCOPE_PATH_BYTES];
-	char self[SCOPE_PATH_BYTES]; /* this library */
-	char tmpdir[SCOPE_PATH_BYTES];
+	char self[SCOPE_PATH_BYTES];	  /* this library */
+	char tmpdir[SCOPE_PATH_BYTES];	  /* the store's and the writer's spills */
+	char arena_dir[SCOPE_PATH_BYTES]; /* the arena's (arena_dir_choose) */
 	char writer[SCOPE_PATH_BYTES];
 	char run_writer[SCOPE_PATH_BYTES]; /* the socket of the run's writer, "" when none */
 	char compression[64];

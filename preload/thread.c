@@ -132,7 +132,7 @@ void scope_busy_end(struct scope_thread *t)
  * While the run's writer recycles chunks, the arena's first chunks stay in
  * memory: a chunk that comes back costs no TLB flush and no page faults.
  * There are SCOPE_RESIDENT_BASE of them and SCOPE_RESIDENT_PER_LANE more
- * for each thread lane, at most SCOPE_RESIDENT_CHUNKS: a few MiB a thread.
+ * for each thread lane, at most SCOPE_RESIDENT_CHUNKS: 16 MiB, and 1 MiB a thread.
  * Returns where the chunks that leave memory begin.
  */
 static SCOPE_NOINST uintptr_t resident_end(void)

@@ -82,6 +82,13 @@ def clean_env(tmp):
     return env
 
 
+def memory_dir():
+    """/dev/shm when the library would choose it for the arena (a writable folder with 1 GiB
+    free), else None."""
+    usable = os.access("/dev/shm", os.W_OK | os.X_OK) and shutil.disk_usage("/dev/shm").free >= 1 << 30
+    return "/dev/shm" if usable else None
+
+
 class Workdir:
     """A test's own folder (emptied first, arenas in its tmp/) and scope's built programs."""
 

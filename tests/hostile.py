@@ -25,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import RUN_TIMEOUT, Failure, Profile, Run, Skipped, Test, cases_of, expect, expect_eq, \
-    no_core_dump, parser, run_case  # noqa: E402
+    memory_dir, no_core_dump, parser, run_case  # noqa: E402
 from profile_checks import check_processes, col, expect_counts, said_calls  # noqa: E402
 
 N = 1000  # calls of work() per phase of r_env
@@ -563,6 +563,62 @@ def case_valgrind(t):
     expect_counts(p, {"work": said_work(r), "works": 1, "main": 1}, rows[0])
 
 
+def where_run(t, calls, wait_ms, *options, preload=False):
+    """r_env where under scope-run (or plain LD_PRELOAD), no folder named but TMPDIR: what it
+    printed as {"arena": path, "store": name}, and TMPDIR."""
+    tmp = t.path("tmpdir")
+    os.makedirs(tmp)
+    env = t.env({"TMPDIR": tmp, "SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload if preload else None)
+    del env["SCOPE_TMPDIR"]
+    argv = [t.prog, "where", calls, tmp, wait_ms]
+    r = t.run(argv if preload else [t.scope_run, "-q", *options, "-o", "out.h5", "--", *argv], env=env)
+    r.expect_rc(0)
+    seen = dict(line.split("=", 1) for line in t.text(r).splitlines() if line.startswith(("arena=", "store=")))
+    return seen, tmp
+
+
+def expect_run_left_nothing(t, arena, tmp, calls):
+    """Neither the arena nor its store is left, and the profile has every call."""
+    deadline = time.monotonic() + 30  # plain LD_PRELOAD: the writer finishes after the program
+    while time.monotonic() < deadline and (os.path.exists(arena) or os.listdir(tmp)):
+        time.sleep(0.05)
+    expect(not os.path.exists(arena), f"the arena {arena} is left")
+    expect_eq(os.listdir(tmp), [], "files left in TMPDIR")
+    p = t.load("out.h5")
+    expect_eq((p.count("work"), p.count("main")), (calls, 1), "calls of work and main")
+
+
+def case_arena_in_memory(t):
+    """No folder named: the arena is in /dev/shm (under scope-run, in its folder there), where
+    its pages are never written back, and its store, which grows with the run, in TMPDIR; the
+    profile has every call, and neither file is left."""
+    t.need_prog()
+    if not memory_dir():
+        raise Skipped("/dev/shm is not a writable folder with 1 GiB free")
+    calls = 300000  # some 110 chunks of 64 KiB: the writer copies some while the program waits
+    for preload, folder in ((False, r"/dev/shm/scope-run-[^/]+"), (True, r"/dev/shm")):
+        shutil.rmtree(t.path("tmpdir"), ignore_errors=True)
+        seen, tmp = where_run(t, calls, 10000, preload=preload)
+        arena = seen.get("arena", "")
+        expect(re.fullmatch(folder + r"/scope-\d+-\w+\.arena", arena), f"the arena: {arena!r}")
+        expect_eq(seen.get("store"), os.path.basename(arena) + ".store", "the store, in TMPDIR")
+        expect_run_left_nothing(t, arena, tmp, calls)
+        if not preload:
+            expect(not os.path.exists(os.path.dirname(arena)), f"scope-run's folder {os.path.dirname(arena)} is left")
+
+
+def case_arena_at_exit(t):
+    """--write-at-exit: nothing drains the arena while the program runs, so it grows with the
+    run, and stays on disk, in scope-run's folder in TMPDIR."""
+    t.need_prog()
+    calls = 300000
+    seen, tmp = where_run(t, calls, 0, "--write-at-exit")
+    arena = seen.get("arena", "")
+    expect(re.fullmatch(re.escape(tmp) + r"/scope-run-[^/]+/scope-\d+-\w+\.arena", arena), f"the arena: {arena!r}")
+    expect_eq(seen.get("store"), "none", "a store, though no writer ran alongside")
+    expect_run_left_nothing(t, arena, tmp, calls)
+
+
 # ---------------------------------------------------------------------------
 
 CASES = cases_of(globals())
@@ -575,3 +631,4 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+

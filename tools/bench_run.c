@@ -157,7 +157,7 @@ void bench_run(const struct bench_plan *plan, const struct bench_config *c, stru
 		r->failed = 1;
 		goto out;
 	}
-	if (profiled && run_dirs_make(&dirs, profile, plan->paths.bindir) != 0) {
+	if (profiled && run_dirs_make(&dirs, profile, plan->paths.bindir, 0) != 0) {
 		snprintf(r->error, sizeof r->error, "cannot make the profile's folders");
 		r->failed = 1;
 		goto out;

@@ -2,6 +2,8 @@
 /* After the run: recover killed processes' arenas, merge the parts into the output. */
 #define _GNU_SOURCE
 #include "gather.h"
+
+#include "arena_dir.h"
 #include "job.h"
 #include "merge.h"
 
@@ -24,13 +26,16 @@ extern char **environ;
 
 const char *gather_tool = "scope-run";
 
-int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir)
+int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir, int at_exit)
 {
 	char dir[PATH_MAX], base[PATH_MAX];
-	const char *tmp = getenv("SCOPE_TMPDIR");
+	const char *tmp = getenv("SCOPE_TMPDIR"), *arenas;
 
 	if (!tmp || !*tmp)
 		tmp = getenv("TMPDIR");
+	arenas = arena_dir_choose(getenv("SCOPE_ARENA_DIR"), getenv("SCOPE_TMPDIR"),
+				  tmp && *tmp ? tmp : "/tmp", at_exit);
+	d->in_memory = strcmp(arenas, ARENA_MEMORY_DIR) == 0;
 	snprintf(d->bindir, sizeof d->bindir, "%s", bindir);
 	snprintf(dir, sizeof dir, "%s", output);
 	snprintf(base, sizeof base, "%s", output);
@@ -46,12 +51,12 @@ int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir)
 			return -1;
 		}
 	}
-	snprintf(d->arenas, sizeof d->arenas, "%s/scope-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	snprintf(d->arenas, sizeof d->arenas, "%s/scope-run-XXXXXX", arenas);
 	if (!mkdtemp(d->arenas)) {
 		fprintf(stderr,
 			"%s: cannot make a folder in %s for recording: %s (set "
-			"SCOPE_TMPDIR)\n",
-			gather_tool, tmp && *tmp ? tmp : "/tmp", strerror(errno));
+			"SCOPE_ARENA_DIR)\n",
+			gather_tool, arenas, strerror(errno));
 		rmdir(d->parts);
 		return -1;
 	}
@@ -197,8 +202,8 @@ static void find_missing(const struct run_dirs *d, struct missing *m)
 		if (h.published || access(part, F_OK) == 0) {
 			if (!(keep && *keep && strcmp(keep, "0") != 0)) {
 				char store[sizeof arena + sizeof SCOPE_STORE_SUFFIX];
-				snprintf(store, sizeof store, "%s%s", arena, SCOPE_STORE_SUFFIX);
-				unlink(store);
+				if (scope_store_path(&h, arena, store, sizeof store) == 0)
+					unlink(store);
 				unlink(arena);
 			}
 			continue;

@@ -14,14 +14,15 @@ extern const char *gather_tool;
 
 struct run_dirs {
 	char parts[PATH_MAX];  /* each process writes its profile here */
-	char arenas[PATH_MAX]; /* and records here, SCOPE_TMPDIR */
+	char arenas[PATH_MAX]; /* and records here, SCOPE_ARENA_DIR */
 	char bindir[PATH_MAX]; /* scope-writer */
+	int in_memory;	       /* arenas in memory, their stores in the temporary folder */
 };
 
 /* Makes the folders: parts beside output (so one part moves into place
  * without a copy), arenas in the temporary folder. Returns 0, or -1 after
  * printing why. */
-int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir);
+int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir, int at_exit);
 
 /* Waits for the child and for every process it left behind (scope-run is
  * their subreaper), but not for the run's writer w. The child's status and

@@ -412,7 +412,7 @@ int main(int argc, char **argv)
 		snprintf(job_output, sizeof job_output, "%s", output);
 		snprintf(output, sizeof output, "%s", job.rank_file);
 	}
-	if (run_dirs_make(&dirs, output, lp.bindir) != 0)
+	if (run_dirs_make(&dirs, output, lp.bindir, o.at_exit) != 0)
 		return 2;
 	run_writer_start(&w, dirs.arenas, lp.bindir, o.at_exit);
 

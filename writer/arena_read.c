@@ -78,21 +78,56 @@ static uint64_t mapped_size(int fd, uint64_t file_size)
 	return h.chunks_off + used * h.chunk_bytes;
 }
 
-/* The store beside the arena, when the run's writer took chunks into it
- * while the program ran: without it those calls would be missing. */
+int arena_store_name(const struct scope_arena_header *h, const char *arena, char *out, size_t cap)
+{
+	if (scope_store_path(h, arena, out, cap) != 0)
+		return -1;
+	/* moved with its arena, both in one folder */
+	if (h->store_dir[0] && access(out, F_OK) != 0) {
+		char beside[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
+		if (snprintf(beside, sizeof beside, "%s%s", arena, SCOPE_STORE_SUFFIX) <
+			    (int)sizeof beside &&
+		    access(beside, F_OK) == 0)
+			snprintf(out, cap, "%s", beside);
+	}
+	return 0;
+}
+
+int arena_store_of(const char *arena, char *out, size_t cap)
+{
+	struct scope_arena_header *h = calloc(1, sizeof *h);
+	int fd = open(arena, O_RDONLY | O_CLOEXEC), rc;
+
+	if (!h) {
+		if (fd >= 0)
+			close(fd);
+		return snprintf(out, cap, "%s%s", arena, SCOPE_STORE_SUFFIX) < (int)cap ? 0 : -1;
+	}
+	if (fd < 0 || pread(fd, h, sizeof *h, 0) != (ssize_t)sizeof *h)
+		memset(h, 0, sizeof *h);
+	if (fd >= 0)
+		close(fd);
+	rc = arena_store_name(h, arena, out, cap);
+	free(h);
+	return rc;
+}
+
+/* The arena's store, when the run's writer took chunks into it while the
+ * program ran: without it those calls would be missing. */
 static int open_store(struct arena *a, const char *path)
 {
 	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
 	uint64_t n = __atomic_load_n(&a->hdr->store_chunks, __ATOMIC_ACQUIRE);
 	struct stat st;
-	int fd;
+	int fd = -1;
 
 	if (!n)
 		return 0;
-	snprintf(store, sizeof store, "%s%s", path, SCOPE_STORE_SUFFIX);
+	if (arena_store_name(a->hdr, path, store, sizeof store) != 0)
+		snprintf(store, sizeof store, "%s%s", path, SCOPE_STORE_SUFFIX);
 	if ((fd = open(store, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) != 0) {
 		writer_fail("cannot open %s, which holds %llu chunks of %s's records: %s (keep it "
-			    "beside the arena)",
+			    "where the arena's header says, or beside the arena)",
 			    store, (unsigned long long)n, path, strerror(errno));
 		if (fd >= 0)
 			close(fd);

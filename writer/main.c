@@ -147,16 +147,19 @@ static const char *folder_of(char *out, size_t cap, const char *path)
 	return out;
 }
 
-/* Where calls that do not fit in memory wait: beside the arena (the run
- * chose that place for its records), else beside the output, else in
- * TMPDIR. */
-static void spill_dirs(char dirs[3][4096], const char *list[4], const char *arena,
-		       const char *output)
+/* Where calls that do not fit in memory wait: beside the arena's store
+ * (the run chose that place for the records that grow with it: the arena
+ * itself may be in memory), else beside the output, else in TMPDIR. */
+static void spill_dirs(char dirs[3][4096], const char *list[4], const struct arena *a,
+		       const char *arena, const char *output)
 {
+	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
 	const char *tmp = getenv("TMPDIR");
 	size_t n = 0;
 
-	folder_of(dirs[0], sizeof dirs[0], arena);
+	if (arena_store_name(a->hdr, arena, store, sizeof store) != 0)
+		snprintf(store, sizeof store, "%s", arena);
+	folder_of(dirs[0], sizeof dirs[0], store);
 	folder_of(dirs[1], sizeof dirs[1], output);
 	snprintf(dirs[2], sizeof dirs[2], "%s", tmp && *tmp ? tmp : "");
 	for (int i = 0; i < 3; i++) {
@@ -293,8 +296,7 @@ static void say_kept_hint(const char *cause, const char *output, const struct op
 	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
 	int with_store;
 
-	snprintf(store, sizeof store, "%s%s", o->arena, SCOPE_STORE_SUFFIX);
-	with_store = access(store, F_OK) == 0;
+	with_store = arena_store_of(o->arena, store, sizeof store) == 0 && access(store, F_OK) == 0;
 	fprintf(stderr,
 		"scope-writer: %s%s%s%s; the recorded data is kept in %s%s%s (write it with: "
 		"scope-writer%s%s -o FILE %s)\n",
@@ -378,8 +380,8 @@ static void remove_arena(const struct arena *a, const char *arena, const char *o
 	char store[SCOPE_PATH_BYTES + sizeof SCOPE_STORE_SUFFIX];
 	int err;
 
-	snprintf(store, sizeof store, "%s%s", arena, SCOPE_STORE_SUFFIX);
-	unlink(store);
+	if (arena_store_name(a->hdr, arena, store, sizeof store) == 0)
+		unlink(store);
 	if (unlink(arena) == 0 || errno == ENOENT)
 		return;
 	err = errno;
@@ -446,7 +448,7 @@ static int hold(struct held *h, const struct options *o, struct alongside *early
 	snprintf(label, sizeof label, "the profile of pid %d", (int)h->a.hdr->pid);
 	progress_start(&pg, "scope-writer", h->a.hdr->parts[0] && !o->output ? label : h->output,
 		       h->a.nchunks * h->a.recs_per_chunk * 8, o->quiet);
-	spill_dirs(spill, spill_list, h->path, h->output);
+	spill_dirs(spill, spill_list, &h->a, h->path, h->output);
 	rc = early ? alongside_collect(early, &h->a, h->run.clock, h->run.mods, h->run.nmods,
 				       window(&h->st), &h->p)
 		   : -2;

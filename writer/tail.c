@@ -111,7 +111,6 @@ struct tail *tail_open(const char *path)
 		return NULL;
 	t->fd = t->store_fd = -1;
 	snprintf(t->path, sizeof t->path, "%s", path);
-	snprintf(store, sizeof store, "%s%s", path, SCOPE_STORE_SUFFIX);
 	if ((t->fd = open(path, O_RDWR | O_CLOEXEC)) < 0 || fstat(t->fd, &st) != 0 ||
 	    (uint64_t)st.st_size < SCOPE_ARENA_HEADER_BYTES)
 		goto fail;
@@ -128,6 +127,10 @@ struct tail *tail_open(const char *path)
 	}
 	t->recs = (t->hdr->chunk_bytes - (uint32_t)sizeof(struct scope_chunk_head)) /
 		  (uint32_t)sizeof(struct scope_rec);
+	if (scope_store_path(t->hdr, path, store, sizeof store) != 0) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
 	if ((t->store_fd = open(store, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		goto fail;
 	/* The arena's owner, so that a writer the program starts itself after

@@ -35,6 +35,13 @@ int arena_open(struct arena *a, const char *path);
  * in messages: a process that cannot open path itself still reads it. */
 int arena_open_fd(struct arena *a, const char *path, int fd);
 void arena_close(struct arena *a);
+/* The name of the store of the arena at path arena, whose header is h (see
+ * scope_store_path), or beside the arena when only that one is there (the
+ * two moved together). Returns 0, or -1 when it does not fit in cap. */
+int arena_store_name(const struct scope_arena_header *h, const char *arena, char *out, size_t cap);
+/* The same, the header read from the file; beside the arena when it
+ * cannot be read. */
+int arena_store_of(const char *arena, char *out, size_t cap);
 
 /* Notes in a kept arena that its profile was written. */
 void arena_mark_published(const struct arena *a);

@@ -3,6 +3,7 @@
 #ifndef SCOPE_ARENA_H
 #define SCOPE_ARENA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -224,19 +225,22 @@ enum scope_lost_cause {
 
 /* While the run's writer recycles chunks, the arena's first chunks stay
  * mapped: a chunk that comes back costs no TLB flush and no page faults.
- * In the program, SCOPE_RESIDENT_BASE of them and SCOPE_RESIDENT_PER_LANE
- * more for each thread lane (a few MiB a thread of the default 64 KiB
- * chunks), in the writer SCOPE_RESIDENT_CHUNKS, the most of either. Those
- * past them, reached when the writer falls behind, leave memory as they
- * fill, so neither process's memory grows with the arena. */
-#define SCOPE_RESIDENT_CHUNKS	256
-#define SCOPE_RESIDENT_BASE	64
+ * In the program, SCOPE_RESIDENT_BASE of them (16 MiB of the default
+ * 64 KiB chunks: what a program making 50 M calls a second fills while the
+ * writer takes a few milliseconds to come round) and SCOPE_RESIDENT_PER_LANE
+ * more for each thread lane, in the writer SCOPE_RESIDENT_CHUNKS, the most
+ * of either. Those past them, reached when the writer falls behind, leave
+ * memory as they fill, so neither process's memory grows with the arena. */
+#define SCOPE_RESIDENT_CHUNKS	512
+#define SCOPE_RESIDENT_BASE	256
 #define SCOPE_RESIDENT_PER_LANE 16
 
 /* The store: the file the run's writer copies a running process's full
  * chunks to, named after the arena with this suffix, chunk after chunk in
- * the arena's chunk format. */
-#define SCOPE_STORE_SUFFIX ".store"
+ * the arena's chunk format. It lives in the folder the header's store_dir
+ * names (the arena in memory, the store on disk), else beside the arena. */
+#define SCOPE_STORE_SUFFIX    ".store"
+#define SCOPE_STORE_DIR_BYTES 512
 
 /* Any path the system accepts (PATH_MAX) fits. */
 #define SCOPE_PATH_BYTES 4096
@@ -385,9 +389,49 @@ struct scope_arena_header {
 	uint64_t store_chunks;
 	uint64_t free_head, free_tail;
 	uint32_t free_ring[SCOPE_FREE_RING];
+
+	/* The store's folder, "" when it is the arena's: the arena stays
+	 * small and in memory while the store, which grows with the run,
+	 * goes to disk. Written once at start. */
+	char store_dir[SCOPE_STORE_DIR_BYTES];
 };
 #define SCOPE_ARENA_HEADER_BYTES (5u * 4096u)
 _Static_assert(sizeof(struct scope_arena_header) <= SCOPE_ARENA_HEADER_BYTES,
 	       "the header fits its pages");
+
+/*
+ * The store of the arena at ARENA, whose header is h, into out: in
+ * h->store_dir under the arena's own name, or beside the arena when the
+ * header names no folder (or one not ended within its field, as a
+ * forged header could). Returns 0, or -1 when the name does not fit in
+ * cap bytes. Only copies bytes: a program's exit path uses it.
+ */
+static inline int scope_store_path(const struct scope_arena_header *h, const char *arena, char *out,
+				   size_t cap)
+{
+	size_t dir = 0, name = 0, at = 0, len = 0, suffix = sizeof SCOPE_STORE_SUFFIX;
+
+	while (dir < SCOPE_STORE_DIR_BYTES && h->store_dir[dir])
+		dir++;
+	if (dir == SCOPE_STORE_DIR_BYTES)
+		dir = 0;
+	while (arena[len]) {
+		if (arena[len] == '/')
+			name = len + 1;
+		len++;
+	}
+	if (!dir)
+		name = 0; /* the arena's whole path */
+	if (dir + 1 + (len - name) + suffix > cap)
+		return -1;
+	if (dir) {
+		__builtin_memcpy(out, h->store_dir, dir);
+		out[dir] = '/';
+		at = dir + 1;
+	}
+	__builtin_memcpy(out + at, arena + name, len - name);
+	__builtin_memcpy(out + at + len - name, SCOPE_STORE_SUFFIX, suffix);
+	return 0;
+}
 
 #endif

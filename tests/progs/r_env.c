@@ -78,6 +78,44 @@ static void count_arenas(void)
 	printf("arena mappings=%d descriptors=%d\n", mapped, open_fds);
 }
 
+/* Waits up to ms for a store in dir (the run's writer copies full chunks
+ * there while the program runs), then prints the arena this process maps
+ * and the stores in dir, or "store=none". */
+static void where(const char *dir, long ms)
+{
+	char line[4096], *path;
+	FILE *maps;
+	int found = 0;
+
+	for (long waited = 0; !found; waited += 10) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		while (d && (e = readdir(d)) != NULL) {
+			size_t l = strlen(e->d_name);
+			if (l > 6 && strcmp(e->d_name + l - 6, ".store") == 0) {
+				printf("store=%s\n", e->d_name);
+				found = 1;
+			}
+		}
+		if (d)
+			closedir(d);
+		if (found || waited >= ms)
+			break;
+		nanosleep(&(struct timespec){0, 10 * 1000000}, NULL);
+	}
+	if (!found)
+		printf("store=none\n");
+	maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(line, sizeof line, maps))
+		if (strstr(line, ".arena") && (path = strchr(line, '/'))) {
+			path[strcspn(path, "\n")] = '\0';
+			printf("arena=%s\n", path);
+			break;
+		}
+	if (maps)
+		fclose(maps);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -129,6 +167,10 @@ int main(int argc, char **argv)
 			;
 		nanosleep(&(struct timespec){0, 500 * 1000000}, NULL);
 		works(n);
+	} else if (strcmp(mode, "where") == 0) {
+		/* where N DIR MS: N calls, then where the arena and its store are */
+		works(n);
+		where(argv[3], atol(argv[4]));
 	} else if (strcmp(mode, "orphan") == 0) {
 		/* orphan N: the parent dies by SIGKILL at once; the child works */
 		pid_t pid = fork();
@@ -140,8 +182,8 @@ int main(int argc, char **argv)
 		works(n);
 		printf("parent=%d ", (int)getppid());
 	} else {
-		fprintf(stderr,
-			"usage: r_env plain|drop|nofile|overflow|execfail|orphan N [...]\n");
+		fprintf(stderr, "usage: r_env "
+				"plain|drop|nofile|overflow|execfail|forks|where|orphan N [...]\n");
 		return 2;
 	}
 	report();
