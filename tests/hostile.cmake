@@ -9,7 +9,7 @@ set(hostile_cases
   bad-compression bad-compression-lz4 bad-clock bad-chunk-size bad-arena-max bad-root bad-progress
   unknown-setting settings-docs
   long-output exec-fail orphan-parent newline-path valgrind launcher-exec run-writer write-at-exit plain-root-killed
-  arena-in-memory arena-at-exit)
+  arena-in-memory arena-dir-named arena-at-exit)
 foreach(case IN LISTS hostile_cases)
   add_test(NAME h-${case}
     COMMAND ${SCOPE_TEST_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/hostile.py ${case}

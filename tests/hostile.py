@@ -568,12 +568,13 @@ def case_valgrind(t):
     expect_counts(p, {"work": said_work(r), "works": 1, "main": 1}, rows[0])
 
 
-def where_run(t, calls, wait_ms, *options, preload=False):
-    """r_env where under scope-run (or plain LD_PRELOAD), no folder named but TMPDIR: what it
-    printed as {"arena": path, "store": name}, and TMPDIR."""
+def where_run(t, calls, wait_ms, *options, preload=False, extra=None):
+    """r_env where under scope-run (or plain LD_PRELOAD), no folder named but TMPDIR and those
+    in EXTRA: what it printed as {"arena": path, "store": name}, and TMPDIR."""
     tmp = t.path("tmpdir")
     os.makedirs(tmp)
-    env = t.env({"TMPDIR": tmp, "SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload if preload else None)
+    env = t.env({"TMPDIR": tmp, "SCOPE_OUTPUT": t.path("out.h5"), **(extra or {})},
+                preload=t.preload if preload else None)
     del env["SCOPE_TMPDIR"]
     argv = [t.prog, "where", calls, tmp, wait_ms]
     r = t.run(argv if preload else [t.scope_run, "-q", *options, "-o", "out.h5", "--", *argv], env=env)
@@ -610,6 +611,23 @@ def case_arena_in_memory(t):
         expect_run_left_nothing(t, arena, tmp, calls)
         if not preload:
             expect(not os.path.exists(os.path.dirname(arena)), f"scope-run's folder {os.path.dirname(arena)} is left")
+
+
+def case_arena_dir_named(t):
+    """SCOPE_ARENA_DIR names the arenas' folder (under scope-run, its folder goes there); the
+    stores, which grow with the run, stay in TMPDIR, and neither is left."""
+    t.need_prog()
+    named = t.path("arenas")
+    os.makedirs(named)
+    calls = 300000
+    for preload, folder in ((False, re.escape(named) + r"/scope-run-[^/]+"), (True, re.escape(named))):
+        shutil.rmtree(t.path("tmpdir"), ignore_errors=True)
+        seen, tmp = where_run(t, calls, 10000, preload=preload, extra={"SCOPE_ARENA_DIR": named})
+        arena = seen.get("arena", "")
+        expect(re.fullmatch(folder + r"/scope-\d+-\w+\.arena", arena), f"the arena: {arena!r}")
+        expect_eq(seen.get("store"), os.path.basename(arena) + ".store", "the store, in TMPDIR")
+        expect_run_left_nothing(t, arena, tmp, calls)
+        expect_eq(os.listdir(named), [], f"left in {named}")
 
 
 def case_arena_at_exit(t):

@@ -33,9 +33,10 @@ int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir, in
 
 	if (!tmp || !*tmp)
 		tmp = getenv("TMPDIR");
-	arenas = arena_dir_choose(getenv("SCOPE_ARENA_DIR"), getenv("SCOPE_TMPDIR"),
-				  tmp && *tmp ? tmp : "/tmp", at_exit);
-	d->in_memory = strcmp(arenas, ARENA_MEMORY_DIR) == 0;
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	arenas = arena_dir_choose(getenv("SCOPE_ARENA_DIR"), getenv("SCOPE_TMPDIR"), tmp, at_exit);
+	d->stores_apart = strcmp(arenas, tmp) != 0;
 	snprintf(d->bindir, sizeof d->bindir, "%s", bindir);
 	snprintf(dir, sizeof dir, "%s", output);
 	snprintf(base, sizeof base, "%s", output);
@@ -43,8 +44,7 @@ int run_dirs_make(struct run_dirs *d, const char *output, const char *bindir, in
 	if (!mkdtemp(d->parts)) {
 		/* The output's folder is not writable: the parts wait in the
 		 * temporary folder, and the final write says what is wrong. */
-		snprintf(d->parts, sizeof d->parts, "%s/scope-parts-XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
+		snprintf(d->parts, sizeof d->parts, "%s/scope-parts-XXXXXX", tmp);
 		if (!mkdtemp(d->parts)) {
 			fprintf(stderr, "%s: cannot make a folder for the profile's parts: %s\n",
 				gather_tool, strerror(errno));

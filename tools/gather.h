@@ -16,7 +16,7 @@ struct run_dirs {
 	char parts[PATH_MAX];  /* each process writes its profile here */
 	char arenas[PATH_MAX]; /* and records here, SCOPE_ARENA_DIR */
 	char bindir[PATH_MAX]; /* scope-writer */
-	int in_memory;	       /* arenas in memory, their stores in the temporary folder */
+	int stores_apart;      /* arenas in a folder of their own (/dev/shm), stores in TMPDIR */
 };
 
 /* Makes the folders: parts beside output (so one part moves into place

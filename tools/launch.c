@@ -126,8 +126,8 @@ int launch_env(const struct launch_paths *p, const char *output, const struct ru
 	setenv("SCOPE_OUTPUT", output, 1);
 	setenv("SCOPE_PARTS", d->parts, 1);
 	setenv("SCOPE_ARENA_DIR", d->arenas, 1);
-	/* on disk, the stores go beside their arenas, in the run's folder */
-	if (!d->in_memory)
+	/* in the temporary folder, the stores go beside their arenas, in the run's folder */
+	if (!d->stores_apart)
 		setenv("SCOPE_TMPDIR", d->arenas, 1);
 	unsetenv("SCOPE_ROOT");
 	if (!getenv("SCOPE_WRITER"))
