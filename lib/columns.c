@@ -2,6 +2,7 @@
 /* Column storage: compact or contiguous when small, else shuffled and deflated on every core. */
 #define _GNU_SOURCE
 #include "columns.h"
+#include "fresh.h"
 #include "progress.h"
 #include "schema.h"
 #include "transfer.h"
@@ -778,8 +779,10 @@ int col_stream_begin(struct columns *c, hid_t loc, const char *name, int width, 
 			 ? (uint64_t)c->threads * BATCH_PER_THREAD
 			 : s->cap;
 	s->cap = (s->cap < 2 ? 2 : s->cap) * s->grain;
-	s->buf = malloc(s->cap * (uint64_t)width);
-	return s->buf ? 0 : -1;
+	if (!(s->buf = malloc(s->cap * (uint64_t)width)))
+		return -1;
+	scope_fresh(s->buf, (s->cap < n ? s->cap : n) * (uint64_t)width);
+	return 0;
 }
 
 /* Writes the whole chunks the column holds, or with all, every row. */

@@ -756,20 +756,31 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 
 /* Visits chunks [from, to) of the sorted chunk list, the first from record
  * slot on (0: whole; the end of a grouping begun while the process ran
- * goes on where it stopped). Each chunk read leaves
- * this process's memory at once (it stays in the page cache for the next
- * pass), so the arena does not add to the writer's resident memory. */
+ * goes on where it stopped). The chunks read leave this process's memory
+ * RELEASE_BATCH bytes at a time (they stay in the page cache for the next
+ * pass), so the arena adds little to the writer's resident memory. */
+#define RELEASE_BATCH (4u << 20)
 static int visit_range(struct grouping *gr, uint64_t from, uint64_t to, uint32_t slot)
 {
 	const struct scope_arena_header *h = gr->a->hdr;
+	const char *lo = NULL, *hi = NULL;
+	int rc = 0;
 
-	for (uint64_t i = from; i < to; i++) {
-		if (visit_chunk(gr, i, i == from ? slot : 0) != 0)
-			return -1;
+	for (uint64_t i = from; i < to && rc == 0; i++) {
+		const char *at = gr->chunks[i].at;
+		rc = visit_chunk(gr, i, i == from ? slot : 0);
 		progress_add(gr->a->recs_per_chunk);
-		madvise((void *)gr->chunks[i].at, h->chunk_bytes, MADV_DONTNEED);
+		/* Neighbours go together: each madvise flushes the TLB. */
+		if (at != hi || (uint64_t)(hi - lo) >= RELEASE_BATCH) {
+			if (lo)
+				madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+			lo = at;
+		}
+		hi = at + h->chunk_bytes;
 	}
-	return 0;
+	if (lo)
+		madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+	return rc;
 }
 
 static int first_pass_all(struct grouping *gr)

@@ -2,6 +2,8 @@
 /* Event columns in memory: allocation and the start-order merge of a region's calls. */
 #include "writer.h"
 
+#include "fresh.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +26,15 @@ int events_alloc(struct events *e, uint64_t n, int bytes, uint32_t ncounters)
 	for (uint32_t k = 0; k < ncounters && k < SCOPE_MAX_COUNTERS; k++)
 		if (!(e->counter[k] = calloc(n + 1, sizeof *e->counter[k])))
 			return -1;
-	return e->start && e->duration && e->thread && e->depth && e->task && e->flags ? 0 : -1;
+	if (!e->start || !e->duration || !e->thread || !e->depth || !e->task || !e->flags)
+		return -1;
+	scope_fresh(e->start, n * sizeof *e->start);
+	scope_fresh(e->duration, n * sizeof *e->duration);
+	scope_fresh(e->thread, n * sizeof *e->thread);
+	scope_fresh(e->depth, n * sizeof *e->depth);
+	scope_fresh(e->task, n * sizeof *e->task);
+	scope_fresh(e->flags, n);
+	return 0;
 }
 
 void events_free(struct events *e)

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "spill.h"
 
+#include "fresh.h"
 #include "grow.h"
 #include "map.h"
 
@@ -257,10 +258,14 @@ static int store(struct spill *s, const struct block_head *h, const unsigned cha
 	int err = 0;
 
 	if (s->fd < 0 && s->end + len <= s->mem_max) {
+		uint64_t had = s->mem_cap;
 		if (scope_grow((void **)&s->mem, &s->mem_cap, s->end + len, 1) != 0) {
 			writer_fail("out of memory for the spill");
 			return -1;
 		}
+		if (s->mem_cap > had)
+			scope_fresh(s->mem + had,
+				    (s->mem_cap < s->mem_max ? s->mem_cap : s->mem_max) - had);
 		memcpy(s->mem + s->end, h, sizeof *h);
 		memcpy(s->mem + s->end + sizeof *h, buf, h->bytes);
 		return 0;
