@@ -21,9 +21,13 @@
 #define TASKS_CAP (1u << 16)
 /* Regions heap tracking has room for; more are charged to the last. */
 #define HEAP_REGIONS 8192u
-/* The file is backed by disk in steps this large, so the chunk slow path
- * makes a system call only once every few hundred chunks. */
-#define BACKING_STEP (16u << 20)
+/* The chunks are backed by disk in steps that double from the first to
+ * this large, so the chunk slow path makes a system call only once every
+ * few hundred chunks, and a short process does not pay for what it never
+ * records into: in /dev/shm a step's pages are allocated and cleared at
+ * once (16 MiB took 3 ms, a forked child's whole run). */
+#define BACKING_FIRST (256u << 10)
+#define BACKING_STEP  (16u << 20)
 
 static SCOPE_NOINST uint64_t round_up(uint64_t v, uint64_t to)
 {
@@ -180,6 +184,20 @@ fail:
 	return err;
 }
 
+/* Where to back the file to, for a chunk ending at end: as much again as
+ * the chunks have, between the first step and the largest. */
+static SCOPE_NOINST uint64_t backing_want(const struct scope_arena_header *h, uint64_t have,
+					  uint64_t end)
+{
+	uint64_t step = have > h->chunks_off ? have - h->chunks_off : 0;
+
+	if (step < BACKING_FIRST)
+		step = BACKING_FIRST;
+	if (step > BACKING_STEP)
+		step = BACKING_STEP;
+	return round_up(end > have + step ? end : have + step, h->page_bytes);
+}
+
 /* A chunk the run's writer freed, zeroed and backed; NULL when none waits.
  * The slot is read before the compare-and-swap that takes it: the writer
  * fills a slot again only after free_head has passed it. */
@@ -216,7 +234,7 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p)
 	end = h->chunks_off + (idx + 1) * h->chunk_bytes;
 	have = __atomic_load_n(&h->fallocated, __ATOMIC_ACQUIRE);
 	while (have < end) {
-		uint64_t want = round_up(end, BACKING_STEP);
+		uint64_t want = backing_want(h, have, end);
 		if (want > p->map_bytes)
 			want = p->map_bytes;
 		/* On a nearly full disk, back just this chunk. */
