@@ -139,6 +139,40 @@ int scope_arena_back(struct scope_process *p, uint64_t off, uint64_t len)
 	return back(p->fd, off, off + len);
 }
 
+/*
+ * The tables take 2.8 MiB, of which a process fills a few KiB: backing
+ * them whole cost a forked child 0.3 ms in /dev/shm, where fallocate
+ * clears the pages. They are backed in at most 64 blocks instead, each
+ * the first time something is written into it; two threads may back a
+ * block at once, which fallocate allows.
+ */
+#define TABLE_BLOCKS	64u
+#define TABLE_BLOCK_MIN (64u << 10)
+
+static SCOPE_NOINST void tables_init(struct scope_process *p, uint64_t tables_end)
+{
+	uint64_t block = round_up((tables_end + TABLE_BLOCKS - 1) / TABLE_BLOCKS, PAGE);
+
+	p->table_block = block < TABLE_BLOCK_MIN ? TABLE_BLOCK_MIN : block;
+	p->tables_backed = 0;
+}
+
+int scope_arena_back_table(struct scope_process *p, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + (len ? len : 1), block = p->table_block;
+
+	for (uint64_t b = off / block; b * block < end && b < TABLE_BLOCKS; b++) {
+		uint64_t bit = UINT64_C(1) << b;
+		int err;
+		if (__atomic_load_n(&p->tables_backed, __ATOMIC_ACQUIRE) & bit)
+			continue;
+		if ((err = back(p->fd, b * block, (b + 1) * block)) != 0)
+			return err;
+		__atomic_fetch_or(&p->tables_backed, bit, __ATOMIC_RELEASE);
+	}
+	return end <= TABLE_BLOCKS * block ? 0 : -ERANGE;
+}
+
 int scope_arena_create(struct scope_process *p)
 {
 	struct scope_arena_header h = {0};
@@ -162,7 +196,9 @@ int scope_arena_create(struct scope_process *p)
 	}
 	/* the task slots are backed a block at a time as tasks begin
 	 * (scope_arena_back): a program without tasks does not pay for them */
-	if ((err = size_and_map(p, &h)) != 0 || (err = back(p->fd, 0, h.tasks_off)) != 0 ||
+	tables_init(p, h.tasks_off);
+	if ((err = size_and_map(p, &h)) != 0 ||
+	    (err = scope_arena_back_table(p, 0, h.cmdline_off)) != 0 ||
 	    (err = back(p->fd, h.crash_off, h.chunks_off)) != 0)
 		goto fail;
 	h.fallocated = h.chunks_off;
@@ -250,15 +286,38 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p)
 
 int scope_arena_lane(struct scope_process *p, int32_t parent)
 {
-	uint32_t lane = __atomic_fetch_add(&p->hdr->nlanes, 1, __ATOMIC_RELAXED);
+	struct scope_arena_header *h = p->hdr;
+	uint32_t lane = __atomic_load_n(&h->nlanes, __ATOMIC_RELAXED);
+
 	(void)parent;
-	return lane < p->hdr->lane_capacity ? (int)lane : -1;
+	/* Readers take every slot below nlanes, and reading a page that is
+	 * not backed is a SIGBUS on a full tmpfs too: the slot is backed
+	 * before nlanes passes it. */
+	do {
+		if (lane >= h->lane_capacity ||
+		    scope_arena_back_table(
+			    p, h->lanes_off + (uint64_t)lane * sizeof(struct scope_lane),
+			    sizeof(struct scope_lane)) != 0)
+			return -1;
+	} while (!__atomic_compare_exchange_n(&h->nlanes, &lane, lane + 1, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return (int)lane;
 }
 
 void scope_arena_append_module(struct scope_process *p, const char *line, size_t len)
 {
 	struct scope_arena_header *h = p->hdr;
-	uint64_t at = __atomic_fetch_add(&h->modules_len, len, __ATOMIC_RELAXED);
+	uint64_t at = __atomic_load_n(&h->modules_len, __ATOMIC_RELAXED);
+
+	/* As for the lanes: the bytes are backed before modules_len passes
+	 * them. Past the area's end the length still grows, which tells the
+	 * writer that lines were cut. */
+	do {
+		if (at + len <= h->modules_cap &&
+		    scope_arena_back_table(p, h->modules_off + at, len) != 0)
+			return;
+	} while (!__atomic_compare_exchange_n(&h->modules_len, &at, at + len, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	if (at + len <= h->modules_cap)
 		memcpy(p->base + h->modules_off + at, line, len);
 }

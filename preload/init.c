@@ -42,8 +42,14 @@ static SCOPE_NOINST void read_cmdline(struct scope_process *p)
 
 	if (fd < 0)
 		return;
-	while (len < cap && (n = read(fd, p->base + h->cmdline_off + len, cap - len)) > 0)
+	/* a page at a time, each backed first */
+	while (len < cap) {
+		uint64_t want = cap - len < 4096 ? cap - len : 4096;
+		if (scope_arena_back_table(p, h->cmdline_off + len, want) != 0 ||
+		    (n = read(fd, p->base + h->cmdline_off + len, want)) <= 0)
+			break;
 		len += (uint64_t)n;
+	}
 	close(fd);
 	h->cmdline_bytes = len;
 }

@@ -78,7 +78,9 @@ static SCOPE_NOINST uint32_t add(const char *name, size_t len, uint32_t kind, ui
 		sched_yield();
 	}
 	slot = find(name, len, kind, h, &at);
-	if (slot == UINT32_MAX && hdr->nnames < hdr->names_cap) {
+	if (slot == UINT32_MAX && hdr->nnames < hdr->names_cap &&
+	    scope_arena_back_table(&scope_proc, hdr->names_off + (uint64_t)hdr->nnames * sizeof *n,
+				   sizeof *n) == 0) {
 		slot = hdr->nnames;
 		n = name_at(slot);
 		memcpy(n->text, name, len);

@@ -159,6 +159,10 @@ struct scope_process {
 	int initialized;
 	pid_t parent_pid; /* a forked child's parent, taken before it can exit */
 	int paused;	  /* scope_pause_process: set and read with scope_paused */
+	/* The tables before the tasks' slots are backed a block at a time
+	 * (scope_arena_back_table): bit b says block b is. */
+	uint64_t tables_backed;
+	uint64_t table_block;
 };
 
 extern struct scope_process scope_proc SCOPE_HIDDEN;
@@ -197,6 +201,10 @@ void scope_arena_append_module(struct scope_process *p, const char *line, size_t
 void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why) SCOPE_HIDDEN;
 /* Reserves disk for [off, off + len) of the arena; 0 or -errno. */
 int scope_arena_back(struct scope_process *p, uint64_t off, uint64_t len) SCOPE_HIDDEN;
+/* The same for [off, off + len) of the tables before the tasks' slots
+ * (command line, modules, lanes, names), which are written into only once
+ * this has returned 0. */
+int scope_arena_back_table(struct scope_process *p, uint64_t off, uint64_t len) SCOPE_HIDDEN;
 
 /* clone.c: the calling task's own state when t, its TLS block, is shared
  * (t->shared), with inside counted up: give it back with scope_task_leave.

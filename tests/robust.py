@@ -994,6 +994,30 @@ def case_disk_tmpdir_small(t):
         expect(not problems, "with the arena on a 4 MiB tmpfs:\n  " + "\n  ".join(problems))
 
 
+def case_disk_tables_full(t):
+    """The arena's tables backed as they fill: 2,000 threads on a 4 MiB tmpfs that the first ones fill.
+
+    The first chunks fill the tmpfs; lanes past the first block of lane slots then find no
+    room: their threads' calls are counted lost, and no write into an unbacked page kills the
+    program (SIGBUS)."""
+    own = t.path("own.txt")
+    with small_tmpfs(t, "small") as small:
+        r = t.scope("--write-at-exit", "-o", t.path("out.h5"), "--", t.prog, "many", "2000",
+                    env={"SCOPE_TMPDIR": small, "SCOPE_ARENA_DIR": small})
+        r.expect_rc(0)
+        said = said_calls(t.text(r))
+        expect_eq(said["short_thread"], 2000, "threads the program made")
+        p = t.load("out.h5")
+        lost = int(p.meta["lost_records"])
+        recorded = p.count("short_thread") + p.count("work") + p.count("mode_many") + p.count("main")
+        made = said["short_thread"] + said["work"] + 2
+        print(f"  recorded {recorded}, lost {lost}, lanes {len(p.lanes[0]['tid'])}")
+        expect(lost > 0, "nothing was lost though 2,000 threads' chunks outgrow a 4 MiB tmpfs")
+        expect_eq(recorded + lost, made, "calls recorded + calls counted lost")
+        expect(len(p.lanes[0]["tid"]) <= 1024, "lanes past the first block of lane slots were recorded "
+               "though the tmpfs was full")
+
+
 def case_arena_full(t):
     """SCOPE_ARENA_MAX reached: the calls that do not fit are counted lost, exactly."""
     n = 3_000_000  # 72 MB of records, more than a 64 MiB arena holds
