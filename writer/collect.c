@@ -579,6 +579,37 @@ static int first_pass_sample(struct grouping *gr, const struct scope_rec *r, uin
 	return 0;
 }
 
+/* A side record r[i] (its code below SCOPE_REC_NAMED, not 0) of lane:
+ * 0 once read, -1 without memory, -2 for a task while the process runs. */
+static int visit_side(struct grouping *gr, const struct scope_rec *r, uint32_t i, uint32_t n,
+		      uint32_t lane)
+{
+	uint32_t gen = lane + 1;
+	int k;
+
+	if (rec_is_task(&r[i])) {
+		if (gr->running)
+			return -2;
+		return first_pass_task(gr, &r[i], lane) != 0 ? -1 : 0;
+	}
+	if (scope_rec_is_bytes(&r[i]))
+		return first_pass_bytes(gr, &r[i], gen) != 0 ? -1 : 0;
+	if (scope_rec_is_agg(&r[i]))
+		return i + SCOPE_AGG_RECS <= n && first_pass_agg(gr, &r[i]) != 0 ? -1 : 0;
+	if (scope_rec_is_sample(&r[i])) {
+		if (r[i].start > gr->max_tick)
+			gr->max_tick = r[i].start;
+		return i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
+				       first_pass_sample(gr, &r[i], lane,
+							 scope_sample_frames(&r[i])) != 0
+			       ? -1
+			       : 0;
+	}
+	if ((k = rec_counters(gr, &r[i])) >= 0)
+		return first_pass_counters(gr, &r[i], gen, k) != 0 ? -1 : 0;
+	return 0; /* a side record of a kind this writer does not use */
+}
+
 /*
  * Visits records [from, n) of chunk c (a position in the sorted list; with
  * gr->running, the chunk's seq) of lane; *stopped is where it stopped: n,
@@ -586,6 +617,7 @@ static int first_pass_sample(struct grouping *gr, const struct scope_rec *r, uin
  * written (read again once its chunk has settled). Returns 0, -1 without
  * memory, or, while the process runs, -2 for what only its end can group:
  * a task, a depth past 16 bits (its true depth needs the calls' ends).
+ * Calls are all but a few records: one test sets the others aside.
  */
 static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n, uint32_t from,
 		      uint64_t c, uint32_t lane, uint32_t *stopped)
@@ -593,43 +625,18 @@ static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n
 	uint32_t gen = lane + 1, i;
 
 	for (i = from; i < n && r[i].fn; i++) {
-		if (rec_is_task(&r[i])) {
-			if (gr->running)
-				return -2;
-			if (first_pass_task(gr, &r[i], lane) != 0)
-				return -1;
+		uint64_t code = r[i].fn & SCOPE_REC_ADDR_MASK;
+		if (__builtin_expect(code < SCOPE_REC_NAMED && code != 0, 0)) {
+			int rc = visit_side(gr, r, i, n, lane);
+			if (rc != 0)
+				return rc;
 			continue;
 		}
-		if (scope_rec_is_bytes(&r[i])) {
-			if (first_pass_bytes(gr, &r[i], gen) != 0)
-				return -1;
-			continue;
-		}
-		if (scope_rec_is_agg(&r[i])) {
-			if (i + SCOPE_AGG_RECS <= n && first_pass_agg(gr, &r[i]) != 0)
-				return -1;
-			continue;
-		}
-		if (scope_rec_is_sample(&r[i])) {
-			if (r[i].start > gr->max_tick)
-				gr->max_tick = r[i].start;
-			if (i + 1 + (scope_sample_frames(&r[i]) + 1) / 2 <= n &&
-			    first_pass_sample(gr, &r[i], lane, scope_sample_frames(&r[i])) != 0)
-				return -1;
-			continue;
-		}
-		if (rec_counters(gr, &r[i]) >= 0) {
-			if (first_pass_counters(gr, &r[i], gen, rec_counters(gr, &r[i])) != 0)
-				return -1;
-			continue;
-		}
-		if ((r[i].fn & SCOPE_REC_ADDR_MASK) && scope_rec_is_side(&r[i]))
-			continue; /* a side record of a kind this writer does not use */
 		if (gr->running && r[i].start == 0)
 			break;
 		if (r[i].start > gr->max_tick)
 			gr->max_tick = r[i].start;
-		if (r[i].start == 0 || (r[i].fn & SCOPE_REC_ADDR_MASK) == 0) {
+		if (r[i].start == 0 || code == 0) {
 			if (add_rec_note(gr, c, i, NOTE_SKIP) != 0)
 				return -1;
 			continue; /* being written, or at no function's address */
