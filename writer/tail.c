@@ -72,6 +72,7 @@ struct tail {
 	 * there are enough of them to matter; tried once. */
 	struct alongside *ag;
 	int ag_tried;
+	struct stat owner; /* the arena's */
 };
 
 const char *tail_path(const struct tail *t)
@@ -101,10 +102,35 @@ static int layout_fits(const struct scope_arena_header *h, uint64_t size)
 		       h->chunks_off - h->lanes_off;
 }
 
+static void say_unread(const struct tail *t)
+{
+	fprintf(stderr,
+		"scope-writer: cannot read %s while its program runs: %s; it is written at "
+		"its end\n",
+		t->path, strerror(errno));
+}
+
+/* Opens the store, made the arena owner's, so that a writer the program
+ * starts itself after giving up its privileges reads it as it reads the
+ * arena. 0, or -1 with errno set. */
+static int open_store(struct tail *t)
+{
+	char store[PATH_MAX + sizeof SCOPE_STORE_SUFFIX];
+
+	if (scope_store_path(t->hdr, t->path, store, sizeof store) != 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((t->store_fd = open(store, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		return -1;
+	if (fchown(t->store_fd, t->owner.st_uid, t->owner.st_gid) != 0 && errno != EPERM)
+		return -1;
+	return 0;
+}
+
 struct tail *tail_open(const char *path)
 {
 	struct tail *t = calloc(1, sizeof *t);
-	char store[PATH_MAX + sizeof SCOPE_STORE_SUFFIX];
 	struct stat st;
 
 	if (!t)
@@ -127,27 +153,17 @@ struct tail *tail_open(const char *path)
 	}
 	t->recs = (t->hdr->chunk_bytes - (uint32_t)sizeof(struct scope_chunk_head)) /
 		  (uint32_t)sizeof(struct scope_rec);
-	if (scope_store_path(t->hdr, path, store, sizeof store) != 0) {
-		errno = ENAMETOOLONG;
-		goto fail;
-	}
-	if ((t->store_fd = open(store, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
-		goto fail;
-	/* The arena's owner, so that a writer the program starts itself after
-	 * giving up its privileges reads it as it reads the arena. */
-	if (fchown(t->store_fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
-		goto fail;
+	t->owner = st;
 	/* A writer before this one may have consumed some already; the
 	 * chunks it left on the ring are not known to be free here, and are
 	 * left there. */
 	t->stored = __atomic_load_n(&t->hdr->store_chunks, __ATOMIC_ACQUIRE);
 	t->taken = __atomic_load_n(&t->hdr->free_tail, __ATOMIC_ACQUIRE);
+	if (t->stored && open_store(t) != 0)
+		goto fail;
 	return t;
 fail:
-	fprintf(stderr,
-		"scope-writer: cannot read %s while its program runs: %s; it is written at "
-		"its end\n",
-		path, strerror(errno));
+	say_unread(t);
 	tail_close(t);
 	return NULL;
 }
@@ -471,6 +487,10 @@ int tail_poll(struct tail *t)
 	return rc;
 }
 
+/* Chunks handed out before any is copied: 4 MiB of the default 64 KiB,
+ * well within those that stay mapped in the program (SCOPE_RESIDENT_CHUNKS). */
+#define TAIL_FROM_CHUNKS 64u
+
 /* tail_poll's work, under the arena's lock. */
 static int consume_sealed(struct tail *t)
 {
@@ -481,6 +501,18 @@ static int consume_sealed(struct tail *t)
 	if (t->broken || __atomic_load_n(&t->hdr->state, __ATOMIC_ACQUIRE) == SCOPE_ARENA_STOPPED)
 		return 1;
 	n = chunks_out(t);
+	/* A short process ends before its first chunks would be worth
+	 * copying: they stay in the arena, which has room for them, and
+	 * the process has no store. */
+	if (t->store_fd < 0) {
+		if (n < TAIL_FROM_CHUNKS)
+			return 1;
+		if (open_store(t) != 0) {
+			say_unread(t);
+			t->broken = 1;
+			return 1;
+		}
+	}
 	if (grow_slots(t, n) != 0 || read_sealed(t, &before) != 0)
 		return 1;
 	taken(t);
