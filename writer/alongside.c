@@ -279,6 +279,12 @@ void alongside_pause(struct alongside *g)
 	pthread_mutex_unlock(&g->lock);
 	pthread_join(g->thread, NULL);
 	g->started = 0;
+	/* The thread counts its calls after each batch of notes: one that
+	 * spent the whole run on the chunks copied before it started has
+	 * counted none yet. */
+	pthread_mutex_lock(&g->lock);
+	g->calls = g->gr ? g->gr->n : 0;
+	pthread_mutex_unlock(&g->lock);
 }
 
 /* The calls grouped at once before the spill takes them (as scope-writer's
