@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -97,27 +98,17 @@ none:
 	w->socket[0] = '\0';
 }
 
-/* CPU seconds the process pid has used so far (utime + stime). */
+/* CPU seconds the process pid has used so far, all its threads, those
+ * that ended too. Its CPU-time clock counts in ns: /proc's utime and stime
+ * count in ticks of 10 ms, which a short run's writer reads as 0. */
 static double cpu_of(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long ut = 0, st = 0;
-	int fd;
-	ssize_t n;
+	clockid_t clock;
+	struct timespec ts;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0)
 		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* after the command's closing parenthesis: state, then fields 4..17 */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void run_writer_finish(struct run_writer *w)
