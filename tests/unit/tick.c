@@ -9,7 +9,7 @@
 static struct scope_arena_header hdr;
 
 /* The clock of an arena whose header says what SET does; no clock is read
- * (the header is stopped over 5 ms or calibrated). */
+ * (the header is stopped over 1 ms or calibrated). */
 static struct tick_clock clock_of(void (*set)(struct scope_arena_header *))
 {
 	struct arena a = {.hdr = &hdr, .fd = -1};
