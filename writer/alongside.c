@@ -53,7 +53,6 @@ struct alongside {
 	uint64_t nnotes, cap;
 	int quit, started;
 	int done; /* the thread stopped grouping */
-	uint64_t calls;
 	/* The thread's own: */
 	struct arena a; /* the run's writer's mapping of the arena, as the grouping reads it */
 	struct tick_clock clock;
@@ -198,7 +197,6 @@ static void *group(void *arg)
 			(mine[i].settled ? settled : stored)(g, mine[i].lane, mine[i].seq,
 							     mine[i].at);
 		pthread_mutex_lock(&g->lock);
-		g->calls = g->gr ? g->gr->n : 0;
 		if (!g->gr)
 			break;
 	}
@@ -253,14 +251,9 @@ int alongside_live(struct alongside *g)
 	return !done;
 }
 
-uint64_t alongside_calls(struct alongside *g)
+uint64_t alongside_calls(const struct alongside *g)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&g->lock);
-	n = g->calls;
-	pthread_mutex_unlock(&g->lock);
-	return n;
+	return !g->started && g->gr ? g->gr->n : 0;
 }
 
 static int alongside_room(void)
@@ -279,12 +272,6 @@ void alongside_pause(struct alongside *g)
 	pthread_mutex_unlock(&g->lock);
 	pthread_join(g->thread, NULL);
 	g->started = 0;
-	/* The thread counts its calls after each batch of notes: one that
-	 * spent the whole run on the chunks copied before it started has
-	 * counted none yet. */
-	pthread_mutex_lock(&g->lock);
-	g->calls = g->gr ? g->gr->n : 0;
-	pthread_mutex_unlock(&g->lock);
 }
 
 /* The calls grouped at once before the spill takes them (as scope-writer's

@@ -30,8 +30,9 @@ void alongside_settled(struct alongside *g, uint32_t lane, uint32_t seq, uint64_
 void alongside_copy_begin(struct alongside *g);
 void alongside_copy_end(struct alongside *g);
 
-/* The calls grouped so far. */
-uint64_t alongside_calls(struct alongside *g);
+/* The calls grouped, once paused (the grouping's thread counts them as
+ * it goes); 0 while it runs and once it stopped. */
+uint64_t alongside_calls(const struct alongside *g);
 
 /* Stops its thread, before the arena's mapping and store_fd go: what it
  * had not read yet is read by alongside_collect. */
