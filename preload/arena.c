@@ -159,9 +159,11 @@ static SCOPE_NOINST void tables_init(struct scope_process *p, uint64_t tables_en
 
 int scope_arena_back_table(struct scope_process *p, uint64_t off, uint64_t len)
 {
-	uint64_t end = off + (len ? len : 1), block = p->table_block;
+	uint64_t block = p->table_block;
 
-	for (uint64_t b = off / block; b * block < end && b < TABLE_BLOCKS; b++) {
+	if (off + len > TABLE_BLOCKS * block)
+		return -ERANGE;
+	for (uint64_t b = off / block; b * block < off + len; b++) {
 		uint64_t bit = UINT64_C(1) << b;
 		int err;
 		if (__atomic_load_n(&p->tables_backed, __ATOMIC_ACQUIRE) & bit)
@@ -170,7 +172,7 @@ int scope_arena_back_table(struct scope_process *p, uint64_t off, uint64_t len)
 			return err;
 		__atomic_fetch_or(&p->tables_backed, bit, __ATOMIC_RELEASE);
 	}
-	return end <= TABLE_BLOCKS * block ? 0 : -ERANGE;
+	return 0;
 }
 
 int scope_arena_create(struct scope_process *p)
