@@ -72,7 +72,8 @@ struct tail {
 	 * there are enough of them to matter; tried once. */
 	struct alongside *ag;
 	int ag_tried;
-	struct stat owner; /* the arena's */
+	uid_t uid; /* the arena's owner: the store is made theirs */
+	gid_t gid;
 };
 
 const char *tail_path(const struct tail *t)
@@ -123,7 +124,7 @@ static int open_store(struct tail *t)
 	}
 	if ((t->store_fd = open(store, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		return -1;
-	if (fchown(t->store_fd, t->owner.st_uid, t->owner.st_gid) != 0 && errno != EPERM)
+	if (fchown(t->store_fd, t->uid, t->gid) != 0 && errno != EPERM)
 		return -1;
 	return 0;
 }
@@ -153,7 +154,8 @@ struct tail *tail_open(const char *path)
 	}
 	t->recs = (t->hdr->chunk_bytes - (uint32_t)sizeof(struct scope_chunk_head)) /
 		  (uint32_t)sizeof(struct scope_rec);
-	t->owner = st;
+	t->uid = st.st_uid;
+	t->gid = st.st_gid;
 	/* A writer before this one may have consumed some already; the
 	 * chunks it left on the ring are not known to be free here, and are
 	 * left there. */
