@@ -2,13 +2,13 @@
 /* Column storage: compact or contiguous when small, else shuffled and deflated on every core. */
 #define _GNU_SOURCE
 #include "columns.h"
+#include "chunks.h"
 #include "fresh.h"
 #include "progress.h"
 #include "schema.h"
 #include "transfer.h"
 
 #include <libdeflate.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +69,7 @@ int columns_init(struct columns *c, const struct storage *st)
 
 void columns_fini(struct columns *c)
 {
+	chunks_stop(c);
 	for (int i = 0; c->cz && i < c->threads; i++)
 		if (c->cz[i])
 			libdeflate_free_compressor(c->cz[i]);
@@ -84,147 +85,20 @@ static hid_t uint_type(int width)
 			    : H5T_STD_U64LE;
 }
 
-/* A batch of one column's chunks, compressed by several threads at once.
- * Every buffer exists before the threads start. */
-struct deflate_job {
-	struct columns *c;
-	const unsigned char *data;
-	uint64_t n, chunk_elems;
-	int width;
-	uint64_t first, end; /* the batch: chunks [first, end) */
-	unsigned char *out;  /* a slot of slot_bytes per chunk of the batch */
-	size_t slot_bytes;
-	size_t *sizes; /* 0 = all zero, not stored */
-	unsigned char *scratch[MAX_THREADS];
-	uint64_t next; /* atomic: next chunk to take */
-};
-
-struct worker {
-	struct deflate_job *job;
-	int id;
-};
-
-/* HDF5's shuffle filter: byte b of element i goes to b * elems + i. One
- * loop per width, so the compiler knows the stride. */
-#define SHUFFLE(W)                                                                                 \
-	for (uint64_t i = 0; i < have; i++)                                                        \
-		for (int b = 0; b < (W); b++)                                                      \
-	dst[(uint64_t)b * elems + i] = src[i * (W) + (uint64_t)b]
-
-static void shuffle(unsigned char *dst, const unsigned char *src, uint64_t elems, uint64_t have,
-		    int width)
-{
-	if (have < elems)
-		memset(dst, 0, elems * (uint64_t)width);
-	switch (width) {
-	case 1: memcpy(dst, src, have); break;
-	case 2: SHUFFLE(2); break;
-	case 4: SHUFFLE(4); break;
-	default: SHUFFLE(8); break;
-	}
-}
-
-#undef SHUFFLE
-
-static int all_zero(const unsigned char *p, size_t n)
-{
-	uint64_t acc = 0, w;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, p + i, 8);
-		acc |= w;
-	}
-	for (; i < n; i++)
-		acc |= p[i];
-	return acc == 0;
-}
-
-static void *deflate_chunks(void *arg)
-{
-	struct worker *w = arg;
-	struct deflate_job *j = w->job;
-	uint64_t k;
-
-	while ((k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->end) {
-		uint64_t first = k * j->chunk_elems, slot = k - j->first;
-		uint64_t have = j->n - first < j->chunk_elems ? j->n - first : j->chunk_elems;
-		const unsigned char *src = j->data + first * (uint64_t)j->width;
-		size_t bytes = (size_t)(j->chunk_elems * (uint64_t)j->width);
-
-		if (all_zero(src, (size_t)(have * (uint64_t)j->width))) {
-			j->sizes[slot] = 0;
-			continue;
-		}
-		shuffle(j->scratch[w->id], src, j->chunk_elems, have, j->width);
-		j->sizes[slot] =
-			libdeflate_zlib_compress(j->c->cz[w->id], j->scratch[w->id], bytes,
-						 j->out + slot * j->slot_bytes, j->slot_bytes);
-	}
-	return NULL;
-}
-
-static void run_batch(struct deflate_job *j)
-{
-	pthread_t tid[MAX_THREADS];
-	struct worker w[MAX_THREADS];
-	int started = 0;
-
-	j->next = j->first;
-	for (int i = 1; i < j->c->threads; i++) {
-		w[i] = (struct worker){j, i};
-		if (pthread_create(&tid[i], NULL, deflate_chunks, &w[i]) != 0)
-			break;
-		started = i;
-	}
-	w[0] = (struct worker){j, 0};
-	deflate_chunks(&w[0]);
-	for (int i = 1; i <= started; i++)
-		pthread_join(tid[i], NULL);
-}
-
-/* Chunks per batch and thread: enough to keep every core busy between
- * writes, few enough that the batch's buffers stay small. */
-#define BATCH_PER_THREAD 8
-
-/* Writes n values as the dataset's rows from base on, base a whole number of chunks. */
+/* Writes n values as the dataset's rows from base on, base a whole number
+ * of chunks; with wait, before returning. */
 static int write_deflated(struct columns *c, hid_t dset, const void *data, uint64_t n, int width,
-			  uint64_t chunk_elems, uint64_t base)
+			  uint64_t chunk_elems, uint64_t base, int wait)
 {
-	struct deflate_job j = {
-		.c = c, .data = data, .n = n, .chunk_elems = chunk_elems, .width = width};
-	size_t bytes = (size_t)(chunk_elems * (uint64_t)width);
-	uint64_t nchunks = (n + chunk_elems - 1) / chunk_elems;
-	uint64_t batch = (uint64_t)c->threads * BATCH_PER_THREAD;
-	int rc = -1;
+	const unsigned char *rows = data;
 
-	if (batch > nchunks)
-		batch = nchunks;
-	j.slot_bytes = libdeflate_zlib_compress_bound(c->cz[0], bytes);
-	j.out = malloc(batch * j.slot_bytes);
-	j.sizes = calloc(batch, sizeof *j.sizes);
-	for (int i = 0; i < c->threads; i++)
-		if (!(j.scratch[i] = malloc(bytes)))
-			goto out;
-	if (!j.out || !j.sizes)
-		goto out;
-	for (j.first = 0; j.first < nchunks; j.first = j.end) {
-		j.end = j.first + batch < nchunks ? j.first + batch : nchunks;
-		run_batch(&j);
-		for (uint64_t k = j.first; k < j.end; k++) {
-			hsize_t offset = base + k * chunk_elems;
-			size_t size = j.sizes[k - j.first];
-			if (size && H5Dwrite_chunk(dset, H5P_DEFAULT, 0, &offset, size,
-						   j.out + (k - j.first) * j.slot_bytes) < 0)
-				goto out;
-		}
+	for (uint64_t first = 0; first < n; first += chunk_elems) {
+		uint64_t have = n - first < chunk_elems ? n - first : chunk_elems;
+		if (chunks_put(c, dset, base + first, rows + first * (uint64_t)width, have,
+			       chunk_elems, width) != 0)
+			return -1;
 	}
-	rc = 0;
-out:
-	for (int i = 0; i < c->threads; i++)
-		free(j.scratch[i]);
-	free(j.out);
-	free(j.sizes);
-	return rc;
+	return wait ? chunks_drain(c) : 0;
 }
 
 /* Creation properties of class cls without the object's times: HDF5
@@ -283,7 +157,7 @@ int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, u
 	if (d < 0)
 		return -1;
 	if (deflated)
-		rc = write_deflated(c, d, data, n, width, chunk_elems, 0);
+		rc = write_deflated(c, d, data, n, width, chunk_elems, 0, 1);
 	else if (n > 0)
 		rc = H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
 	progress_add(n);
@@ -740,7 +614,7 @@ int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off
 		return 0;
 	progress_add(len);
 	if (o->deflated)
-		return write_deflated(c, o->d, data, len, o->width, o->chunk_elems, off);
+		return write_deflated(c, o->d, data, len, o->width, o->chunk_elems, off, 0);
 	mem = H5Screate_simple(1, &count, NULL);
 	file = H5Dget_space(o->d);
 	rc = mem >= 0 && file >= 0 &&
@@ -756,9 +630,11 @@ int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off
 	return rc;
 }
 
-int col_end(struct col_out *o)
+int col_end(struct columns *c, struct col_out *o)
 {
-	return o->d >= 0 && H5Dclose(o->d) < 0 ? -1 : 0;
+	int rc = o->deflated ? chunks_drain(c) : 0;
+
+	return o->d >= 0 && H5Dclose(o->d) < 0 ? -1 : rc;
 }
 
 /* What a column written in pieces keeps at most before writing them. */
@@ -772,12 +648,9 @@ int col_stream_begin(struct columns *c, hid_t loc, const char *name, int width, 
 		return -1;
 	s->grain =
 		s->o.deflated && s->o.chunk_elems ? s->o.chunk_elems : column_chunk_elems(&c->st);
-	/* Chunks are written a batch at a time, compressed on every core,
-	 * up to STREAM_BYTES of them; never fewer than two. */
+	/* Whole chunks are written up to STREAM_BYTES at a time; never
+	 * fewer than two. */
 	s->cap = STREAM_BYTES / (s->grain * (uint64_t)width);
-	s->cap = s->cap > (uint64_t)c->threads * BATCH_PER_THREAD
-			 ? (uint64_t)c->threads * BATCH_PER_THREAD
-			 : s->cap;
 	s->cap = (s->cap < 2 ? 2 : s->cap) * s->grain;
 	if (!(s->buf = malloc(s->cap * (uint64_t)width)))
 		return -1;
@@ -811,7 +684,17 @@ int col_stream_put(struct columns *c, struct col_stream *s, const void *data, ui
 {
 	const unsigned char *from = data;
 	size_t w = (size_t)s->o.width;
+	uint64_t whole = s->have || !s->o.deflated ? 0 : len / s->grain * s->grain;
 
+	/* Whole chunks at a chunk's start go to the workers as they are:
+	 * chunks_put copies them. */
+	if (whole) {
+		if (col_put(c, &s->o, from, s->done, whole) != 0)
+			return -1;
+		s->done += whole;
+		from += whole * w;
+		len -= whole;
+	}
 	while (len) {
 		uint64_t k = len < s->grain ? len : s->grain;
 		memcpy(col_stream_room(s), from, k * w);
@@ -827,7 +710,7 @@ int col_stream_end(struct columns *c, struct col_stream *s, int write)
 {
 	int rc = write && s->buf && stream_flush(c, s, 1) != 0 ? -1 : 0;
 
-	if (col_end(&s->o) != 0)
+	if (col_end(c, &s->o) != 0)
 		rc = -1;
 	free(s->buf);
 	s->buf = NULL;

@@ -13,6 +13,7 @@ struct columns {
 	struct storage st;
 	int threads;
 	struct libdeflate_compressor **cz; /* one per thread */
+	struct chunk_pool *pool;	   /* lib/chunks.h: from the first deflated chunk */
 };
 
 int columns_init(struct columns *c, const struct storage *st);
@@ -45,7 +46,8 @@ int col_begin(struct columns *c, hid_t loc, const char *name, int width, uint64_
 	      struct col_out *o);
 /* Writes rows [off, off + len); off is a whole number of chunks. */
 int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off, uint64_t len);
-int col_end(struct col_out *o);
+/* Writes what is left of the column and closes it. */
+int col_end(struct columns *c, struct col_out *o);
 
 /* A column appended to in pieces of any length: rows wait in a buffer
  * until they make whole chunks, which are written as they fill. */

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* Column chunks deflated on every core while the caller goes on, written in the order given. */
+#include "chunks.h"
+#include "columns.h"
+
+#include <libdeflate.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A ring of chunks: [head, take) are being deflated or done, [take, tail)
+ * wait for a worker. The caller's thread fills the slot at tail and
+ * writes the one at head; a worker takes the one at take. Only the
+ * caller writes to the file, at points that depend on the chunks given
+ * alone (a full ring, a drain), so the same calls make the same file.
+ *
+ * Chunks in flight per worker: enough that the workers deflate one window
+ * of calls while the caller reads the next, few enough that the ring's
+ * buffers stay small (each holds a chunk and its deflated copy).
+ */
+#define SLOTS_PER_WORKER 16
+#define MAX_WORKERS	 16
+#define MAX_SLOTS	 (SLOTS_PER_WORKER * MAX_WORKERS)
+
+struct chunk_job {
+	hid_t d;
+	hsize_t offset;
+	uint64_t have, elems;
+	int width, done, failed;
+	unsigned char *in, *out;
+	size_t in_cap, out_cap, size; /* size 0: all zero, not written */
+};
+
+struct worker {
+	struct chunk_pool *pool;
+	struct libdeflate_compressor *cz;
+	unsigned char *scratch;
+	size_t scratch_cap;
+	pthread_t tid;
+};
+
+struct chunk_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work, finished;
+	struct chunk_job job[MAX_SLOTS];
+	uint64_t head, take, tail, slots;
+	int quit, failed, nworkers;
+	struct worker w[MAX_WORKERS];
+};
+
+static int grow(unsigned char **p, size_t *cap, size_t want)
+{
+	unsigned char *n;
+
+	if (*cap >= want)
+		return 0;
+	if (!(n = realloc(*p, want)))
+		return -1;
+	*p = n;
+	*cap = want;
+	return 0;
+}
+
+/* HDF5's shuffle filter: byte b of element i goes to b * elems + i. One
+ * loop per width, so the compiler knows the stride. */
+#define SHUFFLE(W)                                                                                 \
+	for (uint64_t i = 0; i < have; i++)                                                        \
+		for (int b = 0; b < (W); b++)                                                      \
+	dst[(uint64_t)b * elems + i] = src[i * (W) + (uint64_t)b]
+
+static void shuffle(unsigned char *dst, const unsigned char *src, uint64_t elems, uint64_t have,
+		    int width)
+{
+	if (have < elems)
+		memset(dst, 0, elems * (uint64_t)width);
+	switch (width) {
+	case 1: memcpy(dst, src, have); break;
+	case 2: SHUFFLE(2); break;
+	case 4: SHUFFLE(4); break;
+	default: SHUFFLE(8); break;
+	}
+}
+
+#undef SHUFFLE
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+	uint64_t acc = 0, w;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc |= w;
+	}
+	for (; i < n; i++)
+		acc |= p[i];
+	return acc == 0;
+}
+
+/* Shuffles and deflates job j's rows into j->out; j->size 0 when they are
+ * all zero. */
+static void deflate_job(struct worker *w, struct chunk_job *j)
+{
+	size_t have = (size_t)(j->have * (uint64_t)j->width);
+	size_t bytes = (size_t)(j->elems * (uint64_t)j->width);
+
+	j->size = 0;
+	j->failed = 0;
+	if (all_zero(j->in, have))
+		return;
+	if (grow(&w->scratch, &w->scratch_cap, bytes) != 0) {
+		j->failed = 1;
+		return;
+	}
+	shuffle(w->scratch, j->in, j->elems, j->have, j->width);
+	j->size = libdeflate_zlib_compress(w->cz, w->scratch, bytes, j->out, j->out_cap);
+	j->failed = j->size == 0; /* never: out holds the bound */
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct chunk_pool *p = w->pool;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct chunk_job *j;
+		while (!p->quit && p->take == p->tail)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->take == p->tail)
+			break;
+		j = &p->job[p->take++ % p->slots];
+		pthread_mutex_unlock(&p->lock);
+		deflate_job(w, j);
+		pthread_mutex_lock(&p->lock);
+		j->done = 1;
+		pthread_cond_signal(&p->finished);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static struct chunk_pool *start(struct columns *c)
+{
+	struct chunk_pool *p = calloc(1, sizeof *p);
+	int n = c->threads < MAX_WORKERS ? c->threads : MAX_WORKERS;
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->finished, NULL);
+	p->slots = (uint64_t)(n > 0 ? n : 1) * SLOTS_PER_WORKER;
+	for (int i = 0; i < n; i++) {
+		struct worker *w = &p->w[p->nworkers];
+		*w = (struct worker){.pool = p, .cz = c->cz[i]};
+		if (pthread_create(&w->tid, NULL, work, w) != 0)
+			break;
+		p->nworkers++;
+	}
+	/* No worker: the caller deflates each chunk as it comes. */
+	if (!p->nworkers)
+		p->w[0] = (struct worker){.pool = p, .cz = c->cz[0]};
+	return p;
+}
+
+/* Writes the chunk at head, once deflated; called with the lock held. */
+static void write_head(struct chunk_pool *p)
+{
+	struct chunk_job *j = &p->job[p->head % p->slots];
+
+	while (!j->done)
+		pthread_cond_wait(&p->finished, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+	if (j->failed || (j->size && !p->failed &&
+			  H5Dwrite_chunk(j->d, H5P_DEFAULT, 0, &j->offset, j->size, j->out) < 0))
+		p->failed = 1;
+	pthread_mutex_lock(&p->lock);
+	p->head++;
+}
+
+int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, uint64_t have,
+	       uint64_t elems, int width)
+{
+	struct chunk_pool *p = c->pool ? c->pool : (c->pool = start(c));
+	size_t bytes = (size_t)(elems * (uint64_t)width);
+	struct chunk_job *j;
+
+	if (!p)
+		return -1;
+	pthread_mutex_lock(&p->lock);
+	if (p->tail - p->head == p->slots)
+		write_head(p);
+	pthread_mutex_unlock(&p->lock);
+	/* The slot at tail is the caller's until it is handed over. */
+	j = &p->job[p->tail % p->slots];
+	if (p->failed || grow(&j->in, &j->in_cap, bytes) != 0 ||
+	    grow(&j->out, &j->out_cap, libdeflate_zlib_compress_bound(p->w[0].cz, bytes)) != 0)
+		return -1;
+	memcpy(j->in, rows, (size_t)(have * (uint64_t)width));
+	j->d = d;
+	j->offset = offset;
+	j->have = have;
+	j->elems = elems;
+	j->width = width;
+	j->done = 0;
+	if (!p->nworkers) {
+		deflate_job(&p->w[0], j);
+		j->done = 1;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->tail++;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+int chunks_drain(struct columns *c)
+{
+	struct chunk_pool *p = c->pool;
+	int failed;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	while (p->head != p->tail)
+		write_head(p);
+	failed = p->failed;
+	pthread_mutex_unlock(&p->lock);
+	return failed ? -1 : 0;
+}
+
+void chunks_stop(struct columns *c)
+{
+	struct chunk_pool *p = c->pool;
+
+	if (!p)
+		return;
+	chunks_drain(c);
+	pthread_mutex_lock(&p->lock);
+	p->quit = 1;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < p->nworkers; i++)
+		pthread_join(p->w[i].tid, NULL);
+	for (int i = 0; i < MAX_WORKERS; i++)
+		free(p->w[i].scratch);
+	for (uint64_t i = 0; i < MAX_SLOTS; i++) {
+		free(p->job[i].in);
+		free(p->job[i].out);
+	}
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->finished);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	c->pool = NULL;
+}
