@@ -712,8 +712,8 @@ static int write_file(const char *path, struct layout *L, const struct storage *
 	    write_processes(&c, file, L) == 0 && (phase("metadata"), 1) &&
 	    write_regions(&c, file, L) == 0 && (phase("regions"), 1) &&
 	    write_pairs(&c, file, L) == 0 && write_events(&c, file, L) == 0 &&
-	    (phase("events"), 1) && write_groups(&c, file, L) == 0 && describe_profile(file) == 0 &&
-	    metadata_filters(file, L->procs, L->n) == 0)
+	    (phase("events"), 1) && write_groups(&c, file, L) == 0 && (phase("groups"), 1) &&
+	    describe_profile(file) == 0 && metadata_filters(file, L->procs, L->n) == 0)
 		rc = 0;
 	columns_fini(&c);
 	if (H5Fclose(file) < 0)
