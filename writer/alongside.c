@@ -280,7 +280,7 @@ static uint64_t window(void)
 {
 	const char *v = getenv("SCOPE_WRITER_WINDOW");
 	uint64_t w = v && *v ? strtoull(v, NULL, 10) : 0;
-	return w ? w : UINT64_C(1) << 20;
+	return w ? w : WINDOW_CALLS;
 }
 
 /*

@@ -122,15 +122,15 @@ static int resolve_output(char *out, size_t cap, const char *given,
 	return output_path(out, cap, base, ".part.h5", (int)h->pid, h->start_unix_ns);
 }
 
-/* Calls grouped in memory at once: SCOPE_WRITER_WINDOW, else 2^20 (about
- * 25 MiB of columns), a whole number of HDF5 chunks. */
+/* Calls grouped in memory at once: SCOPE_WRITER_WINDOW, else WINDOW_CALLS,
+ * a whole number of HDF5 chunks. */
 static uint64_t window(const struct storage *st)
 {
 	const char *v = getenv("SCOPE_WRITER_WINDOW");
 	uint64_t chunk = column_chunk_elems(st), w = v && *v ? strtoull(v, NULL, 10) : 0;
 
 	if (!w)
-		w = UINT64_C(1) << 20;
+		w = WINDOW_CALLS;
 	return w < chunk ? chunk : w / chunk * chunk;
 }
 

@@ -106,6 +106,12 @@ _Static_assert(SC_NEV == 12, "a new /events column: add it to struct events, str
 
 #define EVENT_UNFINISHED 1u
 
+/* Calls grouped in memory at once, unless SCOPE_WRITER_WINDOW says: a
+ * window's columns (33 bytes a call, 8 MiB) are fresh pages, and a page's
+ * first write costs more than the windows saved by making them larger (in a
+ * virtual machine it may be the host's to back). */
+#define WINDOW_CALLS (UINT64_C(1) << 18)
+
 int events_alloc(struct events *e, uint64_t n, int bytes, uint32_t ncounters);
 void events_free(struct events *e);
 
