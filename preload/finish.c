@@ -2,6 +2,7 @@
 /* The exit path: stop recording, capture the module map, run scope-writer and wait. */
 #define _GNU_SOURCE
 #include "clock.h"
+#include "clock_pair.h"
 #include "filter.h"
 #include "state.h"
 
@@ -101,8 +102,7 @@ static SCOPE_NOINST void record_stop(struct scope_process *p, int kind, int code
 	struct rusage ru;
 	struct timespec ts;
 
-	h->stop_tick = scope_now();
-	h->stop_mono_ns = scope_mono_ns();
+	clock_pair(scope_now, scope_mono_ns, &h->stop_tick, &h->stop_mono_ns);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h->stop_unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	h->exit_kind = kind;

@@ -2,6 +2,7 @@
 /* Start-up: configuration, clock, and recording for this process image. */
 #define _GNU_SOURCE
 #include "clock.h"
+#include "clock_pair.h"
 #include "filter.h"
 #include "libcall.h"
 #include "state.h"
@@ -93,8 +94,7 @@ static SCOPE_NOINST void describe_process(struct scope_process *p)
 	read_cmdline(p);
 	h->clock_source = (uint32_t)clock_source;
 	h->start_unix_ns = unix_ns();
-	h->start_mono_ns = scope_mono_ns();
-	h->start_tick = scope_now();
+	clock_pair(scope_now, scope_mono_ns, &h->start_tick, &h->start_mono_ns);
 }
 
 /* Opens a new arena and starts recording into it, on the calling thread.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the writer's tick clock: the rate tick_clock_init finds in an arena's header, and
- * tick_ns. */
+/* Unit tests of the writer's tick clock: the rate tick_clock_init finds in an arena's header,
+ * tick_ns, and the pairs of readings the rates come from (clock_pair). */
+#include "clock_pair.h"
 #include "unit.h"
 #include "writer.h"
 
@@ -125,8 +126,53 @@ static void conversions(void)
 	ns(&half, "0.5 GHz", UINT64_MAX, UINT64_MAX);
 }
 
+/* Scripted readings: the counter's, then the clock's, one after another. */
+static const uint64_t *ticks, *monos;
+static size_t nticks, nmonos;
+
+static uint64_t fake_tick(void)
+{
+	return ticks[nticks++];
+}
+
+static uint64_t fake_mono(void)
+{
+	return monos[nmonos++];
+}
+
+static void pair_of(const char *what, const uint64_t *t, const uint64_t *m, uint64_t want_tick,
+		    uint64_t want_ns, size_t reads)
+{
+	uint64_t tick = 0, ns = 0;
+
+	ticks = t;
+	monos = m;
+	nticks = nmonos = 0;
+	clock_pair(fake_tick, fake_mono, &tick, &ns);
+	EXPECT_U64(want_tick, tick, "clock_pair(%s): tick", what);
+	EXPECT_U64(want_ns, ns, "clock_pair(%s): ns", what);
+	EXPECT_U64(reads, nticks, "clock_pair(%s): counter readings", what);
+}
+
+static void pairs(void)
+{
+	/* Brackets 10, 3, 20 and 2 ticks wide: the last, its middle tick. */
+	static const uint64_t t[] = {100, 110, 200, 203, 300, 320, 400, 402};
+	static const uint64_t m[] = {1000, 2000, 3000, 4000};
+	/* The first bracket is the tightest: a later one as tight does not replace it. */
+	static const uint64_t first[] = {100, 101, 200, 201, 300, 340, 400, 450};
+	/* Every bracket backwards (a counter that jumped back): one more reading. */
+	static const uint64_t back[] = {9, 8, 7, 6, 5, 4, 3, 2, 77};
+	static const uint64_t mback[] = {1, 2, 3, 4, 55};
+
+	pair_of("tightest last", t, m, 401, 4000, 8);
+	pair_of("tightest first", first, m, 100, 1000, 8);
+	pair_of("backwards", back, mback, 77, 55, 9);
+}
+
 void unit_tick(void)
 {
 	rates();
 	conversions();
+	pairs();
 }
