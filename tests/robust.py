@@ -1022,7 +1022,7 @@ def case_arena_full(t):
     """SCOPE_ARENA_MAX reached: the calls that do not fit are counted lost, exactly."""
     n = 3_000_000  # 72 MB of records, more than a 64 MiB arena holds
     # The writer waits for the end: it frees no chunk for reuse meanwhile.
-    p, r = t.profile("plain", t.path("own.txt"), n, options=("--write-at-exit",), env={"SCOPE_ARENA_MAX": "64M"})
+    p, r = t.profile("plain", t.path("own.txt"), n, options=("-q", "--write-at-exit"), env={"SCOPE_ARENA_MAX": "64M"})
     lost = int(p.meta["lost_records"])
     recorded = p.count("work") + p.count("main")
     print(f"  recorded {recorded}, lost {lost}")

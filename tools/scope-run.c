@@ -271,6 +271,15 @@ static double seconds(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+static void say_lost(uint64_t lost)
+{
+	if (lost)
+		fprintf(stderr,
+			"scope-run: %llu calls were not recorded (see lost_records in /metadata "
+			"and /processes)\n",
+			(unsigned long long)lost);
+}
+
 /* written: whether this run wrote output (else it holds another run's
  * profile, or nothing, and the library, the writer or the gathering said why). */
 static void print_summary(const struct options *o, const char *output, int written, double wall,
@@ -279,9 +288,16 @@ static void print_summary(const struct options *o, const char *output, int writt
 	struct summary s;
 	char err[512];
 	int have = 0;
+	uint64_t lost;
 
 	if (!written) {
 		/* nothing of this run to summarise */
+	} else if (o->quiet) {
+		/* the losses alone, without reading the tables */
+		if (summary_lost(output, &lost, err, sizeof err) != 0)
+			fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
+		else
+			say_lost(lost);
 	} else if (summary_read(output, &s, err, sizeof err) != 0) {
 		fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
 	} else {
@@ -316,11 +332,7 @@ static void print_summary(const struct options *o, const char *output, int writt
 				100.0 * s.recording_ns / (s.wall_seconds * 1e9),
 				s.aggregated ? "the stored calls' part" : "it");
 		}
-		if (s.lost)
-			fprintf(stderr,
-				"scope-run: %llu calls were not recorded (see lost_records in "
-				"/metadata and /processes)\n",
-				(unsigned long long)s.lost);
+		say_lost(s.lost);
 	}
 	if (!o->quiet && have)
 		fprintf(stderr, "scope-run: program: wall %.3f s, CPU %.3f s, peak RSS %.1f MiB\n",
