@@ -12,16 +12,20 @@
  * A ring of chunks: [head, take) are being deflated or done, [take, tail)
  * wait for a worker. The caller's thread fills the slot at tail and
  * writes the one at head; a worker takes the one at take. Only the
- * caller writes to the file, at points that depend on the chunks given
- * alone (a full ring, a drain), so the same calls make the same file.
+ * caller writes to the file, and at points that depend on the chunks
+ * given alone, whatever the number of cores (the ring full, in slots or
+ * in bytes; a drain), so the same calls make the same file.
  *
- * Chunks in flight per worker: enough that the workers deflate one window
- * of calls while the caller reads the next, few enough that the ring's
- * buffers stay small (each holds a chunk and its deflated copy).
+ * In flight: enough for two workers to deflate while the caller reads the
+ * next calls back (32 chunks of 256 KiB), few enough that the ring's
+ * buffers stay small. A slot keeps its buffers for the next chunk up to
+ * KEEP_BYTES (the default chunks of every width); larger ones, of a chosen
+ * chunk size, are let go once written.
  */
-#define SLOTS_PER_WORKER 16
-#define MAX_WORKERS	 16
-#define MAX_SLOTS	 (SLOTS_PER_WORKER * MAX_WORKERS)
+#define SLOTS	    32
+#define RING_BYTES  (UINT64_C(8) << 20)
+#define KEEP_BYTES  (512u << 10)
+#define MAX_WORKERS 16
 
 struct chunk_job {
 	hid_t d;
@@ -43,8 +47,9 @@ struct worker {
 struct chunk_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t work, finished;
-	struct chunk_job job[MAX_SLOTS];
-	uint64_t head, take, tail, slots;
+	struct chunk_job job[SLOTS];
+	uint64_t head, take, tail;
+	uint64_t bytes; /* the rows of the chunks in [head, tail) */
 	int quit, failed, nworkers;
 	struct worker w[MAX_WORKERS];
 };
@@ -129,7 +134,7 @@ static void *work(void *arg)
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->take == p->tail)
 			break;
-		j = &p->job[p->take++ % p->slots];
+		j = &p->job[p->take++ % SLOTS];
 		pthread_mutex_unlock(&p->lock);
 		deflate_job(w, j);
 		pthread_mutex_lock(&p->lock);
@@ -150,7 +155,6 @@ static struct chunk_pool *start(struct columns *c)
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->finished, NULL);
-	p->slots = (uint64_t)(n > 0 ? n : 1) * SLOTS_PER_WORKER;
 	for (int i = 0; i < n; i++) {
 		struct worker *w = &p->w[p->nworkers];
 		*w = (struct worker){.pool = p, .cz = c->cz[i]};
@@ -167,7 +171,7 @@ static struct chunk_pool *start(struct columns *c)
 /* Writes the chunk at head, once deflated; called with the lock held. */
 static void write_head(struct chunk_pool *p)
 {
-	struct chunk_job *j = &p->job[p->head % p->slots];
+	struct chunk_job *j = &p->job[p->head % SLOTS];
 
 	while (!j->done)
 		pthread_cond_wait(&p->finished, &p->lock);
@@ -175,6 +179,13 @@ static void write_head(struct chunk_pool *p)
 	if (j->failed || (j->size && !p->failed &&
 			  H5Dwrite_chunk(j->d, H5P_DEFAULT, 0, &j->offset, j->size, j->out) < 0))
 		p->failed = 1;
+	p->bytes -= j->elems * (uint64_t)j->width;
+	if (j->in_cap > KEEP_BYTES) {
+		free(j->in);
+		free(j->out);
+		j->in = j->out = NULL;
+		j->in_cap = j->out_cap = 0;
+	}
 	pthread_mutex_lock(&p->lock);
 	p->head++;
 }
@@ -189,15 +200,16 @@ int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, ui
 	if (!p)
 		return -1;
 	pthread_mutex_lock(&p->lock);
-	if (p->tail - p->head == p->slots)
+	while (p->tail > p->head && (p->tail - p->head == SLOTS || p->bytes + bytes > RING_BYTES))
 		write_head(p);
 	pthread_mutex_unlock(&p->lock);
 	/* The slot at tail is the caller's until it is handed over. */
-	j = &p->job[p->tail % p->slots];
+	j = &p->job[p->tail % SLOTS];
 	if (p->failed || grow(&j->in, &j->in_cap, bytes) != 0 ||
 	    grow(&j->out, &j->out_cap, libdeflate_zlib_compress_bound(p->w[0].cz, bytes)) != 0)
 		return -1;
 	memcpy(j->in, rows, (size_t)(have * (uint64_t)width));
+	p->bytes += bytes;
 	j->d = d;
 	j->offset = offset;
 	j->have = have;
@@ -236,8 +248,10 @@ void chunks_stop(struct columns *c)
 
 	if (!p)
 		return;
-	chunks_drain(c);
+	/* Chunks still queued follow a failure the caller was told of: their
+	 * datasets may be closed, so they are dropped, not written. */
 	pthread_mutex_lock(&p->lock);
+	p->take = p->tail;
 	p->quit = 1;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->lock);
@@ -245,7 +259,7 @@ void chunks_stop(struct columns *c)
 		pthread_join(p->w[i].tid, NULL);
 	for (int i = 0; i < MAX_WORKERS; i++)
 		free(p->w[i].scratch);
-	for (uint64_t i = 0; i < MAX_SLOTS; i++) {
+	for (uint64_t i = 0; i < SLOTS; i++) {
 		free(p->job[i].in);
 		free(p->job[i].out);
 	}

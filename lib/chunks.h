@@ -17,7 +17,7 @@ struct columns;
  * pool has no room for another and at chunks_drain; an all-zero chunk is
  * not written (it reads as the fill value). The workers start at the
  * first chunk. Returns 0, or -1 when a chunk given before could not be
- * written.
+ * written or memory ran out.
  */
 int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, uint64_t have,
 	       uint64_t elems, int width);
@@ -25,7 +25,8 @@ int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, ui
 /* Writes every chunk given so far: before a dataset closes. 0 or -1. */
 int chunks_drain(struct columns *c);
 
-/* Stops the workers (after chunks_drain) and lets the pool go. */
+/* Stops the workers and lets the pool go; a chunk not drained (after a
+ * failure) is dropped. */
 void chunks_stop(struct columns *c);
 
 #endif

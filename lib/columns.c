@@ -91,14 +91,17 @@ static int write_deflated(struct columns *c, hid_t dset, const void *data, uint6
 			  uint64_t chunk_elems, uint64_t base, int wait)
 {
 	const unsigned char *rows = data;
+	int rc = 0;
 
-	for (uint64_t first = 0; first < n; first += chunk_elems) {
+	for (uint64_t first = 0; rc == 0 && first < n; first += chunk_elems) {
 		uint64_t have = n - first < chunk_elems ? n - first : chunk_elems;
-		if (chunks_put(c, dset, base + first, rows + first * (uint64_t)width, have,
-			       chunk_elems, width) != 0)
-			return -1;
+		rc = chunks_put(c, dset, base + first, rows + first * (uint64_t)width, have,
+				chunk_elems, width);
 	}
-	return wait ? chunks_drain(c) : 0;
+	/* drained even after a failure: the dataset closes next */
+	if (wait && chunks_drain(c) != 0)
+		rc = -1;
+	return rc;
 }
 
 /* Creation properties of class cls without the object's times: HDF5

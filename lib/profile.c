@@ -115,11 +115,15 @@ int summary_lost(const char *path, uint64_t *lost, char *err, size_t errcap)
 		f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 		why = f < 0 ? "cannot be opened as HDF5" : NULL;
 	}
-	if (!why) {
+	/* as the reader: a file of an older writer has no lost_records */
+	if (!why && H5Aexists_by_name(f, "/" SC_METADATA, SC_META(LOST_RECORDS), H5P_DEFAULT) <= 0)
+		v = 0;
+	else if (!why) {
 		a = H5Aopen_by_name(f, "/" SC_METADATA, SC_META(LOST_RECORDS), H5P_DEFAULT,
 				    H5P_DEFAULT);
 		if (a < 0 || H5Aread(a, H5T_NATIVE_INT64, &v) < 0 || v < 0)
-			why = "its /metadata has no lost_records of 0 or more";
+			why = "its /metadata lost_records cannot be read as a count (the file is "
+			      "damaged; run scope-report on it to see what it holds)";
 	}
 	if (a >= 0)
 		H5Aclose(a);

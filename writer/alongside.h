@@ -39,7 +39,7 @@ uint64_t alongside_calls(const struct alongside *g);
 void alongside_pause(struct alongside *g);
 
 /* Whether to start grouping an arena (header h) whose copied chunks hold
- * calls records: past a window of them and 50 ms of the process's run,
+ * calls records: past a window of them and 10 ms of the process's run,
  * when this writer groups fewer than a few already and
  * SCOPE_WRITER_ALONGSIDE is not 0. */
 int alongside_due(const struct scope_arena_header *h, uint64_t calls);
