@@ -3,7 +3,7 @@
 # written, and the outputs scope-run refuses), registered as pub-CASE on the
 # gcc -O2 build of calls.c. Included from tests/CMakeLists.txt, whose
 # variables it uses.
-foreach(case partial-disk partial-disk-batch partial-killed arenas-released stale-summary writer-full writer-fsize
+foreach(case partial-disk partial-disk-batch partial-killed arenas-released stale-summary writer-full writer-full-deflated writer-fsize
     bad-compression bad-chunk arena-fd arena-fd-cloexec output-is-program
     cli-output-empty cli-top)
   add_test(NAME pub-${case}

@@ -288,6 +288,20 @@ def case_writer_full(t):
     expect_counts(t.load("later.h5"), counts(N))
 
 
+def case_writer_full_deflated(t):
+    """The same with the event columns deflated (auto): 300,000 calls, whose deflated chunks
+    (some 150 KB) outgrow a 64 KiB folder while the deflating threads hand them back, and the
+    writer says so as above."""
+    n = 300_000
+    arena = t.unpublished_arena(n)
+    with small_tmpfs(t, "small", "64k") as small:
+        out = os.path.join(small, "out.h5")
+        r = t.run([t.writer, "-o", out, arena], env=t.env())
+        expect_writer_failed(t, r, out, arena, "No space left")
+    t.run([t.writer, "-o", t.path("later.h5"), arena], env=t.env()).expect_rc(0)
+    expect_counts(t.load("later.h5"), counts(n))
+
+
 def case_writer_fsize(t):
     """RLIMIT_FSIZE below the profile's size: exit 1 and one line (EFBIG), not killed by SIGXFSZ."""
     arena = t.unpublished_arena(N)
