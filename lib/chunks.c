@@ -2,6 +2,7 @@
 /* Column chunks deflated on every core while the caller goes on, written in the order given. */
 #include "chunks.h"
 #include "columns.h"
+#include "grow.h"
 
 #include <libdeflate.h>
 #include <pthread.h>
@@ -22,10 +23,9 @@
  * KEEP_BYTES (the default chunks of every width); larger ones, of a chosen
  * chunk size, are let go once written.
  */
-#define SLOTS	    32
-#define RING_BYTES  (UINT64_C(8) << 20)
-#define KEEP_BYTES  (512u << 10)
-#define MAX_WORKERS 16
+#define SLOTS	   32
+#define RING_BYTES (UINT64_C(8) << 20)
+#define KEEP_BYTES (512u << 10)
 
 struct chunk_job {
 	hid_t d;
@@ -33,14 +33,15 @@ struct chunk_job {
 	uint64_t have, elems;
 	int width, done, failed;
 	unsigned char *in, *out;
-	size_t in_cap, out_cap, size; /* size 0: all zero, not written */
+	uint64_t in_cap, out_cap;
+	size_t size; /* 0: all zero, not written */
 };
 
 struct worker {
 	struct chunk_pool *pool;
 	struct libdeflate_compressor *cz;
 	unsigned char *scratch;
-	size_t scratch_cap;
+	uint64_t scratch_cap;
 	pthread_t tid;
 };
 
@@ -51,21 +52,8 @@ struct chunk_pool {
 	uint64_t head, take, tail;
 	uint64_t bytes; /* the rows of the chunks in [head, tail) */
 	int quit, failed, nworkers;
-	struct worker w[MAX_WORKERS];
+	struct worker w[COLUMNS_MAX_THREADS];
 };
-
-static int grow(unsigned char **p, size_t *cap, size_t want)
-{
-	unsigned char *n;
-
-	if (*cap >= want)
-		return 0;
-	if (!(n = realloc(*p, want)))
-		return -1;
-	*p = n;
-	*cap = want;
-	return 0;
-}
 
 /* HDF5's shuffle filter: byte b of element i goes to b * elems + i. One
  * loop per width, so the compiler knows the stride. */
@@ -113,7 +101,7 @@ static void deflate_job(struct worker *w, struct chunk_job *j)
 	j->failed = 0;
 	if (all_zero(j->in, have))
 		return;
-	if (grow(&w->scratch, &w->scratch_cap, bytes) != 0) {
+	if (scope_grow((void **)&w->scratch, &w->scratch_cap, bytes, 1) != 0) {
 		j->failed = 1;
 		return;
 	}
@@ -148,14 +136,13 @@ static void *work(void *arg)
 static struct chunk_pool *start(struct columns *c)
 {
 	struct chunk_pool *p = calloc(1, sizeof *p);
-	int n = c->threads < MAX_WORKERS ? c->threads : MAX_WORKERS;
 
 	if (!p)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->finished, NULL);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < c->threads; i++) {
 		struct worker *w = &p->w[p->nworkers];
 		*w = (struct worker){.pool = p, .cz = c->cz[i]};
 		if (pthread_create(&w->tid, NULL, work, w) != 0)
@@ -205,8 +192,9 @@ int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, ui
 	pthread_mutex_unlock(&p->lock);
 	/* The slot at tail is the caller's until it is handed over. */
 	j = &p->job[p->tail % SLOTS];
-	if (p->failed || grow(&j->in, &j->in_cap, bytes) != 0 ||
-	    grow(&j->out, &j->out_cap, libdeflate_zlib_compress_bound(p->w[0].cz, bytes)) != 0)
+	if (p->failed || scope_grow((void **)&j->in, &j->in_cap, bytes, 1) != 0 ||
+	    scope_grow((void **)&j->out, &j->out_cap,
+		       libdeflate_zlib_compress_bound(p->w[0].cz, bytes), 1) != 0)
 		return -1;
 	memcpy(j->in, rows, (size_t)(have * (uint64_t)width));
 	p->bytes += bytes;
@@ -257,7 +245,7 @@ void chunks_stop(struct columns *c)
 	pthread_mutex_unlock(&p->lock);
 	for (int i = 0; i < p->nworkers; i++)
 		pthread_join(p->w[i].tid, NULL);
-	for (int i = 0; i < MAX_WORKERS; i++)
+	for (int i = 0; i < COLUMNS_MAX_THREADS; i++)
 		free(p->w[i].scratch);
 	for (uint64_t i = 0; i < SLOTS; i++) {
 		free(p->job[i].in);

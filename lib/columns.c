@@ -16,7 +16,6 @@
 
 #define DEFAULT_CHUNK_ELEMS 65536u
 #define COMPACT_MAX_BYTES   16384u
-#define MAX_THREADS	    16
 
 static int describe_new(hid_t d, hid_t loc, const char *name);
 
@@ -55,7 +54,7 @@ int columns_init(struct columns *c, const struct storage *st)
 	memset(c, 0, sizeof *c);
 	c->st = *st;
 	c->st.chunk_elems = column_chunk_elems(st);
-	c->threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+	c->threads = cpus < 1 ? 1 : cpus > COLUMNS_MAX_THREADS ? COLUMNS_MAX_THREADS : (int)cpus;
 	if (c->st.level <= 0)
 		return 0;
 	c->cz = calloc((size_t)c->threads, sizeof *c->cz);
@@ -85,10 +84,10 @@ static hid_t uint_type(int width)
 			    : H5T_STD_U64LE;
 }
 
-/* Writes n values as the dataset's rows from base on, base a whole number
- * of chunks; with wait, before returning. */
+/* Hands n values to the workers as the dataset's rows from base on, base a
+ * whole number of chunks (lib/chunks.h). */
 static int write_deflated(struct columns *c, hid_t dset, const void *data, uint64_t n, int width,
-			  uint64_t chunk_elems, uint64_t base, int wait)
+			  uint64_t chunk_elems, uint64_t base)
 {
 	const unsigned char *rows = data;
 	int rc = 0;
@@ -98,9 +97,6 @@ static int write_deflated(struct columns *c, hid_t dset, const void *data, uint6
 		rc = chunks_put(c, dset, base + first, rows + first * (uint64_t)width, have,
 				chunk_elems, width);
 	}
-	/* drained even after a failure: the dataset closes next */
-	if (wait && chunks_drain(c) != 0)
-		rc = -1;
 	return rc;
 }
 
@@ -152,19 +148,13 @@ static hid_t create(struct columns *c, hid_t loc, const char *name, hid_t type, 
 int col_uint(struct columns *c, hid_t loc, const char *name, const void *data, uint64_t n,
 	     int width)
 {
-	hid_t type = uint_type(width);
-	int deflated, rc = 0;
-	uint64_t chunk_elems;
-	hid_t d = create(c, loc, name, type, n, (size_t)width, 1, &deflated, &chunk_elems);
+	struct col_out o;
+	int rc;
 
-	if (d < 0)
+	if (col_begin(c, loc, name, width, n, &o) != 0)
 		return -1;
-	if (deflated)
-		rc = write_deflated(c, d, data, n, width, chunk_elems, 0, 1);
-	else if (n > 0)
-		rc = H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 ? -1 : 0;
-	progress_add(n);
-	return H5Dclose(d) < 0 ? -1 : rc;
+	rc = col_put(c, &o, data, 0, n);
+	return col_end(c, &o) != 0 ? -1 : rc;
 }
 
 int col_int64(struct columns *c, hid_t loc, const char *name, const int64_t *data, uint64_t n)
@@ -617,7 +607,7 @@ int col_put(struct columns *c, struct col_out *o, const void *data, uint64_t off
 		return 0;
 	progress_add(len);
 	if (o->deflated)
-		return write_deflated(c, o->d, data, len, o->width, o->chunk_elems, off, 0);
+		return write_deflated(c, o->d, data, len, o->width, o->chunk_elems, off);
 	mem = H5Screate_simple(1, &count, NULL);
 	file = H5Dget_space(o->d);
 	rc = mem >= 0 && file >= 0 &&

@@ -9,9 +9,12 @@
 
 #include <hdf5.h>
 
+/* Threads a profile's columns are deflated on, at most: one per core. */
+#define COLUMNS_MAX_THREADS 16
+
 struct columns {
 	struct storage st;
-	int threads;
+	int threads;			   /* 1 to COLUMNS_MAX_THREADS */
 	struct libdeflate_compressor **cz; /* one per thread */
 	struct chunk_pool *pool;	   /* lib/chunks.h: from the first deflated chunk */
 };

@@ -274,15 +274,6 @@ void alongside_pause(struct alongside *g)
 	g->started = 0;
 }
 
-/* The calls grouped at once before the spill takes them (as scope-writer's
- * SCOPE_WRITER_WINDOW). */
-static uint64_t window(void)
-{
-	const char *v = getenv("SCOPE_WRITER_WINDOW");
-	uint64_t w = v && *v ? strtoull(v, NULL, 10) : 0;
-	return w ? w : WINDOW_CALLS;
-}
-
 /*
  * Grouping starts once the chunks copied hold a window of calls (fewer are
  * grouped fast at the end) and the process has run 10 ms: its start and
@@ -297,7 +288,7 @@ int alongside_due(const struct scope_arena_header *h, uint64_t calls)
 	const char *on = getenv("SCOPE_WRITER_ALONGSIDE");
 	struct timespec now;
 
-	if ((on && strcmp(on, "0") == 0) || !alongside_room() || calls <= window() ||
+	if ((on && strcmp(on, "0") == 0) || !alongside_room() || calls <= window_calls() ||
 	    clock_gettime(CLOCK_MONOTONIC, &now) != 0)
 		return 0;
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec >=
@@ -334,7 +325,7 @@ struct alongside *alongside_open(const char *path, int fd, int store_fd,
 	}
 	tick_clock_init(&g->clock, &g->a);
 	dirs[0] = dir[0] ? dir : "/";
-	if (!(g->gr = grouping_running(&g->a, &g->clock, dirs, window()))) {
+	if (!(g->gr = grouping_running(&g->a, &g->clock, dirs, window_calls()))) {
 		alongside_free(g);
 		return NULL;
 	}

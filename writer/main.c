@@ -122,15 +122,12 @@ static int resolve_output(char *out, size_t cap, const char *given,
 	return output_path(out, cap, base, ".part.h5", (int)h->pid, h->start_unix_ns);
 }
 
-/* Calls grouped in memory at once: SCOPE_WRITER_WINDOW, else WINDOW_CALLS,
- * a whole number of HDF5 chunks. */
+/* Calls grouped in memory at once (window_calls), a whole number of HDF5
+ * chunks. */
 static uint64_t window(const struct storage *st)
 {
-	const char *v = getenv("SCOPE_WRITER_WINDOW");
-	uint64_t chunk = column_chunk_elems(st), w = v && *v ? strtoull(v, NULL, 10) : 0;
+	uint64_t chunk = column_chunk_elems(st), w = window_calls();
 
-	if (!w)
-		w = WINDOW_CALLS;
 	return w < chunk ? chunk : w / chunk * chunk;
 }
 

@@ -9,6 +9,7 @@
 #include <scope/arena.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* A mapped arena, checked for consistency. */
 struct arena {
@@ -111,6 +112,15 @@ _Static_assert(SC_NEV == 12, "a new /events column: add it to struct events, str
  * first write costs more than the windows saved by making them larger (in a
  * virtual machine it may be the host's to back). */
 #define WINDOW_CALLS (UINT64_C(1) << 18)
+
+/* SCOPE_WRITER_WINDOW, else WINDOW_CALLS. */
+static inline uint64_t window_calls(void)
+{
+	const char *v = getenv("SCOPE_WRITER_WINDOW");
+	uint64_t w = v && *v ? strtoull(v, NULL, 10) : 0;
+
+	return w ? w : WINDOW_CALLS;
+}
 
 int events_alloc(struct events *e, uint64_t n, int bytes, uint32_t ncounters);
 void events_free(struct events *e);
