@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hdf5.h>
-
 static int by_self(const void *x, const void *y)
 {
 	const struct region_stats *a = x, *b = y;
@@ -102,39 +100,6 @@ int summary_read(const char *path, struct summary *s, char *err, size_t errcap)
 	}
 	rd_close(p);
 	return rc;
-}
-
-int summary_lost(const char *path, uint64_t *lost, char *err, size_t errcap)
-{
-	const char *why = rd_not_a_file(path);
-	hid_t f = -1, a = -1;
-	int64_t v = -1;
-
-	if (!why) {
-		H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-		f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-		why = f < 0 ? "cannot be opened as HDF5" : NULL;
-	}
-	/* as the reader: a file of an older writer has no lost_records */
-	if (!why && H5Aexists_by_name(f, "/" SC_METADATA, SC_META(LOST_RECORDS), H5P_DEFAULT) <= 0)
-		v = 0;
-	else if (!why) {
-		a = H5Aopen_by_name(f, "/" SC_METADATA, SC_META(LOST_RECORDS), H5P_DEFAULT,
-				    H5P_DEFAULT);
-		if (a < 0 || H5Aread(a, H5T_NATIVE_INT64, &v) < 0 || v < 0)
-			why = "its /metadata lost_records cannot be read as a count (the file is "
-			      "damaged; run scope-report on it to see what it holds)";
-	}
-	if (a >= 0)
-		H5Aclose(a);
-	if (f >= 0)
-		H5Fclose(f);
-	if (why) {
-		snprintf(err, errcap, "%s", why);
-		return -1;
-	}
-	*lost = (uint64_t)v;
-	return 0;
 }
 
 void summary_free(struct summary *s)

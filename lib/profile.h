@@ -31,11 +31,6 @@ struct summary {
 int summary_read(const char *path, struct summary *s, char *err, size_t errcap);
 void summary_free(struct summary *s);
 
-/* The calls the run could not record (/metadata's lost_records) of the
- * profile at path, read without its tables. Returns 0, or -1 with a
- * one-line reason in err. */
-int summary_lost(const char *path, uint64_t *lost, char *err, size_t errcap);
-
 /* Prints the top regions by self time as a table, names last and whole. */
 void summary_print(FILE *out, const struct summary *s, size_t top);
 

@@ -620,20 +620,34 @@ static int check_schema(struct rd_profile *p)
 	return rc;
 }
 
+/* /metadata, or the root group when there is none: its attributes read as absent. */
+static hid_t open_meta(hid_t file)
+{
+	hid_t m;
+
+	if (H5Lexists(file, SC_METADATA, H5P_DEFAULT) <= 0 ||
+	    (m = H5Oopen(file, SC_METADATA, H5P_DEFAULT)) < 0)
+		m = H5Gopen2(file, "/", H5P_DEFAULT);
+	return m;
+}
+
+/* lost_records: 0 when absent (an older writer's file), negative or not a number. */
+static uint64_t meta_lost(hid_t m)
+{
+	double lost = attr_double(m, meta_names[SC_META_LOST_RECORDS]);
+
+	return lost > 0 ? (uint64_t)lost : 0;
+}
+
 static int read_meta(struct rd_profile *p)
 {
 	struct rd_meta *md = &p->meta;
-	double lost;
-	hid_t m;
+	hid_t m = open_meta(p->h5->file);
 
-	if (H5Lexists(p->h5->file, SC_METADATA, H5P_DEFAULT) <= 0 ||
-	    (m = H5Oopen(p->h5->file, SC_METADATA, H5P_DEFAULT)) < 0)
-		m = H5Gopen2(p->h5->file, "/", H5P_DEFAULT); /* read as absent */
 	md->wall_seconds = attr_double(m, meta_names[SC_META_WALL_SECONDS]);
 	md->cpu_seconds = attr_double(m, meta_names[SC_META_CPU_SECONDS]);
 	md->peak_rss_bytes = attr_double(m, meta_names[SC_META_PEAK_RSS_BYTES]);
-	lost = attr_double(m, meta_names[SC_META_LOST_RECORDS]);
-	md->lost_records = lost > 0 ? (uint64_t)lost : 0;
+	md->lost_records = meta_lost(m);
 	md->mpi_ranks = attr_int64(m, meta_names[SC_META_MPI_RANKS]);
 	md->overhead_ns_per_call = attr_double(m, meta_names[SC_META_OVERHEAD_NS_PER_CALL]);
 	if (!(md->overhead_ns_per_call > 0) || md->overhead_ns_per_call > 1e9)
@@ -991,6 +1005,25 @@ struct rd_profile *rd_open(const char *path, char *err, size_t errcap)
 struct rd_profile *rd_open_brief(const char *path, char *err, size_t errcap)
 {
 	return open_profile(path, 1, err, errcap);
+}
+
+int rd_lost_records(const char *path, uint64_t *lost, char *err, size_t errcap)
+{
+	const char *why = rd_not_a_file(path);
+	hid_t f = -1, m;
+
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if (!why && (f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+		why = "cannot be opened as HDF5";
+	if (why) {
+		snprintf(err, errcap, "%s", why);
+		return -1;
+	}
+	m = open_meta(f);
+	*lost = meta_lost(m);
+	H5Oclose(m);
+	H5Fclose(f);
+	return 0;
 }
 
 static void free_rows(const struct field *fields, const struct column_spec *cols, size_t ncols,

@@ -151,6 +151,11 @@ struct rd_profile *rd_open(const char *path, char *err, size_t errcap);
 struct rd_profile *rd_open_brief(const char *path, char *err, size_t errcap);
 void rd_close(struct rd_profile *p);
 
+/* The calls the run could not record (/metadata's lost_records, as
+ * rd_open reads it) of the profile at path, read without its tables.
+ * Returns 0, or -1 with a one-line reason in err. */
+int rd_lost_records(const char *path, uint64_t *lost, char *err, size_t errcap);
+
 /*
  * Starts reading pair's calls, the given columns only, slice rows at a
  * time (0: a default). Returns 0, or -1 with the reason in p->err.

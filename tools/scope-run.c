@@ -7,6 +7,7 @@
 #include "launch.h"
 #include "merge.h"
 #include "profile.h"
+#include "reader.h"
 #include "run_filters.h"
 #include "storage.h"
 
@@ -294,7 +295,7 @@ static void print_summary(const struct options *o, const char *output, int writt
 		/* nothing of this run to summarise */
 	} else if (o->quiet) {
 		/* the losses alone, without reading the tables */
-		if (summary_lost(output, &lost, err, sizeof err) != 0)
+		if (rd_lost_records(output, &lost, err, sizeof err) != 0)
 			fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
 		else
 			say_lost(lost);
