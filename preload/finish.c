@@ -118,8 +118,9 @@ static SCOPE_NOINST void record_stop(struct scope_process *p, int kind, int code
 #define WRITER_FDS 32
 
 /* A program that lowered its descriptor limit to what it uses gets it
- * raised while the writer starts, and back afterwards. Returns 1 when
- * raised, 0 when it is enough as it is, -1 when the writer cannot start. */
+ * raised while its process ends (the hand-over's socket, the run's lock,
+ * a writer of its own), and back afterwards. Returns 1 when raised, 0 when
+ * it is enough as it is, -1 when the writer cannot start. */
 static SCOPE_NOINST int descriptors_for_writer(struct rlimit *old)
 {
 	struct rlimit more;
@@ -143,11 +144,10 @@ static SCOPE_NOINST int run_writer(struct scope_process *p)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
 	struct rlimit limit;
-	int raised = descriptors_for_writer(&limit);
 	pid_t pid;
 	int status = -1, rc;
 
-	if (raised < 0)
+	if (descriptors_for_writer(&limit) < 0)
 		return -1;
 	sigaction(SIGCHLD, &dfl, &old);
 	rc = scope_spawn(&pid, p->cfg.writer, writer_argv, writer_envp, p->fd);
@@ -156,8 +156,6 @@ static SCOPE_NOINST int run_writer(struct scope_process *p)
 			;
 	}
 	sigaction(SIGCHLD, &old, NULL);
-	if (raised)
-		setrlimit(RLIMIT_NOFILE, &limit);
 	errno = rc;
 	return rc == 0 ? status : -1;
 }
@@ -243,6 +241,8 @@ static SCOPE_NOINST void write_profile(struct scope_process *p)
 void scope_finish(int kind, int code)
 {
 	struct scope_process *p = &scope_proc;
+	struct rlimit limit;
+	int raised;
 
 	/* Exactly one thread stops it, when two exit or crash at once; a
 	 * process sharing another's memory (clone) that exits or execs ends
@@ -264,11 +264,16 @@ void scope_finish(int kind, int code)
 	scope_threads_cpu_at_stop();
 	scope_modules_capture(p);
 	__atomic_store_n(&p->hdr->state, SCOPE_ARENA_STOPPED, __ATOMIC_RELEASE);
+	/* A hand-over that failed for want of a descriptor would leave the
+	 * arena to a writer of this process's own while the run's reads it. */
+	raised = descriptors_for_writer(&limit);
 	if (hand_over(p) != 0) {
 		write_profile(p);
 	} else if (kind != SCOPE_EXIT_EXEC && p->cfg.role == SCOPE_ROLE_ROOT &&
 		   scope_run_end(p) == 0 && !published(p) && !p->hdr->reported) {
 		write_profile(p); /* the run's writer was gone before it got to it */
 	}
+	if (raised > 0)
+		setrlimit(RLIMIT_NOFILE, &limit);
 	scope_busy_end(&scope_tls);
 }

@@ -199,14 +199,30 @@ def case_privilege_drop(t):
         expect(".arena" in line, f"an unexpected line on stderr: {line}")
 
 
+def logging_writer(t):
+    """(a SCOPE_WRITER that logs its starts and runs the real one, the log's path)"""
+    log = t.path("writers.log")
+    wrapper = t.path("writer.sh")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\necho "$@" >> {log}\nexec {t.writer} "$@"\n')
+    os.chmod(wrapper, 0o755)
+    return wrapper, log
+
+
 def case_nofile_soft(t):
-    """A program that lowers its descriptor limit to 3 (not the hard one) keeps its profile."""
+    """A program that lowers its descriptor limit to 3 (not the hard one) keeps its
+    profile, and hands its arena to the run's writer: no writer of its own."""
     t.need_prog()
-    env = t.env({"SCOPE_OUTPUT": t.path("out.h5")}, preload=t.preload)
+    wrapper, log = logging_writer(t)
+    env = t.env({"SCOPE_OUTPUT": t.path("out.h5"), "SCOPE_WRITER": wrapper}, preload=t.preload)
     r = t.run([t.prog, "nofile", N, 3, 4096], env=env)
     r.expect_rc(0)
     expect_eq(r.err_lines(), [], "lines on stderr")
     expect_counts(t.load("out.h5"), {"work": N, "works": 1, "main": 1})
+    with open(log) as f:
+        starts = f.read().splitlines()
+    expect_eq(len(starts), 1, f"writers started: {starts}")
+    expect("--run-fd" in starts[0], f"the one writer is not the run's: {starts[0]}")
 
 
 def case_nofile_hard(t):
@@ -448,11 +464,7 @@ def forks_case(t, *options):
     """r_env forks: 4 children of 200,000 calls each, then the parent rests and works.
     Every process exact, one writer for the run (a SCOPE_WRITER that logs its starts)."""
     t.need_prog()
-    log = t.path("writers.log")
-    wrapper = t.path("writer.sh")
-    with open(wrapper, "w") as f:
-        f.write(f'#!/bin/sh\necho "$@" >> {log}\nexec {t.writer} "$@"\n')
-    os.chmod(wrapper, 0o755)
+    wrapper, log = logging_writer(t)
     r = t.scope(*options, "-o", "out.h5", "--", t.prog, "forks", 200_000, 4, env={"SCOPE_WRITER": wrapper})
     r.expect_rc(0)
     p = t.load("out.h5")
