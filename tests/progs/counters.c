@@ -47,7 +47,7 @@ NOINLINE void spin(void)
 		for (int i = 0; i < 1000; i++)
 			sink += (unsigned long)i;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	} while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 1000000L);
+	} while (progs_ns_between(&a, &b) < 1000000L);
 }
 
 NOINLINE void work(void)

@@ -20,7 +20,7 @@ NOINLINE void slow(long ms)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	do
 		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+	while (progs_ns_between(&a, &b) < ms * 1000000L);
 	tiny();
 }
 
