@@ -60,6 +60,8 @@ static void *run(void *arg)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += (time_t)pg->after;
 	until.tv_nsec += (long)((pg->after - (double)(time_t)pg->after) * 1e9);
+	if (pg->shown) /* drawn at the start already */
+		until.tv_nsec += REFRESH_NS;
 	for (;;) {
 		if (until.tv_nsec >= 1000000000L)
 			until.tv_sec++, until.tv_nsec -= 1000000000L;
@@ -89,9 +91,18 @@ void progress_start(struct progress *pg, const char *prog, const char *what, uin
 	pg->after = progress_after();
 	if (!progress_wanted(quiet))
 		return;
+	/* At once means before the work, not whenever the thread that redraws
+	 * it is first scheduled: work of a few milliseconds on a busy machine
+	 * would end before that. */
+	if (pg->after == 0)
+		draw(pg, 0);
 	pthread_mutex_init(&pg->mu, NULL);
 	pthread_cond_init(&pg->cv, NULL);
 	pg->on = pthread_create(&pg->thread, NULL, run, pg) == 0;
+	if (!pg->on && pg->shown) {
+		fputs("\r\033[K", stderr);
+		pg->shown = 0;
+	}
 }
 
 void progress_total(struct progress *pg, uint64_t total)
