@@ -62,7 +62,10 @@ def check_software(p, what=""):
     expect(all(s >= 2 for s in switches), f"context switches of sleeper's calls: {switches}{what}")
     cpu = counter(p, "perf::TASK-CLOCK", "spin")
     dur = p.calls("spin")["duration"].astype(np.int64)
-    expect(all(900000 <= c <= d + 50000 for c, d in zip(cpu, dur)),
+    # The counters are read outside the call's clock window (before its start, after its
+    # end), so the hooks' own work counts in them: under ASan on a busy machine, up to a
+    # tenth of a 1 ms call has been seen there.
+    expect(all(900000 <= c <= d * 1.15 + 50000 for c, d in zip(cpu, dur)),
            f"CPU ns of spin's calls {cpu.tolist()} against their durations {dur.tolist()}{what}")
     for k in range(len(SOFTWARE)):
         sums = pair_sums(p, k)
