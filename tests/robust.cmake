@@ -68,7 +68,7 @@ set(robust_once_cases
   threads-many:r_thr threads-many-rss:r_thr threads-detached:r_thr threads-running:r_thr threads-ctor:r_thr threads-names:r_thr
   dlkeep:r_dl
   fds-closeall:r_fds fds-dup2:r_fds fds-cloexec:r_fds
-  disk-output:r_fds disk-tmpdir-full:r_fds disk-tmpdir-small:r_fds disk-tables-full:r_thr arena-full:r_fds
+  disk-output:r_fds disk-tmpdir-full:r_fds disk-tmpdir-small:r_fds disk-tables-full:r_thr arena-full:r_fds arena-full-miscounted:r_fds
   spill-threads:threads spill-sigprof:r_sig spill-disk-full:r_fds spill-fallback:r_fds
   writer-memory:r_fds
   tail-recycle:calls tail-copies:calls tail-kill9:r_kill tail-writer-killed:calls

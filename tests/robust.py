@@ -1018,11 +1018,11 @@ def case_disk_tables_full(t):
                "though the tmpfs was full")
 
 
-def case_arena_full(t):
-    """SCOPE_ARENA_MAX reached: the calls that do not fit are counted lost, exactly."""
+def arena_full_case(t, env=None):
     n = 3_000_000  # 72 MB of records, more than a 64 MiB arena holds
     # The writer waits for the end: it frees no chunk for reuse meanwhile.
-    p, r = t.profile("plain", t.path("own.txt"), n, options=("-q", "--write-at-exit"), env={"SCOPE_ARENA_MAX": "64M"})
+    p, r = t.profile("plain", t.path("own.txt"), n, options=("-q", "--write-at-exit"),
+                     env={"SCOPE_ARENA_MAX": "64M", **(env or {})})
     lost = int(p.meta["lost_records"])
     recorded = p.count("work") + p.count("main")
     print(f"  recorded {recorded}, lost {lost}")
@@ -1031,6 +1031,29 @@ def case_arena_full(t):
               "lost in /processes and lost_arena_full in /metadata")
     expect_eq(recorded + lost, n + 1, "calls recorded + calls counted lost")
     expect(re.search(rf"\b{lost}\b.*(lost|not recorded)", r.stderr), "no line on stderr says how many calls were lost")
+
+
+def case_arena_full(t):
+    """SCOPE_ARENA_MAX reached: the calls that do not fit are counted lost, exactly (and
+    scope-run -q says how many, from the run's writer's count of what it published)."""
+    arena_full_case(t)
+
+
+def case_arena_full_miscounted(t):
+    """The same, the run's writer saying it published 5 parts with nothing lost where scope-run
+    gathered 1: scope-run -q does not take its word, and reads the losses from the profile."""
+    wrapper = t.path("writer.py")
+    with open(wrapper, "w") as f:
+        f.write(f"""#!/usr/bin/python3
+import os, sys
+args = sys.argv[1:]
+at = args.index("--losses-fd")
+os.write(int(args[at + 1]), b"5 0\\n")
+del args[at:at + 2]
+os.execv({t.writer!r}, [{t.writer!r}, *args])
+""")
+    os.chmod(wrapper, 0o755)
+    arena_full_case(t, {"SCOPE_WRITER": wrapper})
 
 
 # ---------------------------------------------------------------------------

@@ -253,7 +253,7 @@ int run_gather(struct run_dirs *d, const char *output, pid_t child, int status)
 	int n, rc;
 
 	recover(d, child, status);
-	n = count_h5(d->parts, "", only, sizeof only);
+	n = d->nparts = count_h5(d->parts, "", only, sizeof only);
 	find_missing(d, &m);
 	rmdir(d->arenas);
 	if (m.n > 0) {

@@ -17,6 +17,7 @@ struct run_dirs {
 	char arenas[PATH_MAX]; /* and records here, SCOPE_ARENA_DIR */
 	char bindir[PATH_MAX]; /* scope-writer */
 	int stores_apart;      /* arenas in a folder of their own (/dev/shm), stores in TMPDIR */
+	int nparts;	       /* (run_gather) the parts it found */
 };
 
 /* Makes the folders: parts beside output (so one part moves into place

@@ -47,10 +47,12 @@ static char **writer_env(void)
 	return env;
 }
 
-static int spawn(struct run_writer *w, int fd, const char *bindir, int at_exit)
+static int spawn(struct run_writer *w, int fd, int losses, const char *bindir, int at_exit)
 {
-	char writer[PATH_MAX + 16], fdarg[16];
-	char *argv[] = {writer, "--run-fd", fdarg, at_exit ? "--at-exit" : NULL, NULL};
+	char writer[PATH_MAX + 16], fdarg[16], lossarg[16];
+	char *argv[] = {writer,	       "--run-fd", fdarg,
+			"--losses-fd", lossarg,	   at_exit ? "--at-exit" : NULL,
+			NULL};
 	char **env = writer_env();
 	posix_spawn_file_actions_t fa;
 	int rc;
@@ -61,12 +63,15 @@ static int spawn(struct run_writer *w, int fd, const char *bindir, int at_exit)
 	else
 		snprintf(writer, sizeof writer, "%s/scope-writer", bindir);
 	snprintf(fdarg, sizeof fdarg, "%d", fd);
+	snprintf(lossarg, sizeof lossarg, "%d", losses);
 	if (!env || posix_spawn_file_actions_init(&fa) != 0) {
 		free(env);
 		return -1;
 	}
 	/* dup2 onto itself clears close-on-exec in the writer alone */
 	rc = posix_spawn_file_actions_adddup2(&fa, fd, fd);
+	if (rc == 0)
+		rc = posix_spawn_file_actions_adddup2(&fa, losses, losses);
 	if (rc == 0)
 		rc = posix_spawn(&w->pid, writer, &fa, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
@@ -77,25 +82,59 @@ static int spawn(struct run_writer *w, int fd, const char *bindir, int at_exit)
 void run_writer_start(struct run_writer *w, const char *arenas, const char *bindir, int at_exit)
 {
 	struct sockaddr_un a;
-	int fd;
+	int fd, losses[2];
 
 	memset(w, 0, sizeof *w);
+	w->parts = -1;
+	w->losses_fd = -1;
 	snprintf(w->socket, sizeof w->socket, "%s/writer.sock", arenas);
 	if (socket_address(w->socket, &a) != 0 ||
 	    (fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
 		goto none;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || spawn(w, fd, bindir, at_exit) != 0) {
+	if (pipe2(losses, O_CLOEXEC) != 0) {
 		close(fd);
+		goto none;
+	}
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    spawn(w, fd, losses[1], bindir, at_exit) != 0) {
+		close(fd);
+		close(losses[0]);
+		close(losses[1]);
 		unlink(w->socket);
 		goto none;
 	}
 	/* Only the writer holds it now: if the writer dies, the processes
 	 * find the socket refusing and start writers of their own. */
 	close(fd);
+	close(losses[1]);
+	w->losses_fd = losses[0];
 	return;
 none:
 	w->pid = 0;
 	w->socket[0] = '\0';
+}
+
+/* The writer's line, once it has ended: "PARTS LOST". Read once, not to
+ * the end of the pipe: a process the writer left to evict its arenas
+ * (writer/evict.h) may hold its end a while longer. */
+static void read_losses(struct run_writer *w)
+{
+	char line[64];
+	unsigned long long parts, lost;
+	ssize_t n;
+
+	fcntl(w->losses_fd, F_SETFL, O_NONBLOCK);
+	n = read(w->losses_fd, line, sizeof line - 1);
+	close(w->losses_fd);
+	w->losses_fd = -1;
+	if (n <= 0)
+		return;
+	line[n] = '\0';
+	if (WIFEXITED(w->status) && WEXITSTATUS(w->status) == 0 &&
+	    sscanf(line, "%llu %llu", &parts, &lost) == 2 && parts < (1ull << 62)) {
+		w->parts = (long long)parts;
+		w->lost = lost;
+	}
 }
 
 /* CPU seconds the process pid has used so far, all its threads, those
@@ -134,6 +173,7 @@ void run_writer_finish(struct run_writer *w)
 		       w->cpu_during;
 	if (w->cpu_after < 0)
 		w->cpu_after = 0;
+	read_losses(w);
 	unlink(w->socket);
 }
 

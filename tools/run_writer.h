@@ -9,11 +9,14 @@
 #include <sys/types.h>
 
 struct run_writer {
-	pid_t pid;	       /* 0: none (the processes start writers of their own) */
-	char socket[PATH_MAX]; /* where the processes hand over their arenas */
-	double cpu_during;     /* CPU seconds it used while the program ran */
-	double cpu_after;      /* and after */
-	int status;	       /* its wait status, once it has ended */
+	pid_t pid;		 /* 0: none (the processes start writers of their own) */
+	char socket[PATH_MAX];	 /* where the processes hand over their arenas */
+	double cpu_during;	 /* CPU seconds it used while the program ran */
+	double cpu_after;	 /* and after */
+	int status;		 /* its wait status, once it has ended */
+	int losses_fd;		 /* where it says, at its end, what it published */
+	long long parts;	 /* parts it published, once it has ended; -1: unknown */
+	unsigned long long lost; /* and the calls lost in them */
 };
 
 /*
@@ -25,7 +28,8 @@ struct run_writer {
 void run_writer_start(struct run_writer *w, const char *arenas, const char *bindir, int at_exit);
 
 /* The program and all it started have ended (pid: the writer, never
- * reaped before): tells the writer, waits for it and notes its CPU time. */
+ * reaped before): tells the writer, waits for it and notes its CPU time,
+ * and the parts it published with their losses. */
 void run_writer_finish(struct run_writer *w);
 
 /* Whether scope-run's only child left, if any, is the writer. */

@@ -281,10 +281,24 @@ static void say_lost(uint64_t lost)
 			(unsigned long long)lost);
 }
 
+/* The losses, as the run's writer counted them in the parts it published,
+ * when it published every part gathered (no other writer's, no recovered
+ * one's); else as the output says. */
+static int run_lost(const char *output, const struct run_writer *w, int nparts, uint64_t *lost,
+		    char *err, size_t cap)
+{
+	if (w->parts > 0 && w->parts == nparts) {
+		*lost = w->lost;
+		return 0;
+	}
+	return rd_lost_records(output, lost, err, cap);
+}
+
 /* written: whether this run wrote output (else it holds another run's
- * profile, or nothing, and the library, the writer or the gathering said why). */
-static void print_summary(const struct options *o, const char *output, int written, double wall,
-			  const struct rusage *ru, const struct run_writer *w)
+ * profile, or nothing, and the library, the writer or the gathering said why);
+ * nparts: the parts it was gathered from. */
+static void print_summary(const struct options *o, const char *output, int written, int nparts,
+			  double wall, const struct rusage *ru, const struct run_writer *w)
 {
 	struct summary s;
 	char err[512];
@@ -295,7 +309,7 @@ static void print_summary(const struct options *o, const char *output, int writt
 		/* nothing of this run to summarise */
 	} else if (o->quiet) {
 		/* the losses alone, without reading the tables */
-		if (rd_lost_records(output, &lost, err, sizeof err) != 0)
+		if (run_lost(output, w, nparts, &lost, err, sizeof err) != 0)
 			fprintf(stderr, "scope-run: cannot read %s: %s\n", output, err);
 		else
 			say_lost(lost);
@@ -456,7 +470,8 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_CHILDREN, &all);
 	gathered = run_gather(&dirs, output, pid, status);
 	if (!in_job || job.rank == 0)
-		print_summary(&o, output, gathered == GATHER_PUBLISHED, now() - start, &all, &w);
+		print_summary(&o, output, gathered == GATHER_PUBLISHED, dirs.nparts, now() - start,
+			      &all, &w);
 	if (in_job)
 		job_finish(&job, job_output, merge_ranks, "scope-run");
 	if (WIFSIGNALED(status)) {

@@ -42,6 +42,8 @@ static const char usage[] =
 	"      --run-fd N           the writer of a whole run: write each arena whose path\n"
 	"                           comes through the socket N, until an empty message\n"
 	"      --at-exit            with --run-fd: write nothing until that message\n"
+	"      --losses-fd N        with --run-fd: at the end, write \"PARTS LOST\\n\" to\n"
+	"                           descriptor N: the parts published and their lost calls\n"
 	"  -q, --quiet              no progress line on a terminal (SCOPE_PROGRESS=off)\n"
 	"  -h, --help               this text\n"
 	"  -V, --version            the version\n";
@@ -188,6 +190,7 @@ struct options {
 	const char *lock;  /* with run_fd: held while this writer lives (--detach LOCK) */
 	const char *merge; /* with run_fd: the output the run's parts join (--merge) */
 	pid_t watch;	   /* with run_fd: the run ends with this process too (--watch) */
+	int losses_fd;	   /* with run_fd: told the parts and their losses (--losses-fd) */
 };
 
 /* An inherited descriptor: valid, and not passed on to what this program
@@ -219,7 +222,8 @@ static int parse(int argc, char **argv, struct options *o)
 		ATEXIT,
 		DETACH,
 		MERGE,
-		WATCH
+		WATCH,
+		LOSSESFD
 	};
 	static const struct option longs[] = {{"output", required_argument, 0, 'o'},
 					      {"compression", required_argument, 0, COMPRESSION},
@@ -234,6 +238,7 @@ static int parse(int argc, char **argv, struct options *o)
 					      {"detach", required_argument, 0, DETACH},
 					      {"merge", required_argument, 0, MERGE},
 					      {"watch", required_argument, 0, WATCH},
+					      {"losses-fd", required_argument, 0, LOSSESFD},
 					      {"quiet", no_argument, 0, 'q'},
 					      {"help", no_argument, 0, 'h'},
 					      {"version", no_argument, 0, 'V'},
@@ -242,7 +247,7 @@ static int parse(int argc, char **argv, struct options *o)
 	int c;
 
 	memset(o, 0, sizeof *o);
-	o->arena_fd = o->run_fd = -1;
+	o->arena_fd = o->run_fd = o->losses_fd = -1;
 	o->symbolize = !(sym && strcmp(sym, "0") == 0);
 	o->keep = keep && *keep && strcmp(keep, "0") != 0;
 	o->chunk = getenv("SCOPE_CHUNK_SIZE");
@@ -267,6 +272,10 @@ static int parse(int argc, char **argv, struct options *o)
 		case DETACH: o->lock = optarg; break;
 		case MERGE: o->merge = optarg; break;
 		case WATCH: o->watch = (pid_t)atoi(optarg); break;
+		case LOSSESFD:
+			if ((o->losses_fd = inherited_fd("--losses-fd", optarg)) < 0)
+				return -1;
+			break;
 		case 'q': o->quiet = 1; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		case 'V': printf("scope-writer %s\n", SCOPE_VERSION); exit(0);
@@ -625,17 +634,23 @@ static int batchable(const struct held *h)
 	return !h->o.output && h->job.size <= 1;
 }
 
-/* The run's writer: its options, the profiles it wrote, those it holds. */
+/* The run's writer: its options, the profiles it wrote (and the calls
+ * lost in them), those it holds. */
 struct run_state {
 	const struct options *o;
 	char **wrote;
 	size_t n, cap;
+	uint64_t parts, lost;
 	struct batch b;
 };
 
-static void wrote_part(struct run_state *rs, const char *path)
+static void wrote_part(struct run_state *rs, const char *path, uint64_t lost)
 {
-	if (path[0] && rs->n < rs->cap)
+	if (!path[0])
+		return;
+	rs->parts++;
+	rs->lost += lost;
+	if (rs->n < rs->cap)
 		rs->wrote[rs->n++] = strdup(path);
 }
 
@@ -649,14 +664,18 @@ static int flush(struct run_state *rs, int last)
 	char wrote[4096] = "";
 	int rc = 0, apart;
 
+	uint64_t lost = 0;
+
 	if (rs->b.n)
 		rc = publish_held(rs->b.h, rs->b.n, wrote, sizeof wrote);
+	for (size_t k = 0; k < rs->b.n; k++)
+		lost += rs->b.h[k]->run.lost;
 	apart = last && rs->b.n && rc == 0 ? evict_apart() : -1;
 	for (size_t k = 0; k < rs->b.n; k++)
 		release(rs->b.h[k], rc);
 	evict_apart_go(apart);
 	if (rc == 0)
-		wrote_part(rs, wrote);
+		wrote_part(rs, wrote, lost);
 	rs->b.n = 0;
 	rs->b.bytes = 0;
 	return rc;
@@ -685,10 +704,12 @@ static int write_run_arena(const char *path, struct alongside *early, void *ctx)
 		return rc;
 	}
 	if (rs->b.max <= 1 || !batchable(h)) {
+		uint64_t lost = h->run.lost;
+
 		rc = publish_held(&h, 1, wrote, sizeof wrote);
 		release(h, rc);
 		if (rc == 0)
-			wrote_part(rs, wrote);
+			wrote_part(rs, wrote, lost);
 		return rc;
 	}
 	rc = 0; /* held: written with the batch */
@@ -791,6 +812,11 @@ static int serve_run(struct options *o)
 	rc |= flush(&rs, 1);
 	if (o->merge)
 		rc |= merge_run(&rs, o->merge);
+	/* scope-run -q reports the losses from this line instead of opening
+	 * the profile: one write to an empty pipe, which never blocks */
+	if (o->losses_fd >= 0 && rc == 0)
+		dprintf(o->losses_fd, "%llu %llu\n", (unsigned long long)rs.parts,
+			(unsigned long long)rs.lost);
 	if (o->lock)
 		forget_run(o->lock);
 	for (size_t i = 0; i < rs.n; i++)
