@@ -137,18 +137,20 @@ static SCOPE_NOINST int descriptors_for_writer(struct rlimit *old)
 }
 
 /* Runs the writer and waits for it; returns its wait status, or -1 with
- * errno when it could not be started. SIGCHLD is put to its default while
- * waiting, so a program that ignores it or reaps children in a handler
- * cannot take the writer's status away. */
-static SCOPE_NOINST int run_writer(struct scope_process *p)
+ * errno when it could not be started (EMFILE: fds, descriptors_for_writer's
+ * answer, says too few). SIGCHLD is put to its default while waiting, so a
+ * program that ignores it or reaps children in a handler cannot take the
+ * writer's status away. */
+static SCOPE_NOINST int run_writer(struct scope_process *p, int fds)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
-	struct rlimit limit;
 	pid_t pid;
 	int status = -1, rc;
 
-	if (descriptors_for_writer(&limit) < 0)
+	if (fds < 0) {
+		errno = EMFILE;
 		return -1;
+	}
 	sigaction(SIGCHLD, &dfl, &old);
 	rc = scope_spawn(&pid, p->cfg.writer, writer_argv, writer_envp, p->fd);
 	if (rc == 0) {
@@ -216,10 +218,10 @@ void scope_run_join(const struct scope_process *p)
 /* One line when the profile was not written and nothing has said why: the
  * writer could not start, died, or ended without writing (a wrong
  * SCOPE_WRITER). A writer that failed on its own has said it already. */
-static SCOPE_NOINST void write_profile(struct scope_process *p)
+static SCOPE_NOINST void write_profile(struct scope_process *p, int fds)
 {
 	char what[96];
-	int status = run_writer(p);
+	int status = run_writer(p, fds);
 
 	if (status < 0 && errno == EMFILE)
 		snprintf(what, sizeof what,
@@ -268,10 +270,10 @@ void scope_finish(int kind, int code)
 	 * arena to a writer of this process's own while the run's reads it. */
 	raised = descriptors_for_writer(&limit);
 	if (hand_over(p) != 0) {
-		write_profile(p);
+		write_profile(p, raised);
 	} else if (kind != SCOPE_EXIT_EXEC && p->cfg.role == SCOPE_ROLE_ROOT &&
 		   scope_run_end(p) == 0 && !published(p) && !p->hdr->reported) {
-		write_profile(p); /* the run's writer was gone before it got to it */
+		write_profile(p, raised); /* the run's writer was gone before it got to it */
 	}
 	if (raised > 0)
 		setrlimit(RLIMIT_NOFILE, &limit);

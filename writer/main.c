@@ -663,7 +663,6 @@ static int flush(struct run_state *rs, int last)
 {
 	char wrote[4096] = "";
 	int rc = 0, apart;
-
 	uint64_t lost = 0;
 
 	if (rs->b.n)

@@ -138,13 +138,8 @@ struct tail *tail_open(const char *path)
 		return NULL;
 	t->fd = t->store_fd = -1;
 	snprintf(t->path, sizeof t->path, "%s", path);
-	/* Gone: its process ended before this writer got to it, and wrote it
-	 * with a writer of its own. */
-	if ((t->fd = open(path, O_RDWR | O_CLOEXEC)) < 0 && errno == ENOENT) {
-		tail_close(t);
-		return NULL;
-	}
-	if (t->fd < 0 || fstat(t->fd, &st) != 0 || (uint64_t)st.st_size < SCOPE_ARENA_HEADER_BYTES)
+	if ((t->fd = open(path, O_RDWR | O_CLOEXEC)) < 0 || fstat(t->fd, &st) != 0 ||
+	    (uint64_t)st.st_size < SCOPE_ARENA_HEADER_BYTES)
 		goto fail;
 	t->size = (uint64_t)st.st_size;
 	t->base = mmap(NULL, t->size, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
