@@ -41,6 +41,7 @@
 	X("SCOPE_PRELOAD_LIB", "the path of libscope_preload.so")                                  \
 	X("SCOPE_WRITER_WINDOW", "calls grouped in memory at once")                                \
 	X("SCOPE_WRITER_ALONGSIDE", "0 to group each process's calls only at its end")             \
+	X("SCOPE_WRITER_MERGE", "0 to group a threaded process lane after lane, in two passes")    \
 	X("SCOPE_WRITER_BATCH", "processes the run's writer writes into one part (1 to 64)")       \
 	X("SCOPE_WRITER_TIMES", "set to time the writer's phases")                                 \
 	X("SCOPE_JOB_ID", "a name shared by the ranks of one MPI job")                             \

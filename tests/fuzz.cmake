@@ -124,7 +124,7 @@ if(fuzz_why STREQUAL "")
 
   # The arena harness: the writer's files that read an arena, without HDF5,
   # with coverage; the harness with ASan alone.
-  set(arena_srcs arena_read collect stream spill events fail phase)
+  set(arena_srcs arena_read collect start_order stream spill events fail phase)
   set(arena_cc ${fuzz_cc} -I${PROJECT_SOURCE_DIR}/writer -I${PROJECT_SOURCE_DIR}/include)
   set(arena_cmds)
   set(arena_objs)

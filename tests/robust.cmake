@@ -72,7 +72,8 @@ set(robust_once_cases
   spill-threads:threads spill-sigprof:r_sig spill-disk-full:r_fds spill-fallback:r_fds
   writer-memory:r_fds
   tail-recycle:calls tail-copies:calls tail-kill9:r_kill tail-writer-killed:calls
-  tail-grouped:calls tail-grouped-threads:r_later tail-grouped-kill9:r_kill)
+  tail-grouped:calls tail-grouped-threads:r_later tail-grouped-kill9:r_kill
+  lanes-merged:r_lanes)
 foreach(entry IN LISTS robust_once_cases)
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 case)

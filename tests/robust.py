@@ -28,7 +28,7 @@ import numpy as np
 from harness import MS, RUN_TIMEOUT, SPILL, Failure, Skipped, Test, arenas, cases_of, expect, expect_eq, \
     kept_arena, no_core_dump, parser, run_case, small_tmpfs, write_arena
 from profile_checks import check_nesting, check_pair_stats, check_processes, check_starts, col, \
-    expect_counts, expect_same_profile, parent_chain, rows_of, said_calls
+    expect_counts, expect_same_pairs, expect_same_profile, parent_chain, rows_of, said_calls
 
 KILL_CALLS = 100_000  # calls r_kill makes on each thread before it may be killed
 FD_CALLS = 650_000  # r_fds: 15.6 MB of records, more than the arena is backed with at start-up
@@ -1267,6 +1267,39 @@ def case_tail_grouped_kill9(t):
     n = sum(int(p.pairs["count"][row]) for row in tick_rows(p, addr))
     print(f"  {n} calls of tick recovered")
     expect(n >= TAIL_KILL_CALLS, f"{n} calls of tick recovered, at least {TAIL_KILL_CALLS} were made")
+
+
+LANES_ARGS = ("3", "20000")  # r_lanes: 4 lanes of 20,000 rounds, 1.28 million calls
+
+
+def case_lanes_merged(t):
+    """Four threads whose calls interleave (one recursion and the same leaves and writes on every
+    lane) are grouped in one pass over their lanes merged in start order: each pair, its statistics
+    and its calls column for column, is what the two passes give (SCOPE_WRITER_MERGE=0: lane after
+    lane, then merged), with every call counted, bytes moved, filtered calls summed, and samples."""
+    t.need_prog()
+    t.need_scope()
+    variants = (("plain", {}), ("io", {"SCOPE_LIBCALLS": "io"}),
+                ("filtered", {"SCOPE_MIN_DURATION": "150ns"}), ("sampled", {"SCOPE_SAMPLE": "2000"}))
+    for label, extra in variants:
+        env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path(f"{label}.h5"), **TAIL_ENV, **extra},
+                    preload=t.preload)
+        r = t.run([t.prog, *LANES_ARGS], env=env)
+        r.expect_rc(0)
+        found = arenas(t.tmp)
+        expect_eq(len(found), 1, f"{label}: kept arenas in {t.tmp}")
+        t.run([t.writer, "--keep", "-o", t.path(f"{label}-two.h5"), found[0]],
+              env=t.env({"SCOPE_WRITER_MERGE": "0"})).expect_rc(0)
+        n = expect_same_pairs(t, f"{label}.h5", f"{label}-two.h5",
+                              f"{label}: grouped in one merged pass and in two passes")
+        print(f"  {label}: {n} calls the same in both")
+        p = t.load(f"{label}.h5")
+        expect_eq(len(set(int(x) for x in p.events["thread"])), 4, f"{label}: lanes with calls")
+        if label != "filtered":
+            expect_counts(p, said_calls(t.text(r)), what=f" ({label})")
+        os.unlink(found[0])
+        if os.path.exists(found[0] + ".store"):
+            os.unlink(found[0] + ".store")
 
 
 STORE_CHUNKS_AT = 17440  # offset of store_chunks in the arena header (include/scope/arena.h)

@@ -6,7 +6,7 @@
 # reached only through writer.h, spill.h and lib/columns.h. Included from
 # tests/CMakeLists.txt.
 
-set(unit_writer arena_read collect events fail phase spill stream)
+set(unit_writer arena_read collect events fail phase spill start_order stream)
 set(unit_srcs unit/unit.c unit/columns.c unit/errors.c unit/format.c unit/map.c unit/names.c unit/sort.c
   unit/spill.c unit/storage.c unit/tick.c)
 foreach(f IN LISTS unit_writer)

@@ -47,7 +47,6 @@ static int add_region(struct grouping *gr, uint32_t rid, uint64_t addr)
 	memset(&gr->regions[rid], 0, sizeof gr->regions[rid]);
 	gr->regions[rid].addr = addr;
 	gr->regions[rid].min_ns = UINT64_MAX;
-	gr->regions[rid].outer_index = UINT64_MAX;
 	return 0;
 }
 
@@ -110,7 +109,7 @@ uint32_t grouping_region(struct grouping *gr, const struct scope_rec *r, uint64_
 
 static int track_reserve(struct depth_track *d, uint32_t depth)
 {
-	uint64_t cap = d->cap ? d->cap : 1024;
+	uint64_t cap = d->cap ? d->cap : 64;
 	uint64_t *grown;
 
 	if (depth < d->cap)
@@ -173,7 +172,7 @@ void depth_track_free(struct depth_track *d)
 
 static int stack_reserve(struct depth_stack *s, uint32_t depth)
 {
-	uint64_t cap = s->cap ? s->cap : 1024;
+	uint64_t cap = s->cap ? s->cap : 64;
 	uint32_t *rid, *gen;
 	uint64_t *index, *rindex;
 
@@ -209,6 +208,14 @@ static void stack_free(struct depth_stack *s)
 	free(s->index);
 	free(s->rindex);
 	memset(s, 0, sizeof *s);
+}
+
+void lane_pass_free(struct lane_pass *lp)
+{
+	stack_free(&lp->stack);
+	depth_track_free(&lp->track);
+	free(lp->outer);
+	memset(lp, 0, sizeof *lp);
 }
 
 static int add_rec_note(struct grouping *gr, uint64_t chunk, uint32_t slot, uint32_t kind)
@@ -247,13 +254,43 @@ uint64_t rec_note_from(const struct grouping *gr, uint64_t c)
  * its depth is still it; the indices tell calls apart, the generations
  * lanes. One test a call, whatever the depth.
  */
-static inline int inside_own_call(const struct grouping *gr, const struct region *g, uint32_t gen,
-				  uint32_t depth)
+static inline int inside_own_call(const struct depth_stack *s, const struct outer_call *o,
+				  uint32_t gen, uint32_t depth)
 {
-	uint32_t d = g->outer_depth;
+	uint32_t d = o->depth;
 
-	/* outer_index is UINT64_MAX before the region's first call: no index is */
-	return d < depth && gr->stack.gen[d] == gen && gr->stack.index[d] == g->outer_index;
+	/* index is UINT64_MAX before the region's first call: no index is */
+	return d < depth && s->gen[d] == gen && s->index[d] == o->index;
+}
+
+/* Lanes read merged keep an outer call per region each: past this, the
+ * lanes are read one after another instead (10,000 threads of 400
+ * regions). */
+#define LANES_OUTER_BYTES (UINT64_C(64) << 20)
+
+/* The lane's outer call of region rid; NULL without memory, or past
+ * LANES_OUTER_BYTES (too_many). */
+static struct outer_call *outer_of(struct grouping *gr, uint32_t rid)
+{
+	struct lane_pass *lp = gr->lp;
+	uint64_t had = lp->nouter, cap = had ? had : 16;
+	struct outer_call *grown;
+
+	if (__builtin_expect(rid < had, 1))
+		return &lp->outer[rid];
+	while (cap <= rid)
+		cap *= 2;
+	if (gr->lanes && (gr->lanes_bytes += (cap - had) * sizeof *grown) > LANES_OUTER_BYTES) {
+		gr->too_many = 1;
+		return NULL;
+	}
+	if (!(grown = realloc(lp->outer, cap * sizeof *grown)))
+		return NULL;
+	for (uint64_t i = had; i < cap; i++)
+		grown[i] = (struct outer_call){UINT64_MAX, 0};
+	lp->outer = grown;
+	lp->nouter = cap;
+	return &grown[rid];
 }
 
 /* Whether the lane's latest call at depth was open at tick: the parent of
@@ -275,7 +312,7 @@ static int once_call(struct grouping *gr, uint32_t rid, const struct spilled_cal
 
 	note_spilled(&gr->once_max, call, index, &g->last_start, &gr->once_max_start,
 		     &gr->once_unordered);
-	gr->stack.rindex[call->depth] = index;
+	gr->lp->stack.rindex[call->depth] = index;
 	if (spill_call(gr->once, rid, index, call) != 0) {
 		gr->once_failed = 1;
 		return -1;
@@ -319,13 +356,16 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	uint32_t depth, n_before = gr->map.n, parent = UINT32_MAX;
 	int module, open = (r->end & SCOPE_REC_OPEN) != 0, outer, later;
 	uint8_t flags;
-	uint32_t rid = grouping_region(gr, r, &gr->last_key, &gr->last_rid, &module);
+	struct lane_pass *lp = gr->lp;
+	uint32_t rid = grouping_region(gr, r, &lp->last_key, &lp->last_rid, &module);
+	struct depth_stack *s = &lp->stack;
+	struct outer_call *o;
 	struct region *g;
 
 	later = gr->running && (open || r->end < r->start);
-	if (rid == UINT32_MAX || depth_of(&gr->track, gen - 1, r, &depth) != 0 ||
-	    stack_reserve(&gr->stack, depth) != 0 ||
-	    (open && !gr->running && add_rec_note(gr, c, slot, NOTE_OPEN)))
+	if (rid == UINT32_MAX || depth_of(&lp->track, gen - 1, r, &depth) != 0 ||
+	    stack_reserve(s, depth) != 0 || !(o = outer_of(gr, rid)) ||
+	    (open && !gr->running && !gr->lanes && add_rec_note(gr, c, slot, NOTE_OPEN)))
 		return -1;
 	if (gr->map.n != n_before) {
 		if (add_region(gr, rid, scope_rec_addr(r)) != 0)
@@ -334,17 +374,14 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 	}
 	g = &gr->regions[rid];
 	g->count++;
-	outer = !inside_own_call(gr, g, gen, depth);
-	if (outer) {
-		g->outer_depth = depth;
-		g->outer_index = gr->n;
-	}
-	gr->stack.rid[depth] = rid;
-	gr->stack.gen[depth] = gen;
-	gr->stack.index[depth] = gr->n++;
-	if (depth > 0 && gr->stack.gen[depth - 1] == gen &&
-	    open_at(&gr->track, depth - 1, r->start))
-		parent = gr->stack.rid[depth - 1];
+	outer = !inside_own_call(s, o, gen, depth);
+	if (outer)
+		*o = (struct outer_call){gr->n, depth};
+	s->rid[depth] = rid;
+	s->gen[depth] = gen;
+	s->index[depth] = gr->n++;
+	if (depth > 0 && s->gen[depth - 1] == gen && open_at(&lp->track, depth - 1, r->start))
+		parent = s->rid[depth - 1];
 	if (later) {
 		start = tick_ns(gr->clock, r->start);
 		dur = 0;
@@ -372,19 +409,19 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 /* A bytes record: the call of its depth read last on this lane moved them. */
 static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint32_t gen)
 {
-	uint32_t depth = depth_of_bytes(&gr->track, gen - 1, r);
+	const struct depth_stack *s = &gr->lp->stack;
+	uint32_t depth = depth_of_bytes(&gr->lp->track, gen - 1, r);
 	struct region *g;
 
-	if (depth >= gr->stack.cap || gr->stack.gen[depth] != gen)
+	if (depth >= s->cap || s->gen[depth] != gen)
 		return 0; /* its call was not recorded */
-	g = &gr->regions[gr->stack.rid[depth]];
+	g = &gr->regions[s->rid[depth]];
 	g->sent += r->start;
 	g->received += r->end;
 	gr->bytes = 1;
 	if (gr->once) {
 		note_spilled_bytes(&gr->once_max, r->start, r->end);
-		if (spill_bytes(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth], r->start,
-				r->end) != 0) {
+		if (spill_bytes(gr->once, s->rid[depth], s->rindex[depth], r->start, r->end) != 0) {
 			gr->once_failed = 1;
 			return -1;
 		}
@@ -396,23 +433,23 @@ static int first_pass_bytes(struct grouping *gr, const struct scope_rec *r, uint
  * its depth read last on this lane, which is its caller's too, less. */
 static int first_pass_counters(struct grouping *gr, const struct scope_rec *r, uint32_t gen, int k)
 {
-	uint32_t depth = depth_of_bytes(&gr->track, gen - 1, r);
+	const struct depth_stack *s = &gr->lp->stack;
+	uint32_t depth = depth_of_bytes(&gr->lp->track, gen - 1, r);
 	const uint64_t v[2] = {r->start, r->end};
 
-	if (depth >= gr->stack.cap || gr->stack.gen[depth] != gen)
+	if (depth >= s->cap || s->gen[depth] != gen)
 		return 0; /* its call was not recorded */
 	for (int i = 0; i < 2 && 2 * k + i < (int)gr->ncounters; i++) {
-		gr->regions[gr->stack.rid[depth]].counter_total[2 * k + i] += v[i];
-		gr->regions[gr->stack.rid[depth]].counter_self[2 * k + i] += (int64_t)v[i];
-		if (depth > 0 && gr->stack.gen[depth - 1] == gen)
-			gr->regions[gr->stack.rid[depth - 1]].counter_self[2 * k + i] -=
-				(int64_t)v[i];
+		gr->regions[s->rid[depth]].counter_total[2 * k + i] += v[i];
+		gr->regions[s->rid[depth]].counter_self[2 * k + i] += (int64_t)v[i];
+		if (depth > 0 && s->gen[depth - 1] == gen)
+			gr->regions[s->rid[depth - 1]].counter_self[2 * k + i] -= (int64_t)v[i];
 	}
 	gr->counters = 1;
 	if (gr->once) {
 		note_spilled_counters(&gr->once_max, k, r->start, r->end);
-		if (spill_counters(gr->once, gr->stack.rid[depth], gr->stack.rindex[depth],
-				   (uint32_t)k, r->start, r->end) != 0) {
+		if (spill_counters(gr->once, s->rid[depth], s->rindex[depth], (uint32_t)k, r->start,
+				   r->end) != 0) {
 			gr->once_failed = 1;
 			return -1;
 		}
@@ -610,6 +647,17 @@ static int visit_side(struct grouping *gr, const struct scope_rec *r, uint32_t i
 	return 0; /* a side record of a kind this writer does not use */
 }
 
+int group_side(struct grouping *gr, const struct scope_rec *r, uint32_t i, uint32_t n,
+	       uint32_t lane)
+{
+	return visit_side(gr, r, i, n, lane);
+}
+
+int group_call(struct grouping *gr, const struct scope_rec *r, uint32_t lane)
+{
+	return first_pass(gr, r, lane + 1, 0, 0);
+}
+
 /*
  * Visits records [from, n) of chunk c (a position in the sorted list; with
  * gr->running, the chunk's seq) of lane; *stopped is where it stopped: n,
@@ -645,7 +693,7 @@ static int visit_recs(struct grouping *gr, const struct scope_rec *r, uint32_t n
 			continue; /* made after the stop */
 		if (first_pass(gr, &r[i], gen, c, i) != 0)
 			return -1;
-		if (gr->running && gr->track.next > 0xffff)
+		if (gr->running && gr->lp->track.next > 0xffff)
 			return -2;
 	}
 	*stopped = i;
@@ -766,7 +814,6 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
  * goes on where it stopped). The chunks read leave this process's memory
  * RELEASE_BATCH bytes at a time (they stay in the page cache for the next
  * pass), so the arena adds little to the writer's resident memory. */
-#define RELEASE_BATCH (4u << 20)
 static int visit_range(struct grouping *gr, uint64_t from, uint64_t to, uint32_t slot)
 {
 	const struct scope_arena_header *h = gr->a->hdr;
@@ -793,7 +840,7 @@ static int visit_range(struct grouping *gr, uint64_t from, uint64_t to, uint32_t
 static int first_pass_all(struct grouping *gr)
 {
 	gr->n = 0;
-	gr->track.lane = UINT32_MAX;
+	gr->own.track.lane = UINT32_MAX;
 	gr->task_lane = UINT32_MAX;
 	if (visit_range(gr, 0, gr->nchunks, 0) != 0)
 		return -1;
@@ -920,8 +967,10 @@ void grouping_free(struct grouping *gr)
 	free(gr->samples);
 	free(gr->sample_pcs);
 	free(gr->regions);
-	stack_free(&gr->stack);
-	depth_track_free(&gr->track);
+	lane_pass_free(&gr->own);
+	for (uint32_t i = 0; gr->lanes && i < gr->a->nlanes; i++)
+		lane_pass_free(&gr->lanes[i]);
+	free(gr->lanes);
 	free(gr->lane_end);
 	free(gr->rnotes);
 	free(gr->chunks);
@@ -932,11 +981,29 @@ void grouping_free(struct grouping *gr)
 	memset(gr, 0, sizeof *gr);
 }
 
-int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
-	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
+/*
+ * The calls of several lanes are read merged in start order, in one pass
+ * (start_order.c), unless tasks move between the lanes (a task's time is summed
+ * lane after lane), the lanes hold too many regions each, or
+ * SCOPE_WRITER_MERGE is 0: then the first pass reads them one after
+ * another, and the second (stream.c) merges them.
+ */
+static int merges(const struct grouping *gr, int may)
+{
+	const char *on = getenv("SCOPE_WRITER_MERGE");
+
+	return may && gr->nchunks && !one_lane(gr) && !gr->a->ntasks &&
+	       !(on && strcmp(on, "0") == 0);
+}
+
+static int collect_as(const struct arena *a, const struct tick_clock *c, const struct module *mods,
+		      size_t nmods, uint64_t window, const char *const *spill_dirs,
+		      struct profile *p, int may_merge, int *too_many)
 {
 	struct grouping gr = {.a = a, .clock = c, .mods = mods, .nmods = nmods};
-	int rc = -1;
+	int rc = -1, oom = 0;
+
+	gr.lp = &gr.own;
 
 	for (size_t i = 0; i < nmods; i++)
 		gr.unloads |= mods[i].unload != 0;
@@ -948,19 +1015,35 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	gr.chunks = list_chunks(a, &gr.nchunks);
 	if (gr.chunks)
 		gr.stop_tick = stop_tick(a, gr.chunks, gr.nchunks);
-	if (gr.chunks && one_lane(&gr) &&
+	if (gr.chunks && merges(&gr, may_merge) &&
+	    !(gr.lanes = calloc(a->nlanes + 1, sizeof *gr.lanes)))
+		oom = 1;
+	if (gr.chunks && !oom && (one_lane(&gr) || gr.lanes) &&
 	    !(gr.once = spill_open(spill_dirs, window, gr.nchunks * a->recs_per_chunk)))
 		gr.once_failed = 1;
-	if (!gr.lane_end || !gr.tasks || !gr.chunks || gr.once_failed || first_pass_all(&gr) != 0 ||
+	if (oom || !gr.lane_end || !gr.tasks || !gr.chunks || gr.once_failed ||
+	    (gr.lanes ? merge_group(&gr) : first_pass_all(&gr)) != 0 ||
 	    (gr.once && once_done(&gr, p) != 0)) {
-		if (!gr.once_failed)
+		if (!gr.once_failed && !gr.too_many)
 			writer_fail("out of memory while reading the arena");
 	} else {
 		rc = fill_profile(&gr, window, spill_dirs, p);
 	}
+	*too_many = gr.too_many;
 	if (rc != 0)
 		profile_free(p);
 	grouping_free(&gr);
+	return rc;
+}
+
+int collect(const struct arena *a, const struct tick_clock *c, const struct module *mods,
+	    size_t nmods, uint64_t window, const char *const *spill_dirs, struct profile *p)
+{
+	int too_many = 0;
+	int rc = collect_as(a, c, mods, nmods, window, spill_dirs, p, 1, &too_many);
+
+	if (rc != 0 && too_many)
+		rc = collect_as(a, c, mods, nmods, window, spill_dirs, p, 0, &too_many);
 	return rc;
 }
 
@@ -972,7 +1055,8 @@ struct grouping *grouping_running(const struct arena *a, const struct tick_clock
 	if (!gr)
 		return NULL;
 	*gr = (struct grouping){.a = a, .clock = c, .stop_tick = UINT64_MAX, .running = 1};
-	gr->track.lane = UINT32_MAX;
+	gr->lp = &gr->own;
+	gr->own.track.lane = UINT32_MAX;
 	gr->task_lane = UINT32_MAX;
 	gr->tasks = calloc(1, sizeof *gr->tasks);
 	gr->once = spill_open(dirs, window, UINT64_MAX);

@@ -25,6 +25,13 @@ struct depth_stack {
 	uint32_t cap;
 };
 
+/* A region's latest outermost call on a lane: its read index (UINT64_MAX:
+ * none) and depth, to tell a recursion. */
+struct outer_call {
+	uint64_t index;
+	uint32_t depth;
+};
+
 /*
  * A record keeps its call's depth in 16 bits, so a lane's true depths are
  * rebuilt in read order: a call is at most one deeper than the call read
@@ -72,6 +79,18 @@ static inline int depth_of(struct depth_track *d, uint32_t lane, const struct sc
 uint32_t depth_of_bytes(const struct depth_track *d, uint32_t lane, const struct scope_rec *r);
 void depth_track_free(struct depth_track *d);
 
+/* What the first pass keeps of the lane it reads: one for all lanes when
+ * they are read one after another (gen tells them apart), one each when
+ * their calls are read merged in start order (start_order.c). */
+struct lane_pass {
+	struct depth_stack stack;
+	struct depth_track track;
+	struct outer_call *outer; /* by region id */
+	uint64_t nouter;
+	uint64_t last_key; /* 0: no function lives at address 0 */
+	uint32_t last_rid;
+};
+
 /*
  * The threads of a process that stopped may still run while the writer
  * reads its arena (a thread that never returns). Each pass must see the
@@ -98,23 +117,25 @@ struct later {
 };
 
 /*
- * The first pass, in lane order, gives every call its region id and sums
- * the regions' statistics. Every call then goes to a spill as its
- * region's next: a process of one lane gives it in that pass (once), as
- * its calls come in start order; one of several lanes in a second pass,
- * reading the lanes merged in start order (stream.c).
+ * The first pass gives every call its region id and sums the regions'
+ * statistics; each call goes to a spill as its region's next, so the pass
+ * reads the calls in start order: those of a process of one lane as they
+ * are, those of several lanes merged (start_order.c). When tasks run on the
+ * lanes, the first pass reads them lane after lane instead, and a second
+ * pass merges them to spill the calls (stream.c).
  */
 struct grouping {
 	const struct arena *a;
 	const struct tick_clock *clock;
 	uint64_t stop_tick;
 	struct u64map map; /* function address -> region id */
-	uint64_t last_key; /* 0: no function lives at address 0 */
-	uint32_t last_rid;
 	struct region *regions;
 	uint32_t region_cap;
-	struct depth_stack stack;
-	struct depth_track track;
+	struct lane_pass own;	 /* the lanes', read one after another */
+	struct lane_pass *lp;	 /* the lane being read: own, or one of lanes */
+	struct lane_pass *lanes; /* per lane, read merged (start_order.c); NULL otherwise */
+	uint64_t lanes_bytes;	 /* what their outer calls take */
+	int too_many;		 /* lanes x regions past what that may take */
 	uint64_t *lane_end;	 /* each lane's end, read once */
 	struct rec_note *rnotes; /* sorted by chunk, then slot */
 	uint64_t nrnotes, rnotes_cap;
@@ -234,6 +255,21 @@ int group_resolve(struct grouping *gr, const struct later *l, const struct scope
 int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t slot,
 		   const struct arena *a, const struct tick_clock *c, const struct module *mods,
 		   size_t nmods, uint64_t window, struct profile *p);
+/* Read chunks leave the writer's memory this many bytes at a time: each
+ * madvise flushes the TLB of every thread. */
+#define RELEASE_BATCH (4u << 20)
+
+/* The one pass over several lanes, merged in start order (start_order.c):
+ * needs gr->lanes and gr->once. Returns 0, or -1 (too_many when the lanes
+ * hold too many regions to be read this way). */
+int merge_group(struct grouping *gr);
+/* The first pass's reading of lane's side record r[i] of n in its chunk,
+ * and of its call r. */
+int group_side(struct grouping *gr, const struct scope_rec *r, uint32_t i, uint32_t n,
+	       uint32_t lane);
+int group_call(struct grouping *gr, const struct scope_rec *r, uint32_t lane);
+void lane_pass_free(struct lane_pass *lp);
+
 /* Frees what gr holds, not gr. */
 void grouping_free(struct grouping *gr);
 

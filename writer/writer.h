@@ -131,8 +131,7 @@ int events_sort(struct events *e, uint64_t first, uint64_t n);
 
 struct region {
 	uint64_t addr;
-	int module;	      /* an unloaded module it belongs to, or -1 */
-	uint32_t outer_depth; /* the first pass's: depth of outer_index */
+	int module; /* an unloaded module it belongs to, or -1 */
 	uint64_t first, count;
 	uint64_t total_ns;     /* of its outermost calls: none of its calls open around them */
 	uint64_t total_all_ns; /* of every call */
@@ -141,8 +140,7 @@ struct region {
 	uint64_t sent, received;		    /* bytes, summed over its calls */
 	uint64_t counter_total[SCOPE_MAX_COUNTERS]; /* each counter's change, summed */
 	int64_t counter_self[SCOPE_MAX_COUNTERS];   /* less the recorded callees' */
-	uint64_t outer_index; /* the first pass's: read index of its latest outermost call */
-	uint64_t last_start;  /* the one pass's: start of its latest call, ns */
+	uint64_t last_start; /* the one pass's: start of its latest call, ns */
 	/* Calls a filter kept out of the events, counted in the sums above. */
 	uint64_t aggregated;
 };

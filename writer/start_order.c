@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/* Grouping the calls of many lanes in one pass: the lanes merged in start order. */
+#define _GNU_SOURCE
+#include "collect.h"
+#include "progress.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+/*
+ * Each lane's records are read in its order, by a cursor that stops at the
+ * lane's next call; the cursors sit in a heap by that call's start, so the
+ * calls come out in start order (then lane order), each its region's next.
+ * A lane's side records (bytes, counters, sums, samples) are read as its
+ * cursor passes them, after the calls they belong to. Each lane keeps its
+ * own depths, open calls and outer calls (struct lane_pass), so a call is
+ * grouped as it would be were its lane read alone.
+ */
+struct cursor {
+	const struct scope_rec *r, *first, *end; /* in the current chunk */
+	uint64_t chunk, chunk_end;		 /* the lane's chunks in the sorted list */
+	uint32_t lane;
+	uint64_t start_ns;   /* of the call at r: the merge's key */
+	const char *lo, *hi; /* read chunks not yet let go: neighbours go together */
+};
+
+struct merger {
+	struct grouping *gr;
+	struct cursor *cur;
+	struct cursor **heap;
+	uint32_t nheap;
+};
+
+/* Read chunks leave this process's memory RELEASE_BATCH bytes at a time;
+ * all: the lane's last. */
+static void release(const struct grouping *gr, struct cursor *c, int all)
+{
+	const char *at = (const char *)c->first - sizeof(struct scope_chunk_head);
+
+	if (c->lo && (all || at != c->hi || (uint64_t)(c->hi - c->lo) >= RELEASE_BATCH)) {
+		madvise((void *)c->lo, (size_t)(c->hi - c->lo), MADV_DONTNEED);
+		c->lo = NULL;
+	}
+	if (all)
+		return;
+	if (!c->lo)
+		c->lo = at;
+	c->hi = at + gr->a->hdr->chunk_bytes;
+}
+
+static void enter_chunk(const struct grouping *gr, struct cursor *c, uint64_t i)
+{
+	c->chunk = i;
+	c->r = c->first =
+		(const struct scope_rec *)(gr->chunks[i].at + sizeof(struct scope_chunk_head));
+	c->end = c->r + gr->a->recs_per_chunk;
+	progress_add(gr->a->recs_per_chunk);
+}
+
+/* Moves c to its lane's next call, reading the side records on the way.
+ * Returns 1 at a call, 0 at the lane's end, -1 on failure. A chunk's calls
+ * end at its first empty slot (see visit_chunk). */
+static int advance(struct grouping *gr, struct cursor *c)
+{
+	gr->lp = &gr->lanes[c->lane];
+	for (;;) {
+		for (; c->r < c->end && c->r->fn; c->r++) {
+			uint64_t code = c->r->fn & SCOPE_REC_ADDR_MASK;
+			if (__builtin_expect(code < SCOPE_REC_NAMED && code != 0, 0)) {
+				if (group_side(gr, c->first, (uint32_t)(c->r - c->first),
+					       gr->a->recs_per_chunk, c->lane) != 0)
+					return -1;
+				continue;
+			}
+			/* being written, at no function's address, or made after the stop */
+			if (c->r->start == 0 || code == 0 || c->r->start > gr->stop_tick)
+				continue;
+			c->start_ns = tick_ns(gr->clock, c->r->start);
+			return 1;
+		}
+		release(gr, c, 0);
+		if (c->chunk + 1 >= c->chunk_end) {
+			release(gr, c, 1);
+			return 0;
+		}
+		enter_chunk(gr, c, c->chunk + 1);
+	}
+}
+
+static int before(const struct cursor *a, const struct cursor *b)
+{
+	return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->lane < b->lane);
+}
+
+static void sift_down(struct merger *m, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, k = i;
+		if (l < m->nheap && before(m->heap[l], m->heap[k]))
+			k = l;
+		if (l + 1 < m->nheap && before(m->heap[l + 1], m->heap[k]))
+			k = l + 1;
+		if (k == i)
+			return;
+		struct cursor *t = m->heap[i];
+		m->heap[i] = m->heap[k];
+		m->heap[k] = t;
+		i = k;
+	}
+}
+
+/* One cursor per lane that has calls, at its first call. */
+static int start_cursors(struct merger *m)
+{
+	struct grouping *gr = m->gr;
+	uint64_t i = 0;
+
+	while (i < gr->nchunks) {
+		struct cursor *c = &m->cur[gr->chunks[i].lane];
+		int at;
+		c->lane = gr->chunks[i].lane;
+		enter_chunk(gr, c, i);
+		while (i < gr->nchunks && gr->chunks[i].lane == c->lane)
+			i++;
+		c->chunk_end = i;
+		if ((at = advance(gr, c)) < 0)
+			return -1;
+		if (at)
+			m->heap[m->nheap++] = c;
+	}
+	for (uint32_t k = m->nheap / 2 + 1; k-- > 0;)
+		sift_down(m, k);
+	return 0;
+}
+
+static int merge_lanes(struct merger *m)
+{
+	struct grouping *gr = m->gr;
+
+	while (m->nheap > 0) {
+		struct cursor *c = m->heap[0];
+		int at;
+		gr->lp = &gr->lanes[c->lane];
+		if (group_call(gr, c->r, c->lane) != 0)
+			return -1;
+		c->r++;
+		if ((at = advance(gr, c)) < 0)
+			return -1;
+		if (!at)
+			m->heap[0] = m->heap[--m->nheap];
+		sift_down(m, 0);
+	}
+	return 0;
+}
+
+int merge_group(struct grouping *gr)
+{
+	struct merger m = {.gr = gr};
+	int rc = -1;
+
+	gr->n = 0;
+	m.cur = calloc(gr->a->nlanes + 1, sizeof *m.cur);
+	m.heap = calloc(gr->a->nlanes + 1, sizeof *m.heap);
+	if (m.cur && m.heap && start_cursors(&m) == 0 && merge_lanes(&m) == 0)
+		rc = 0;
+	gr->lp = &gr->own;
+	free(m.cur);
+	free(m.heap);
+	return rc;
+}
