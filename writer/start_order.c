@@ -2,6 +2,7 @@
 /* Grouping the calls of many lanes in one pass: the lanes merged in start order. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "lane_heap.h"
 #include "progress.h"
 
 #include <stdlib.h>
@@ -17,17 +18,16 @@
  * grouped as it would be were its lane read alone.
  */
 struct cursor {
+	struct lane_key key;			 /* first: the heap holds its address */
 	const struct scope_rec *r, *first, *end; /* in the current chunk */
 	uint64_t chunk, chunk_end;		 /* the lane's chunks in the sorted list */
-	uint32_t lane;
-	uint64_t start_ns;   /* of the call at r: the merge's key */
 	const char *lo, *hi; /* read chunks not yet let go: neighbours go together */
 };
 
 struct merger {
 	struct grouping *gr;
 	struct cursor *cur;
-	struct cursor **heap;
+	struct lane_key **heap;
 	uint32_t nheap;
 };
 
@@ -62,20 +62,20 @@ static void enter_chunk(const struct grouping *gr, struct cursor *c, uint64_t i)
  * end at its first empty slot (see visit_chunk). */
 static int advance(struct grouping *gr, struct cursor *c)
 {
-	gr->lp = &gr->lanes[c->lane];
+	gr->lp = &gr->lanes[c->key.lane];
 	for (;;) {
 		for (; c->r < c->end && c->r->fn; c->r++) {
 			uint64_t code = c->r->fn & SCOPE_REC_ADDR_MASK;
 			if (__builtin_expect(code < SCOPE_REC_NAMED && code != 0, 0)) {
 				if (group_side(gr, c->first, (uint32_t)(c->r - c->first),
-					       gr->a->recs_per_chunk, c->lane) != 0)
+					       gr->a->recs_per_chunk, c->key.lane) != 0)
 					return -1;
 				continue;
 			}
 			/* being written, at no function's address, or made after the stop */
 			if (c->r->start == 0 || code == 0 || c->r->start > gr->stop_tick)
 				continue;
-			c->start_ns = tick_ns(gr->clock, c->r->start);
+			c->key.start_ns = tick_ns(gr->clock, c->r->start);
 			return 1;
 		}
 		release(gr, c, 0);
@@ -84,28 +84,6 @@ static int advance(struct grouping *gr, struct cursor *c)
 			return 0;
 		}
 		enter_chunk(gr, c, c->chunk + 1);
-	}
-}
-
-static int before(const struct cursor *a, const struct cursor *b)
-{
-	return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->lane < b->lane);
-}
-
-static void sift_down(struct merger *m, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, k = i;
-		if (l < m->nheap && before(m->heap[l], m->heap[k]))
-			k = l;
-		if (l + 1 < m->nheap && before(m->heap[l + 1], m->heap[k]))
-			k = l + 1;
-		if (k == i)
-			return;
-		struct cursor *t = m->heap[i];
-		m->heap[i] = m->heap[k];
-		m->heap[k] = t;
-		i = k;
 	}
 }
 
@@ -118,18 +96,17 @@ static int start_cursors(struct merger *m)
 	while (i < gr->nchunks) {
 		struct cursor *c = &m->cur[gr->chunks[i].lane];
 		int at;
-		c->lane = gr->chunks[i].lane;
+		c->key.lane = gr->chunks[i].lane;
 		enter_chunk(gr, c, i);
-		while (i < gr->nchunks && gr->chunks[i].lane == c->lane)
+		while (i < gr->nchunks && gr->chunks[i].lane == c->key.lane)
 			i++;
 		c->chunk_end = i;
 		if ((at = advance(gr, c)) < 0)
 			return -1;
 		if (at)
-			m->heap[m->nheap++] = c;
+			m->heap[m->nheap++] = &c->key;
 	}
-	for (uint32_t k = m->nheap / 2 + 1; k-- > 0;)
-		sift_down(m, k);
+	lane_heap_make(m->heap, m->nheap);
 	return 0;
 }
 
@@ -138,17 +115,17 @@ static int merge_lanes(struct merger *m)
 	struct grouping *gr = m->gr;
 
 	while (m->nheap > 0) {
-		struct cursor *c = m->heap[0];
+		struct cursor *c = (struct cursor *)m->heap[0];
 		int at;
-		gr->lp = &gr->lanes[c->lane];
-		if (group_call(gr, c->r, c->lane) != 0)
+		gr->lp = &gr->lanes[c->key.lane];
+		if (group_call(gr, c->r, c->key.lane) != 0)
 			return -1;
 		c->r++;
 		if ((at = advance(gr, c)) < 0)
 			return -1;
 		if (!at)
 			m->heap[0] = m->heap[--m->nheap];
-		sift_down(m, 0);
+		lane_heap_down(m->heap, m->nheap, 0);
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
  * region's next. */
 #define _GNU_SOURCE
 #include "collect.h"
+#include "lane_heap.h"
 #include "grow.h"
 #include "progress.h"
 #include "spill.h"
@@ -16,13 +17,12 @@
 
 /* One lane's records, read in order, chunk after chunk. */
 struct cursor {
+	struct lane_key key;			 /* first: the heap holds its address */
 	const struct scope_rec *r, *first, *end; /* in the current chunk */
 	uint64_t chunk, chunk_end;		 /* the lane's chunks in the sorted list */
-	uint32_t lane;
-	uint64_t start_ns; /* of the call at r: the merge's key */
-	int was_open;	   /* the first pass found the call at r open */
-	uint32_t task;	   /* the lane's task at r */
-	uint64_t rnote;	   /* the next record note of this lane */
+	int was_open;				 /* the first pass found the call at r open */
+	uint32_t task;				 /* the lane's task at r */
+	uint64_t rnote;				 /* the next record note of this lane */
 	uint64_t last_key;
 	uint32_t last_rid;
 	struct depth_track track;
@@ -42,7 +42,7 @@ struct streamer {
 	uint64_t max_start;
 	int unordered; /* a lane's calls did not come in start order */
 	struct cursor *cur;
-	struct cursor **heap; /* by the start of each lane's next call */
+	struct lane_key **heap; /* by the start of each lane's next call */
 	uint32_t nheap;
 };
 
@@ -66,7 +66,7 @@ static int note_call(struct cursor *c, uint32_t depth, uint32_t rid, uint64_t in
 
 static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_rec *r)
 {
-	uint32_t depth = depth_of_bytes(&c->track, c->lane, r);
+	uint32_t depth = depth_of_bytes(&c->track, c->key.lane, r);
 
 	if (depth >= c->depths || !c->rid[depth])
 		return 0; /* its call was not recorded */
@@ -77,7 +77,7 @@ static int add_bytes(struct streamer *s, struct cursor *c, const struct scope_re
 /* A counters record: counters 2k and 2k + 1 of the call of its depth. */
 static int add_counters(struct streamer *s, struct cursor *c, const struct scope_rec *r, int k)
 {
-	uint32_t depth = depth_of_bytes(&c->track, c->lane, r);
+	uint32_t depth = depth_of_bytes(&c->track, c->key.lane, r);
 
 	if (depth >= c->depths || !c->rid[depth])
 		return 0; /* its call was not recorded */
@@ -125,7 +125,7 @@ static int advance(struct streamer *s, struct cursor *c)
 			note = rec_note(gr, &c->rnote, c->chunk, (uint32_t)(c->r - c->first));
 			if (note != NOTE_SKIP && c->r->start <= gr->stop_tick) {
 				c->was_open = note == NOTE_OPEN;
-				c->start_ns = tick_ns(gr->clock, c->r->start);
+				c->key.start_ns = tick_ns(gr->clock, c->r->start);
 				return 1;
 			}
 		}
@@ -139,30 +139,6 @@ static int advance(struct streamer *s, struct cursor *c)
 	}
 }
 
-/* The order the calls grouped in memory are sorted in: by start in ns,
- * then lane (two ticks can make one ns). */
-static int before(const struct cursor *a, const struct cursor *b)
-{
-	return a->start_ns < b->start_ns || (a->start_ns == b->start_ns && a->lane < b->lane);
-}
-
-static void sift_down(struct streamer *s, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, m = i;
-		if (l < s->nheap && before(s->heap[l], s->heap[m]))
-			m = l;
-		if (l + 1 < s->nheap && before(s->heap[l + 1], s->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		struct cursor *t = s->heap[i];
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
-		i = m;
-	}
-}
-
 /* Places the call at c and notes the columns' largest values. */
 static int emit(struct streamer *s, struct cursor *c)
 {
@@ -171,14 +147,14 @@ static int emit(struct streamer *s, struct cursor *c)
 	uint32_t known = gr->map.n, rid;
 	uint64_t index;
 	int module;
-	struct spilled_call call = {.thread = c->lane, .task = c->task};
+	struct spilled_call call = {.thread = c->key.lane, .task = c->task};
 
 	rid = grouping_region(gr, r, &c->last_key, &c->last_rid, &module);
-	if (depth_of(&c->track, c->lane, r, &call.depth) != 0)
+	if (depth_of(&c->track, c->key.lane, r, &call.depth) != 0)
 		return -1;
 	if (rid >= known || s->seen[rid] >= gr->regions[rid].count)
 		return 0; /* not seen by the first pass: cannot happen */
-	call.flags = grouping_times(gr, r, c->lane, c->was_open, &call.start, &call.duration);
+	call.flags = grouping_times(gr, r, c->key.lane, c->was_open, &call.start, &call.duration);
 	index = s->seen[rid]++;
 	note_spilled(s->max, &call, index, &s->last[rid], &s->max_start, &s->unordered);
 	if ((gr->bytes || gr->counters) && note_call(c, call.depth, rid, index) != 0)
@@ -199,26 +175,25 @@ static int start_cursors(struct streamer *s)
 	while (i < gr->nchunks) {
 		struct cursor *c = &s->cur[gr->chunks[i].lane];
 		int at;
-		c->lane = gr->chunks[i].lane;
+		c->key.lane = gr->chunks[i].lane;
 		c->rnote = rec_note_from(gr, i);
 		enter_chunk(gr, c, i);
-		while (i < gr->nchunks && gr->chunks[i].lane == c->lane)
+		while (i < gr->nchunks && gr->chunks[i].lane == c->key.lane)
 			i++;
 		c->chunk_end = i;
 		if ((at = advance(s, c)) < 0)
 			return -1;
 		if (at)
-			s->heap[s->nheap++] = c;
+			s->heap[s->nheap++] = &c->key;
 	}
-	for (uint32_t k = s->nheap / 2 + 1; k-- > 0;)
-		sift_down(s, k);
+	lane_heap_make(s->heap, s->nheap);
 	return 0;
 }
 
 static int merge_lanes(struct streamer *s)
 {
 	while (s->nheap > 0) {
-		struct cursor *c = s->heap[0];
+		struct cursor *c = (struct cursor *)s->heap[0];
 		int at;
 		if (emit(s, c) != 0)
 			return -1;
@@ -227,7 +202,7 @@ static int merge_lanes(struct streamer *s)
 			return -1;
 		if (!at)
 			s->heap[0] = s->heap[--s->nheap];
-		sift_down(s, 0);
+		lane_heap_down(s->heap, s->nheap, 0);
 	}
 	return 0;
 }
