@@ -73,7 +73,7 @@ set(robust_once_cases
   writer-memory:r_fds
   tail-recycle:calls tail-copies:calls tail-kill9:r_kill tail-writer-killed:calls
   tail-grouped:calls tail-grouped-threads:r_later tail-grouped-kill9:r_kill
-  lanes-merged:r_lanes)
+  lanes-merged:r_lanes lanes-wide:r_wide)
 foreach(entry IN LISTS robust_once_cases)
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 case)

@@ -1302,6 +1302,25 @@ def case_lanes_merged(t):
             os.unlink(found[0] + ".store")
 
 
+WIDE_THREADS = 2200  # r_wide: 2,201 lanes x 2,048 regions' outermost calls, past the 32 MiB kept
+
+
+def case_lanes_wide(t):
+    """A process of 2,201 lanes whose threads each call a function past main's 1,024: too many regions
+    a lane to read the lanes merged, so the writer starts over reading them one after another (it
+    says so under SCOPE_WRITER_TIMES=1), and every call is in the profile."""
+    t.need_prog()
+    t.need_scope()
+    env = t.env({"SCOPE_OUTPUT": t.path("wide.h5"), "SCOPE_WRITER_TIMES": "1"}, preload=t.preload)
+    r = t.run([t.prog, str(WIDE_THREADS)], env=env)
+    r.expect_rc(0)
+    expect(re.search(r"\d+ lanes hold too many regions to be read merged", r.stderr),
+           "the writer did not say it read the lanes one after another")
+    p = t.load("wide.h5")
+    expect_counts(p, said_calls(t.text(r)))
+    expect_eq(len(set(int(x) for x in p.events["thread"])), WIDE_THREADS + 1, "lanes with calls")
+
+
 STORE_CHUNKS_AT = 17440  # offset of store_chunks in the arena header (include/scope/arena.h)
 CHUNK_MAGIC = 0x4b4e4843504f4353
 

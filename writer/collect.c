@@ -264,9 +264,9 @@ static inline int inside_own_call(const struct depth_stack *s, const struct oute
 }
 
 /* Lanes read merged keep an outer call per region each: past this, the
- * lanes are read one after another instead (10,000 threads of 400
- * regions). */
-#define LANES_OUTER_BYTES (UINT64_C(64) << 20)
+ * lanes are read one after another instead (1,024 lanes that each reach
+ * region 1,024 take it; 10,000 lanes of 100 regions about 20 MiB). */
+#define LANES_OUTER_BYTES (UINT64_C(32) << 20)
 
 /* The lane's outer call of region rid; NULL without memory, or past
  * LANES_OUTER_BYTES (too_many). */
@@ -1042,8 +1042,14 @@ int collect(const struct arena *a, const struct tick_clock *c, const struct modu
 	int too_many = 0;
 	int rc = collect_as(a, c, mods, nmods, window, spill_dirs, p, 1, &too_many);
 
-	if (rc != 0 && too_many)
+	if (rc != 0 && too_many) {
+		if (getenv("SCOPE_WRITER_TIMES"))
+			fprintf(stderr,
+				"scope-writer: %u lanes hold too many regions to be read merged: "
+				"read lane after lane\n",
+				a->nlanes);
 		rc = collect_as(a, c, mods, nmods, window, spill_dirs, p, 0, &too_many);
+	}
 	return rc;
 }
 
