@@ -1276,11 +1276,13 @@ def case_lanes_merged(t):
     """Four threads whose calls interleave (one recursion and the same leaves and writes on every
     lane) are grouped in one pass over their lanes merged in start order: each pair, its statistics
     and its calls column for column, is what the two passes give (SCOPE_WRITER_MERGE=0: lane after
-    lane, then merged), with every call counted, bytes moved, filtered calls summed, and samples."""
+    lane, then merged), with every call counted, bytes moved, filtered calls summed, samples, and
+    counters read per call."""
     t.need_prog()
     t.need_scope()
     variants = (("plain", {}), ("io", {"SCOPE_LIBCALLS": "io"}),
-                ("filtered", {"SCOPE_MIN_DURATION": "150ns"}), ("sampled", {"SCOPE_SAMPLE": "2000"}))
+                ("filtered", {"SCOPE_MIN_DURATION": "150ns"}), ("sampled", {"SCOPE_SAMPLE": "2000"}),
+                ("counters", {"SCOPE_COUNTERS": "perf::TASK-CLOCK,perf::PAGE-FAULTS"}))
     for label, extra in variants:
         env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path(f"{label}.h5"), **TAIL_ENV, **extra},
                     preload=t.preload)
@@ -1297,6 +1299,8 @@ def case_lanes_merged(t):
         expect_eq(len(set(int(x) for x in p.events["thread"])), 4, f"{label}: lanes with calls")
         if label != "filtered":
             expect_counts(p, said_calls(t.text(r)), what=f" ({label})")
+        if label == "counters":
+            expect("counter1" in p.events, "counters: no /events/counter1 column")
         os.unlink(found[0])
         if os.path.exists(found[0] + ".store"):
             os.unlink(found[0] + ".store")
