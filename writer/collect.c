@@ -170,14 +170,12 @@ void depth_track_free(struct depth_track *d)
 	memset(d, 0, sizeof *d);
 }
 
-static int stack_reserve(struct depth_stack *s, uint32_t depth)
+static __attribute__((noinline)) int stack_grow(struct depth_stack *s, uint32_t depth)
 {
 	uint64_t cap = s->cap ? s->cap : 64;
 	uint32_t *rid, *gen;
 	uint64_t *index, *rindex;
 
-	if (depth < s->cap)
-		return 0;
 	while (cap <= depth)
 		cap *= 2;
 	if (cap > UINT32_MAX)
@@ -199,6 +197,13 @@ static int stack_reserve(struct depth_stack *s, uint32_t depth)
 	memset(gen + s->cap, 0, (cap - s->cap) * sizeof *gen); /* 0: no lane's */
 	s->cap = (uint32_t)cap;
 	return 0;
+}
+
+/* Room in s for a call at depth (every call asks: the room is there but
+ * for a call deeper than any before). */
+static inline int stack_reserve(struct depth_stack *s, uint32_t depth)
+{
+	return __builtin_expect(depth < s->cap, 1) ? 0 : stack_grow(s, depth);
 }
 
 static void stack_free(struct depth_stack *s)
@@ -268,16 +273,13 @@ static inline int inside_own_call(const struct depth_stack *s, const struct oute
  * region 1,024 take it; 10,000 lanes of 100 regions about 20 MiB). */
 #define LANES_OUTER_BYTES (UINT64_C(32) << 20)
 
-/* The lane's outer call of region rid; NULL without memory, or past
- * LANES_OUTER_BYTES (too_many). */
-static struct outer_call *outer_of(struct grouping *gr, uint32_t rid)
+/* outer_of, past the lane's outer calls: grows them to hold rid's. */
+static __attribute__((noinline)) struct outer_call *outer_grow(struct grouping *gr,
+							       struct lane_pass *lp, uint32_t rid)
 {
-	struct lane_pass *lp = gr->lp;
 	uint64_t had = lp->nouter, cap = had ? had : 16;
 	struct outer_call *grown;
 
-	if (__builtin_expect(rid < had, 1))
-		return &lp->outer[rid];
 	while (cap <= rid)
 		cap *= 2;
 	if (gr->lanes && (gr->lanes_bytes += (cap - had) * sizeof *grown) > LANES_OUTER_BYTES) {
@@ -293,6 +295,13 @@ static struct outer_call *outer_of(struct grouping *gr, uint32_t rid)
 	return &grown[rid];
 }
 
+/* The lane's outer call of region rid; NULL without memory, or past
+ * LANES_OUTER_BYTES (too_many). */
+static inline struct outer_call *outer_of(struct grouping *gr, struct lane_pass *lp, uint32_t rid)
+{
+	return __builtin_expect(rid < lp->nouter, 1) ? &lp->outer[rid] : outer_grow(gr, lp, rid);
+}
+
 /* Whether the lane's latest call at depth was open at tick: the parent of
  * a call that starts then one level deeper. It is not when a filter left
  * the parent out (the call is stored at its true depth under a call that
@@ -305,7 +314,8 @@ static inline int open_at(const struct depth_track *d, uint32_t depth, uint64_t 
 
 /* The one pass spills the call it read, the index-th of region rid, and
  * notes the columns' largest values (as the stream's emit does). */
-static int once_call(struct grouping *gr, uint32_t rid, const struct spilled_call *call)
+static inline __attribute__((always_inline)) int once_call(struct grouping *gr, uint32_t rid,
+							   const struct spilled_call *call)
 {
 	struct region *g = &gr->regions[rid];
 	uint64_t index = g->count - 1;
@@ -349,8 +359,8 @@ static int add_later(struct grouping *gr, struct later l)
 	return 0;
 }
 
-static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c,
-		      uint32_t slot)
+static inline __attribute__((always_inline)) int
+first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_t c, uint32_t slot)
 {
 	uint64_t start, dur;
 	uint32_t depth, n_before = gr->map.n, parent = UINT32_MAX;
@@ -364,7 +374,7 @@ static int first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t g
 
 	later = gr->running && (open || r->end < r->start);
 	if (rid == UINT32_MAX || depth_of(&lp->track, gen - 1, r, &depth) != 0 ||
-	    stack_reserve(s, depth) != 0 || !(o = outer_of(gr, rid)) ||
+	    stack_reserve(s, depth) != 0 || !(o = outer_of(gr, lp, rid)) ||
 	    (open && !gr->running && !gr->lanes && add_rec_note(gr, c, slot, NOTE_OPEN)))
 		return -1;
 	if (gr->map.n != n_before) {
