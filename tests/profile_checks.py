@@ -258,26 +258,22 @@ def expect_same_profile(t, held, spilled, what="the spilled profile differs from
     return len(a["events/duration"])
 
 
-def pairs_by_name(path):
-    """{(process, region name): (its /pairs row but first and region, its /events rows)}: a
-    profile's calls whatever order its regions are in."""
-    f = h5py.File(path, "r")
-    names = [n.decode() if isinstance(n, bytes) else n for n in f["regions/name"][:]]
-    pairs = {k: f["pairs"][k][:] for k in f["pairs"]}
-    events = {k: f["events"][k][:] for k in f["events"]} if "events" in f else {}
+def pairs_by_name(p):
+    """{(process, region name): (its /pairs row but first and region, its /events rows)} of the
+    Profile p: its calls whatever order its regions are in."""
     out = {}
-    for i in range(len(pairs["region"])):
-        first, n = int(pairs["first"][i]), int(pairs["count"][i])
-        stats = {k: v[i] for k, v in pairs.items() if k not in ("region", "first")}
-        out[(int(pairs["process"][i]), names[pairs["region"][i]])] = (
-            stats, {k: v[first:first + n] for k, v in events.items()})
+    for i in range(len(p.pairs["region"])):
+        first, n = int(p.pairs["first"][i]), int(p.pairs["count"][i])
+        stats = {k: v[i] for k, v in p.pairs.items() if k not in ("region", "first")}
+        out[(int(p.pairs["process"][i]), p.regions["name"][p.pairs["region"][i]])] = (
+            stats, {k: v[first:first + n] for k, v in p.events.items()})
     return out
 
 
 def expect_same_pairs(t, one, other, what):
     """Every pair of ONE in OTHER with the same statistics and calls, column for column, the
     regions in any order; returns the number of calls."""
-    a, b = pairs_by_name(t.path(one)), pairs_by_name(t.path(other))
+    a, b = pairs_by_name(t.load(one)), pairs_by_name(t.load(other))
     expect_eq(sorted(b), sorted(a), f"{what}: the pairs (process, region)")
     differ = [f"{key[1]} of process {key[0]}: {col}" for key, (stats, events) in a.items()
               for col in [c for c in stats if not np.array_equal(stats[c], b[key][0][c])] +

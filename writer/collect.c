@@ -660,11 +660,13 @@ static int visit_side(struct grouping *gr, const struct scope_rec *r, uint32_t i
 int group_side(struct grouping *gr, const struct scope_rec *r, uint32_t i, uint32_t n,
 	       uint32_t lane)
 {
+	gr->lp = &gr->lanes[lane];
 	return visit_side(gr, r, i, n, lane);
 }
 
 int group_call(struct grouping *gr, const struct scope_rec *r, uint32_t lane)
 {
+	gr->lp = &gr->lanes[lane];
 	return first_pass(gr, r, lane + 1, 0, 0);
 }
 
@@ -819,31 +821,40 @@ static struct chunk_ref *list_chunks(const struct arena *a, uint64_t *count)
 	return refs;
 }
 
+#define RELEASE_BATCH (4u << 20)
+
+void chunk_done(struct chunk_batch *b, const char *at, uint64_t chunk_bytes)
+{
+	if (b->lo && (at != b->hi || (uint64_t)(b->hi - b->lo) >= RELEASE_BATCH))
+		chunks_release(b);
+	if (!b->lo)
+		b->lo = at;
+	b->hi = at + chunk_bytes;
+}
+
+void chunks_release(struct chunk_batch *b)
+{
+	if (b->lo)
+		madvise((void *)b->lo, (size_t)(b->hi - b->lo), MADV_DONTNEED);
+	b->lo = b->hi = NULL;
+}
+
 /* Visits chunks [from, to) of the sorted chunk list, the first from record
  * slot on (0: whole; the end of a grouping begun while the process ran
  * goes on where it stopped). The chunks read leave this process's memory
- * RELEASE_BATCH bytes at a time (they stay in the page cache for the next
- * pass), so the arena adds little to the writer's resident memory. */
+ * (struct chunk_batch), so the arena adds little to the writer's resident
+ * memory. */
 static int visit_range(struct grouping *gr, uint64_t from, uint64_t to, uint32_t slot)
 {
-	const struct scope_arena_header *h = gr->a->hdr;
-	const char *lo = NULL, *hi = NULL;
+	struct chunk_batch done = {0};
 	int rc = 0;
 
 	for (uint64_t i = from; i < to && rc == 0; i++) {
-		const char *at = gr->chunks[i].at;
 		rc = visit_chunk(gr, i, i == from ? slot : 0);
 		progress_add(gr->a->recs_per_chunk);
-		/* Neighbours go together: each madvise flushes the TLB. */
-		if (at != hi || (uint64_t)(hi - lo) >= RELEASE_BATCH) {
-			if (lo)
-				madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
-			lo = at;
-		}
-		hi = at + h->chunk_bytes;
+		chunk_done(&done, gr->chunks[i].at, gr->a->hdr->chunk_bytes);
 	}
-	if (lo)
-		madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+	chunks_release(&done);
 	return rc;
 }
 

@@ -255,16 +255,25 @@ int group_resolve(struct grouping *gr, const struct later *l, const struct scope
 int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t slot,
 		   const struct arena *a, const struct tick_clock *c, const struct module *mods,
 		   size_t nmods, uint64_t window, struct profile *p);
-/* Read chunks leave the writer's memory this many bytes at a time: each
- * madvise flushes the TLB of every thread. */
-#define RELEASE_BATCH (4u << 20)
+/*
+ * Read chunks leave the writer's memory (they stay in the page cache),
+ * neighbours together, a few MiB at a time: each madvise flushes the TLB
+ * of every thread. chunk_done adds the chunk at at (chunk_bytes) to the
+ * batch b, letting the batch go first when at does not follow it or it is
+ * full; chunks_release lets the rest go.
+ */
+struct chunk_batch {
+	const char *lo, *hi;
+};
+void chunk_done(struct chunk_batch *b, const char *at, uint64_t chunk_bytes);
+void chunks_release(struct chunk_batch *b);
 
 /* The one pass over several lanes, merged in start order (start_order.c):
  * needs gr->lanes and gr->once. Returns 0, or -1 (too_many when the lanes
  * hold too many regions to be read this way). */
 int merge_group(struct grouping *gr);
 /* The first pass's reading of lane's side record r[i] of n in its chunk,
- * and of its call r. */
+ * and of its call r, each with the lane's own state (gr->lanes). */
 int group_side(struct grouping *gr, const struct scope_rec *r, uint32_t i, uint32_t n,
 	       uint32_t lane);
 int group_call(struct grouping *gr, const struct scope_rec *r, uint32_t lane);

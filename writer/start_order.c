@@ -6,7 +6,6 @@
 #include "progress.h"
 
 #include <stdlib.h>
-#include <sys/mman.h>
 
 /*
  * Each lane's records are read in its order, by a cursor that stops at the
@@ -21,7 +20,6 @@ struct cursor {
 	struct lane_key key;			 /* first: the heap holds its address */
 	const struct scope_rec *r, *first, *end; /* in the current chunk */
 	uint64_t chunk, chunk_end;		 /* the lane's chunks in the sorted list */
-	const char *lo, *hi; /* read chunks not yet let go: neighbours go together */
 };
 
 struct merger {
@@ -29,24 +27,8 @@ struct merger {
 	struct cursor *cur;
 	struct lane_key **heap;
 	uint32_t nheap;
+	struct chunk_batch done; /* read chunks, every lane's, not yet let go */
 };
-
-/* Read chunks leave this process's memory RELEASE_BATCH bytes at a time;
- * all: the lane's last. */
-static void release(const struct grouping *gr, struct cursor *c, int all)
-{
-	const char *at = (const char *)c->first - sizeof(struct scope_chunk_head);
-
-	if (c->lo && (all || at != c->hi || (uint64_t)(c->hi - c->lo) >= RELEASE_BATCH)) {
-		madvise((void *)c->lo, (size_t)(c->hi - c->lo), MADV_DONTNEED);
-		c->lo = NULL;
-	}
-	if (all)
-		return;
-	if (!c->lo)
-		c->lo = at;
-	c->hi = at + gr->a->hdr->chunk_bytes;
-}
 
 static void enter_chunk(const struct grouping *gr, struct cursor *c, uint64_t i)
 {
@@ -60,9 +42,10 @@ static void enter_chunk(const struct grouping *gr, struct cursor *c, uint64_t i)
 /* Moves c to its lane's next call, reading the side records on the way.
  * Returns 1 at a call, 0 at the lane's end, -1 on failure. A chunk's calls
  * end at its first empty slot (see visit_chunk). */
-static int advance(struct grouping *gr, struct cursor *c)
+static int advance(struct merger *m, struct cursor *c)
 {
-	gr->lp = &gr->lanes[c->key.lane];
+	struct grouping *gr = m->gr;
+
 	for (;;) {
 		for (; c->r < c->end && c->r->fn; c->r++) {
 			uint64_t code = c->r->fn & SCOPE_REC_ADDR_MASK;
@@ -78,11 +61,9 @@ static int advance(struct grouping *gr, struct cursor *c)
 			c->key.start_ns = tick_ns(gr->clock, c->r->start);
 			return 1;
 		}
-		release(gr, c, 0);
-		if (c->chunk + 1 >= c->chunk_end) {
-			release(gr, c, 1);
+		chunk_done(&m->done, gr->chunks[c->chunk].at, gr->a->hdr->chunk_bytes);
+		if (c->chunk + 1 >= c->chunk_end)
 			return 0;
-		}
 		enter_chunk(gr, c, c->chunk + 1);
 	}
 }
@@ -101,7 +82,7 @@ static int start_cursors(struct merger *m)
 		while (i < gr->nchunks && gr->chunks[i].lane == c->key.lane)
 			i++;
 		c->chunk_end = i;
-		if ((at = advance(gr, c)) < 0)
+		if ((at = advance(m, c)) < 0)
 			return -1;
 		if (at)
 			m->heap[m->nheap++] = &c->key;
@@ -117,11 +98,10 @@ static int merge_lanes(struct merger *m)
 	while (m->nheap > 0) {
 		struct cursor *c = (struct cursor *)m->heap[0];
 		int at;
-		gr->lp = &gr->lanes[c->key.lane];
 		if (group_call(gr, c->r, c->key.lane) != 0)
 			return -1;
 		c->r++;
-		if ((at = advance(gr, c)) < 0)
+		if ((at = advance(m, c)) < 0)
 			return -1;
 		if (!at)
 			m->heap[0] = m->heap[--m->nheap];
@@ -140,6 +120,7 @@ int merge_group(struct grouping *gr)
 	m.heap = calloc(gr->a->nlanes + 1, sizeof *m.heap);
 	if (m.cur && m.heap && start_cursors(&m) == 0 && merge_lanes(&m) == 0)
 		rc = 0;
+	chunks_release(&m.done);
 	gr->lp = &gr->own;
 	free(m.cur);
 	free(m.heap);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* One lane's records, read in order, chunk after chunk. */
 struct cursor {
@@ -44,6 +43,7 @@ struct streamer {
 	struct cursor *cur;
 	struct lane_key **heap; /* by the start of each lane's next call */
 	uint32_t nheap;
+	struct chunk_batch done; /* read chunks, every lane's, not yet let go */
 };
 
 static const struct scope_rec *chunk_recs(const struct grouping *gr, uint64_t i)
@@ -129,10 +129,7 @@ static int advance(struct streamer *s, struct cursor *c)
 				return 1;
 			}
 		}
-		/* Read chunks leave this process's memory at once. */
-		madvise((void *)((const char *)chunk_recs(gr, c->chunk) -
-				 sizeof(struct scope_chunk_head)),
-			gr->a->hdr->chunk_bytes, MADV_DONTNEED);
+		chunk_done(&s->done, gr->chunks[c->chunk].at, gr->a->hdr->chunk_bytes);
 		if (c->chunk + 1 >= c->chunk_end)
 			return 0;
 		enter_chunk(gr, c, c->chunk + 1);
@@ -228,6 +225,7 @@ int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const 
 	s.spill = NULL;
 	rc = 0;
 out:
+	chunks_release(&s.done);
 	for (uint32_t i = 0; s.cur && i < gr->a->nlanes; i++) {
 		free(s.cur[i].rid);
 		free(s.cur[i].index);
