@@ -7,6 +7,7 @@
 
 #include "columns.h"
 #include "grow.h"
+#include "h5copy.h"
 #include "merge_parts.h"
 #include "parents.h"
 #include "progress.h"
@@ -420,14 +421,18 @@ static int events_end(struct columns *c, struct merged *m, int write)
 /* The input's process<N> groups, renumbered in the merged order. */
 static int copy_process_groups(hid_t out, struct input *in, uint64_t base)
 {
-	for (uint64_t p = 0; p < in->nproc; p++) {
+	struct linked_copies seen = {0};
+	int rc = 0;
+
+	for (uint64_t p = 0; rc == 0 && p < in->nproc; p++) {
 		char from[32], to[32];
 		snprintf(from, sizeof from, SC_PROCESS_N, (size_t)p);
 		snprintf(to, sizeof to, SC_PROCESS_N, (size_t)(base + p));
-		if (rd_has(in->p, from) && rd_copy(in->p, from, out, to) != 0)
-			return in_fail(in, "cannot be copied", from);
+		if (rd_has(in->p, from) && rd_copy(in->p, from, out, to, &seen) != 0)
+			rc = in_fail(in, "cannot be copied", from);
 	}
-	return 0;
+	linked_copies_free(&seen);
+	return rc;
 }
 
 /* The region columns of the input's /process<N>/aggregates and samples,
@@ -478,7 +483,7 @@ static int add_input(struct columns *c, struct merged *m, struct input *in, hid_
 
 	if (open_input(in) != 0)
 		goto out;
-	if (first && rd_copy(in->p, SC_METADATA, out, SC_METADATA) != 0) {
+	if (first && rd_copy(in->p, SC_METADATA, out, SC_METADATA, NULL) != 0) {
 		in_fail(in, "cannot be copied", "/" SC_METADATA);
 		goto out;
 	}

@@ -2,6 +2,7 @@
 /* Opens a schema-3 profile, validates its tables and decodes its events in slices. */
 #define _GNU_SOURCE
 #include "reader.h"
+#include "h5copy.h"
 #include "progress.h"
 #include "transfer.h"
 
@@ -1507,7 +1508,10 @@ int rd_event_rows(struct rd_profile *p, int col, uint64_t off, uint64_t n, int w
 
 _Static_assert(sizeof(hid_t) == sizeof(int64_t), "rd_copy takes a hid_t as int64_t");
 
-int rd_copy(struct rd_profile *p, const char *name, int64_t to, const char *as)
+int rd_copy(struct rd_profile *p, const char *name, int64_t to, const char *as,
+	    struct linked_copies *seen)
 {
+	if (seen)
+		return h5_copy_linked(p->h5->file, name, (hid_t)to, as, seen);
 	return H5Ocopy(p->h5->file, name, (hid_t)to, as, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
 }

@@ -281,10 +281,14 @@ int rd_event_width(const struct rd_profile *p, int col);
  * width bytes into to. Returns 0, or -1 with the reason in p->err. */
 int rd_event_rows(struct rd_profile *p, int col, uint64_t off, uint64_t n, int width, void *to);
 
+struct linked_copies;
+
 /* Copies the object name of the profile (a group with all it holds, its
- * attributes included) to the HDF5 location to (a hid_t) as as. Returns
- * 0, or -1. */
-int rd_copy(struct rd_profile *p, const char *name, int64_t to, const char *as);
+ * attributes included) to the HDF5 location to (a hid_t) as as; seen, when
+ * not NULL, holds what earlier copies from the profile met linked twice,
+ * linked again here (h5copy.h). Returns 0, or -1. */
+int rd_copy(struct rd_profile *p, const char *name, int64_t to, const char *as,
+	    struct linked_copies *seen);
 
 /* Why path cannot be read as a file without blocking: strerror of stat's
  * error ("No such file or directory"), "is a directory" or "not a regular

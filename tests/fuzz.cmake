@@ -69,15 +69,17 @@ if(fuzz_why STREQUAL "")
     COMMAND ${fuzz_cc} -fsanitize=fuzzer,address -c -o ${fuzz_bin}/reader.o ${PROJECT_SOURCE_DIR}/lib/reader.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/transfer.o ${PROJECT_SOURCE_DIR}/lib/transfer.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/progress.o ${PROJECT_SOURCE_DIR}/lib/progress.c
+    COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/h5copy.o ${PROJECT_SOURCE_DIR}/lib/h5copy.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/harness.o ${fuzz_src}/fuzz_reader.c
     COMMAND ${fuzz_cc} -fsanitize=address -c -o ${fuzz_bin}/h5check.o ${fuzz_src}/h5check.c
     COMMAND ${SCOPE_TEST_CLANG} -fsanitize=fuzzer,address -o ${fuzz_bin}/fuzz_reader
       ${fuzz_bin}/harness.o ${fuzz_bin}/h5check.o ${fuzz_bin}/reader.o ${fuzz_bin}/transfer.o
-      ${fuzz_bin}/progress.o ${SCOPE_HDF5_SHARED_LIBRARIES}
+      ${fuzz_bin}/progress.o ${fuzz_bin}/h5copy.o ${SCOPE_HDF5_SHARED_LIBRARIES}
     DEPENDS ${fuzz_src}/fuzz_reader.c ${fuzz_src}/h5check.c ${fuzz_src}/h5check.h
       ${PROJECT_SOURCE_DIR}/lib/reader.c ${PROJECT_SOURCE_DIR}/lib/reader.h
       ${PROJECT_SOURCE_DIR}/lib/transfer.c ${PROJECT_SOURCE_DIR}/lib/transfer.h
       ${PROJECT_SOURCE_DIR}/lib/progress.c ${PROJECT_SOURCE_DIR}/lib/progress.h
+      ${PROJECT_SOURCE_DIR}/lib/h5copy.c ${PROJECT_SOURCE_DIR}/lib/h5copy.h
     COMMENT "Building the libFuzzer harness fuzz_reader with clang"
     VERBATIM)
   add_custom_target(scope_fuzz_reader ALL DEPENDS ${fuzz_bin}/fuzz_reader)
@@ -89,7 +91,7 @@ if(fuzz_why STREQUAL "")
   set(merge_cmds)
   set(merge_objs)
   set(merge_deps ${fuzz_src}/fuzz_merge.c ${fuzz_src}/h5check.c ${fuzz_src}/h5check.h)
-  foreach(f merge reader chunks columns merge_parts parents publish map progress transfer storage schema ranks)
+  foreach(f merge reader chunks columns h5copy merge_parts parents publish map progress transfer storage schema ranks)
     if(f STREQUAL "merge" OR f STREQUAL "reader")
       set(san -fsanitize=fuzzer,address)
     else()

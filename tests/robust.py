@@ -16,6 +16,7 @@ Exit status: 0 pass, 1 fail, 77 skip (printed with its reason).
 
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -25,7 +26,7 @@ import time
 import h5py
 import numpy as np
 
-from harness import MS, RUN_TIMEOUT, SPILL, Failure, Skipped, Test, arenas, cases_of, expect, expect_eq, \
+from harness import MS, RUN_TIMEOUT, SPILL, Failure, Profile, Skipped, Test, arenas, cases_of, expect, expect_eq, \
     kept_arena, no_core_dump, parser, run_case, small_tmpfs, write_arena
 from profile_checks import check_nesting, check_pair_stats, check_processes, check_starts, col, \
     expect_counts, expect_same_pairs, expect_same_profile, parent_chain, rows_of, said_calls
@@ -127,8 +128,15 @@ def finish(child, what):
 # Cases: processes (r_proc)
 
 
+def table_address(path, name):
+    """Where the object at name is in the file: a table linked under two names has one."""
+    with h5py.File(path, "r") as f:
+        return h5py.h5o.get_info(f[name].id).addr
+
+
 def case_fork(t):
-    """fork, then both sides call a->b->c; the child records only its own calls."""
+    """fork, then both sides call a->b->c; the child records only its own calls. Its module
+    table, and its empty task table, are the parent's, linked again in its group."""
     p, r = t.profile("fork")
     text = t.text(r)
     _, ppid, parent = the_report(text, "parent")
@@ -150,6 +158,19 @@ def case_fork(t):
     for name, depth in (("child_side", 0), ("abc", 1), ("a", 2), ("b", 3), ("c", 4)):
         expect_eq(sorted(set(int(d) for d in p.calls(name, 1)["depth"])), [depth], f"depths of {name} in the child")
     check_nesting(p)
+    expect_eq(list(p.modules[1]["path"]), list(p.modules[0]["path"]), "modules of the child")
+    expect(col(p, 0, "executable") in list(p.modules[1]["path"]), "the program is not among the child's modules")
+    # merged with a copy of itself, each pair of processes keeps its one table
+    shutil.copyfile(p.path, t.path("again.h5"))
+    merge = os.path.join(os.path.dirname(t.scope_run), "scope-merge")
+    t.run([merge, "-o", t.path("merged.h5"), p.path, t.path("again.h5")], env=t.env()).expect_rc(0)
+    for path, child, parent in ((p.path, 1, 0), (t.path("merged.h5"), 1, 0), (t.path("merged.h5"), 3, 2)):
+        for table in ("modules", "lanes/tasks"):
+            expect_eq(table_address(path, f"process{child}/{table}"), table_address(path, f"process{parent}/{table}"),
+                      f"the address of process {child}'s {table} table in {os.path.basename(path)} (its parent's)")
+    m = Profile(t.path("merged.h5"))
+    for row in range(4):
+        expect_eq(list(m.modules[row]["path"]), list(p.modules[row % 2]["path"]), f"modules of merged process {row}")
 
 
 def expect_leaf(p, row, n, what):
@@ -238,6 +259,10 @@ def case_system(t):
     expect(shells, f"no row for the shell system() ran; executables: {list(p.processes['executable'])}")
     for row in shells:
         expect_eq(pairs_of(p, row), 0, f"pairs of the shell (row {row})")
+        # the shell maps other objects than the program: a module table of its own
+        mods = list(p.modules[row]["path"])
+        expect(col(p, row, "executable") in mods and col(p, 0, "executable") not in mods,
+               f"modules of the shell (row {row}): {mods}")
     chain = parent_chain(p, leaves[0])
     expect(chain[-1] == 0 and any(row in shells for row in chain),
            f"the program's ancestry {chain} does not go through the shell to process 0")

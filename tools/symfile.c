@@ -4,6 +4,7 @@
 #include "symfile.h"
 
 #include "columns.h"
+#include "h5copy.h"
 #include "publish.h"
 
 #include "reader.h"
@@ -30,49 +31,9 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t cap, con
 
 /* ---- Copying ------------------------------------------------------------ */
 
-/* Copies one attribute of any type, variable-length ones included. */
-static herr_t copy_attr(hid_t from, const char *name, const H5A_info_t *info, void *to_p)
-{
-	hid_t to = *(hid_t *)to_p;
-	hid_t a = H5Aopen(from, name, H5P_DEFAULT);
-	hid_t ft = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
-	hid_t mt = ft >= 0 ? H5Tget_native_type(ft, H5T_DIR_DEFAULT) : -1, b = -1;
-	hssize_t npoints = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-	size_t size = mt >= 0 ? H5Tget_size(mt) : 0;
-	void *buf = npoints >= 0 && size ? calloc((size_t)npoints + 1, size) : NULL;
-	herr_t rc = -1, have = -1;
-
-	(void)info;
-	if (buf && (have = H5Aread(a, mt, buf)) >= 0 &&
-	    (b = H5Acreate2(to, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT)) >= 0 &&
-	    H5Awrite(b, mt, buf) >= 0)
-		rc = 0;
-	if (have >= 0 && H5Tdetect_class(mt, H5T_VLEN) > 0)
-		H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
-	else if (have >= 0 && H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0)
-		H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
-	free(buf);
-	if (b >= 0)
-		H5Aclose(b);
-	if (mt >= 0)
-		H5Tclose(mt);
-	if (sp >= 0)
-		H5Sclose(sp);
-	if (ft >= 0)
-		H5Tclose(ft);
-	if (a >= 0)
-		H5Aclose(a);
-	return rc;
-}
-
-static int copy_attrs(hid_t from, hid_t to)
-{
-	hsize_t idx = 0;
-	return H5Aiterate2(from, H5_INDEX_NAME, H5_ITER_NATIVE, &idx, copy_attr, &to) < 0 ? -1 : 0;
-}
-
 struct copy_ctx {
 	hid_t to;
+	struct linked_copies seen;
 	const char *const *skip; /* NULL-terminated names not to copy */
 	char *err;
 	size_t cap;
@@ -98,7 +59,7 @@ static herr_t copy_link(hid_t g, const char *name, const H5L_info_t *info, void 
 	if (skipped(c, name))
 		return 0;
 	if (info->type == H5L_TYPE_HARD) {
-		rc = H5Ocopy(g, name, c->to, name, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
+		rc = h5_copy_linked(g, name, c->to, name, &c->seen);
 	} else if (info->type == H5L_TYPE_SOFT && (val = calloc(1, info->u.val_size + 1)) &&
 		   H5Lget_val(g, name, val, info->u.val_size, H5P_DEFAULT) >= 0) {
 		rc = H5Lcreate_soft(val, c->to, name, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
@@ -147,18 +108,19 @@ static int write_copy(const char *path, const char *tmp, const struct region_col
 	hid_t src = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
 	hid_t fcpl = src >= 0 ? H5Fget_create_plist(src) : -1;
 	hid_t dst = fcpl >= 0 ? profile_create(tmp, fcpl) : -1;
-	struct copy_ctx c = {-1, top_skip, err, cap, "/"};
+	struct copy_ctx c = {-1, {0}, top_skip, err, cap, "/"};
 	int rc = -1;
 
 	c.to = dst;
 	if (dst < 0)
 		fail(err, cap, "%s cannot be created", tmp);
-	else if (copy_attrs(src, dst) != 0)
+	else if (h5_copy_attrs(src, dst) != 0)
 		fail(err, cap, "the attributes of / cannot be copied");
 	else if (copy_members(src, &c) == 0 && write_regions(dst, r, err, cap) == 0)
 		rc = 0;
 	if (dst >= 0 && H5Fclose(dst) < 0 && rc == 0)
 		rc = fail(err, cap, "%s cannot be written", tmp);
+	linked_copies_free(&c.seen);
 	if (fcpl >= 0)
 		H5Pclose(fcpl);
 	if (src >= 0)

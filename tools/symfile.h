@@ -10,7 +10,8 @@
 
 /*
  * Writes the profile at path anew with r as its /regions: every top-level
- * object but /regions is copied as it is (H5Ocopy), with the attributes of
+ * object but /regions is copied as it is (h5copy.h: a table two processes
+ * share stays one), with the attributes of
  * the root, and /regions is written as the writer and the merge write it
  * (col_regions), with the descriptions of lib/schema.h (describe_profile).
  * The copy goes to a temporary sibling, PATH.tmp-XXXXXX,

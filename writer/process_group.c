@@ -37,6 +37,29 @@ static char *thread_list(const struct task_use *u)
 	return s;
 }
 
+/*
+ * A table equal to one an earlier process's group holds is that table,
+ * linked again: the empty task table of every process without tasks, the
+ * module table of a forked child that mapped nothing of its own. Readers
+ * see the same columns; the file holds them once, and a run of many
+ * processes does not make them again for each.
+ */
+static int link_table(hid_t loc, const char *name, const char *first)
+{
+	return H5Lcreate_hard(loc, first, loc, name, H5P_DEFAULT, H5P_DEFAULT) < 0 ? -1 : 0;
+}
+
+/* Keeps the path of loc's new table name in out, for the next to link. */
+static void table_made(hid_t loc, const char *name, char *out, size_t cap)
+{
+	char at[SHARED_PATH_BYTES];
+	ssize_t n = H5Iget_name(loc, at, sizeof at);
+
+	out[0] = '\0';
+	if (n > 0 && (size_t)n < sizeof at && (size_t)snprintf(out, cap, "%s/%s", at, name) >= cap)
+		out[0] = '\0';
+}
+
 /* The task lanes, row k - 1 for lane k; an empty table when there are none. */
 static int write_tasks(struct columns *c, hid_t lanes, const struct run_info *run,
 		       const struct profile *p)
@@ -95,8 +118,20 @@ static int write_tasks(struct columns *c, hid_t lanes, const struct run_info *ru
 }
 _Static_assert(SC_NTASK == 7, "a new lanes/tasks column: write it in write_tasks");
 
+static int lane_tasks(struct columns *c, hid_t lanes, const struct run_info *run,
+		      const struct profile *p, struct shared_tables *sh)
+{
+	if (!p->ntasks && sh->tasks[0])
+		return link_table(lanes, SC_TASKS, sh->tasks);
+	if (write_tasks(c, lanes, run, p) != 0)
+		return -1;
+	if (!p->ntasks)
+		table_made(lanes, SC_TASKS, sh->tasks, sizeof sh->tasks);
+	return 0;
+}
+
 static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run,
-		       const struct profile *p)
+		       const struct profile *p, struct shared_tables *sh)
 {
 	const struct arena *a = run->arena;
 	const struct scope_lane *lanes = (const void *)(a->base + a->hdr->lanes_off);
@@ -131,7 +166,7 @@ static int write_lanes(struct columns *c, hid_t proc, const struct run_info *run
 	    col_int32(g, SC_THR(PARENT), parent, n) == 0 &&
 	    col_uint(c, g, SC_THR(START), start, n, 8) == 0 &&
 	    col_uint(c, g, SC_THR(END), end, n, 8) == 0 &&
-	    col_uint(c, g, SC_THR(CPU_NS), cpu, n, 8) == 0 && write_tasks(c, lg, run, p) == 0)
+	    col_uint(c, g, SC_THR(CPU_NS), cpu, n, 8) == 0 && lane_tasks(c, lg, run, p, sh) == 0)
 		rc = 0;
 out:
 	free(tid);
@@ -179,6 +214,42 @@ static int write_modules(struct columns *c, hid_t proc, const struct run_info *r
 	if (g >= 0 && H5Gclose(g) < 0)
 		rc = -1;
 	return rc;
+}
+
+static int same_string(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Whether a and b have the same module table. */
+static int same_modules(const struct run_info *a, const struct run_info *b)
+{
+	if (a->nmods != b->nmods)
+		return 0;
+	for (size_t i = 0; i < a->nmods; i++) {
+		const struct module *x = &a->mods[i], *y = &b->mods[i];
+		if (x->bias != y->bias || x->lo != y->lo || x->hi != y->hi ||
+		    !same_string(x->path, y->path) || !same_string(x->build_id, y->build_id))
+			return 0;
+	}
+	return 1;
+}
+
+static int process_modules(struct columns *c, hid_t proc, const struct run_info *run,
+			   struct shared_tables *sh)
+{
+	for (size_t i = 0; i < sh->nmods; i++)
+		if (same_modules(sh->mods[i].run, run))
+			return link_table(proc, SC_MODULES, sh->mods[i].path);
+	if (write_modules(c, proc, run) != 0)
+		return -1;
+	if (sh->nmods < SHARED_MODULES) {
+		struct shared_modules *m = &sh->mods[sh->nmods];
+		table_made(proc, SC_MODULES, m->path, sizeof m->path);
+		m->run = run;
+		sh->nmods += m->path[0] != '\0';
+	}
+	return 0;
 }
 
 /* The stack of the thread a fatal signal hit: addresses, innermost first,
@@ -525,11 +596,12 @@ static int write_aggregates(struct columns *c, hid_t proc, const struct profile 
 }
 
 int process_group_write(struct columns *c, hid_t file, size_t index, const struct run_info *run,
-			const struct profile *p)
+			const struct profile *p, struct shared_tables *sh)
 {
 	char name[32];
 	hid_t g = (snprintf(name, sizeof name, SC_PROCESS_N, index), col_group(file, name));
-	int rc = g >= 0 && write_lanes(c, g, run, p) == 0 && write_modules(c, g, run) == 0 &&
+	int rc = g >= 0 && write_lanes(c, g, run, p, sh) == 0 &&
+				 process_modules(c, g, run, sh) == 0 &&
 				 write_crash(c, g, run) == 0 && write_heap(c, g, run) == 0 &&
 				 write_aggregates(c, g, p) == 0 && write_samples(c, g, run, p) == 0
 			 ? 0

@@ -676,6 +676,8 @@ static int write_metadata(hid_t file, const struct layout *L)
 /* The groups of each process, their region ids those of /regions. */
 static int write_groups(struct columns *c, hid_t file, struct layout *L)
 {
+	struct shared_tables sh = {.nmods = 0};
+
 	for (size_t k = 0; k < L->n; k++) {
 		struct profile *p = L->procs[k].p;
 		const uint32_t *row = L->named[k]->row;
@@ -685,7 +687,7 @@ static int write_groups(struct columns *c, hid_t file, struct layout *L)
 		for (uint64_t i = 0; i < p->nsamples; i++)
 			if (p->samples[i].region < p->nregions)
 				p->samples[i].region = row[p->samples[i].region];
-		if (process_group_write(c, file, k, L->procs[k].run, p) != 0)
+		if (process_group_write(c, file, k, L->procs[k].run, p, &sh) != 0)
 			return -1;
 	}
 	return 0;

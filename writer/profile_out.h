@@ -61,10 +61,23 @@ struct scope_sym_module;
 /* The run's modules, as the symbolizer takes them; NULL without memory. */
 struct scope_sym_module *run_sym_modules(const struct run_info *run);
 
+/* The tables of the processes written so far that a later process's
+ * group links again when its own would be equal (process_group.c). */
+#define SHARED_MODULES	  16
+#define SHARED_PATH_BYTES 96
+struct shared_tables {
+	char tasks[SHARED_PATH_BYTES]; /* the first empty task table's, "" before it */
+	struct shared_modules {
+		const struct run_info *run;
+		char path[SHARED_PATH_BYTES];
+	} mods[SHARED_MODULES];
+	size_t nmods;
+};
+
 /* Writes /process<index>: the process's lanes, modules, crash stack, heap,
  * samples and the sums of calls not stored. Returns 0 or -1. */
 int process_group_write(struct columns *c, hid_t file, size_t index, const struct run_info *run,
-			const struct profile *p);
+			const struct profile *p, struct shared_tables *sh);
 
 /* Writes the profile of the n processes into a new file at path (which
  * must not be the final name: see publish.c), in the order of their start

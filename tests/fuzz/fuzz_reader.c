@@ -50,7 +50,7 @@ static void raw_reads(void)
 	if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 &&
 	    (to = H5Fcreate("copy.h5", H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) >= 0) {
 		if (rd_has(p, "/" SC_METADATA))
-			rd_copy(p, "/" SC_METADATA, to, SC_METADATA);
+			rd_copy(p, "/" SC_METADATA, to, SC_METADATA, NULL);
 		H5Fclose(to);
 	}
 	if (fapl >= 0)
