@@ -72,7 +72,7 @@ set(robust_once_cases
   spill-threads:threads spill-sigprof:r_sig spill-disk-full:r_fds spill-fallback:r_fds
   writer-memory:r_fds
   tail-recycle:calls tail-copies:calls tail-kill9:r_kill tail-writer-killed:calls
-  tail-grouped:calls tail-grouped-threads:r_later tail-grouped-kill9:r_kill
+  tail-grouped:calls tail-grouped-threads:r_later tail-grouped-lanes:r_lanes tail-grouped-kill9:r_kill
   lanes-merged:r_lanes lanes-wide:r_wide)
 foreach(entry IN LISTS robust_once_cases)
   string(REPLACE ":" ";" entry ${entry})

@@ -1282,6 +1282,40 @@ def case_tail_grouped_threads(t):
                                       "outer": GROUP_CALLS // 100 * 12 // 10})
 
 
+GROUP_LANES_ARGS = ("3", "100000")  # r_lanes: 4 lanes of 100,000 rounds, 3.2 million calls
+
+
+def case_tail_grouped_lanes(t):
+    """A process of four threads whose calls interleave has them grouped while it runs, its lanes
+    merged in start order as the run's writer takes their chunks, and with their bytes
+    (SCOPE_LIBCALLS=io): the profile is the one its kept arena gives when written again at the end,
+    column for column, every call counted."""
+    t.need_prog()
+    t.need_scope()
+    for label, extra in (("plain", {}), ("io", {"SCOPE_LIBCALLS": "io"})):
+        env = t.env({"SCOPE_KEEP_ARENA": "1", "SCOPE_OUTPUT": t.path(f"{label}.h5"), **GROUP_ENV, **extra},
+                    preload=t.preload)
+        r = t.run([t.prog, *GROUP_LANES_ARGS], env=env)
+        r.expect_rc(0)
+        m = re.search(r"(\d+) calls grouped", r.stderr)
+        expect(m, f"{label}: the run's writer did not say what it grouped while the program ran")
+        print(f"  {label}: {m.group(1)} calls grouped while the program ran")
+        expect(int(m.group(1)) > 0, f"{label}: no call of the four lanes grouped while the program ran")
+        found = arenas(t.tmp)
+        expect_eq(len(found), 1, f"{label}: kept arenas in {t.tmp}")
+        p = t.load(f"{label}.h5")
+        expect_counts(p, said_calls(t.text(r)), what=f" ({label})")
+        expect_eq(len(set(int(x) for x in p.events["thread"])), 4, f"{label}: lanes with calls")
+        if label == "io":
+            expect(int(p.events["bytes_sent"].sum()) > 0, "io: no bytes sent in the profile")
+        t.run([t.writer, "--keep", "-o", t.path(f"{label}-again.h5"), found[0]], env=t.env()).expect_rc(0)
+        expect_same_profile(t, f"{label}.h5", f"{label}-again.h5", f"{label}: the profile grouped while "
+                            "the program ran differs from its arena written again")
+        os.unlink(found[0])
+        if os.path.exists(found[0] + ".store"):
+            os.unlink(found[0] + ".store")
+
+
 def case_tail_grouped_kill9(t):
     """kill -9 of a one-thread program whose calls the run's writer was grouping while it ran: the
     writer lets it go, and --recover writes every tick made before READY from the store and the arena."""

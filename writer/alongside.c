@@ -5,6 +5,7 @@
 
 #include "collect.h"
 #include "grow.h"
+#include "running_merge.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,13 +19,16 @@
 #include <unistd.h>
 
 /*
- * The chunks of the process's one lane are read in their order (seq), each
- * from its copy in the store once the run's writer has made it: chunk 5
- * may be taken before chunk 4, and then waits for it. A chunk is read up to
- * a record still being written (a signal handler's, interrupted), and read
- * on from there when its chunk has settled. A call still open when read
- * waits in the grouping (struct later) for its chunk to settle, or for the
- * process's end.
+ * The chunks of a lane are read in their order (seq), each from its copy
+ * in the store once the run's writer has made it: chunk 5 may be taken
+ * before chunk 4, and then waits for it. A chunk is read up to a record
+ * still being written (a signal handler's, interrupted), and read on from
+ * there when its chunk has settled. A call still open when read waits in
+ * the grouping (struct later) for its chunk to settle, or for the
+ * process's end. A process of one lane is read here; one that has several
+ * when the grouping starts has them merged in start order
+ * (running_merge.c), and one whose second thread starts later is grouped
+ * at its end.
  *
  * The reading is a thread's of its own, at a lower priority: the thread
  * that takes the chunks and frees them for reuse must keep pace with the
@@ -56,7 +60,8 @@ struct alongside {
 	/* The thread's own: */
 	struct arena a; /* the run's writer's mapping of the arena, as the grouping reads it */
 	struct tick_clock clock;
-	struct grouping *gr; /* NULL once it stopped */
+	struct grouping *gr;	  /* NULL once it stopped */
+	struct running_merge *rm; /* a process of several lanes: them merged */
 	int store_fd;
 	uint32_t lane;
 	int have_lane;
@@ -71,6 +76,8 @@ static void stop(struct alongside *g)
 {
 	if (!g->gr)
 		return;
+	running_merge_free(g->rm);
+	g->rm = NULL;
 	grouping_free(g->gr);
 	free(g->gr);
 	g->gr = NULL;
@@ -121,6 +128,8 @@ static void advance(struct alongside *g)
 /* Notes that chunk (lane, seq) is in store slot at; 0, or -1 to stop. */
 static int note(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
 {
+	if (g->rm)
+		return running_merge_note(g->rm, lane, seq, at) != 0 ? -1 : 0;
 	if (!g->have_lane) {
 		g->lane = lane;
 		g->have_lane = 1;
@@ -133,13 +142,31 @@ static int note(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
 	return 0;
 }
 
+/* The lanes the process has now, for the grouping's reading. */
+static void see_lanes(struct alongside *g)
+{
+	uint32_t lanes = __atomic_load_n(&g->a.hdr->nlanes, __ATOMIC_ACQUIRE);
+	g->a.nlanes = lanes < g->a.hdr->lane_capacity ? lanes : g->a.hdr->lane_capacity;
+}
+
+/* A process of several lanes: groups what the chunks stored allow. */
+static void merge_on(struct alongside *g)
+{
+	see_lanes(g);
+	if (running_merge_go(g->rm) != 0)
+		stop(g);
+}
+
 static void stored(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
 {
 	if (!g->gr)
 		return;
 	if (note(g, lane, seq, at) != 0)
 		stop(g);
-	advance(g);
+	else if (g->rm)
+		merge_on(g);
+	else
+		advance(g);
 }
 
 static void settled(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
@@ -150,6 +177,14 @@ static void settled(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t a
 
 	if (!gr)
 		return;
+	if (g->rm) {
+		see_lanes(g);
+		if (running_merge_settled(g->rm, lane, seq, at) != 0)
+			stop(g);
+		else
+			merge_on(g);
+		return;
+	}
 	if (note(g, lane, seq, at) != 0 || !(r = read_copy(g, seq, at))) {
 		stop(g);
 		return;
@@ -178,7 +213,11 @@ static void *group(void *arg)
 	uint64_t cap = 0;
 
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
-	advance(g); /* the chunks copied before it started */
+	/* the chunks copied before it started */
+	if (g->rm)
+		merge_on(g);
+	else
+		advance(g);
 	pthread_mutex_lock(&g->lock);
 	for (;;) {
 		size_t n;
@@ -329,6 +368,13 @@ struct alongside *alongside_open(const char *path, int fd, int store_fd,
 		alongside_free(g);
 		return NULL;
 	}
+	see_lanes(g);
+	if (g->a.nlanes > 1 &&
+	    !(g->rm = running_merge_open(g->gr, &g->a, &g->clock, store_fd, &g->copy_lock))) {
+		stop(g);
+		alongside_free(g);
+		return NULL;
+	}
 	__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
 	/* The chunks taken before: their heads in the store say which they are. */
 	for (uint64_t k = 0; k < stored && g->gr; k++) {
@@ -352,6 +398,11 @@ int alongside_collect(struct alongside *g, const struct arena *a, const struct t
 	alongside_pause(g);
 	if (!g->gr)
 		return -2;
+	if (g->rm) {
+		struct lane_pos pos[RUNNING_MERGE_LANES];
+		uint32_t n = running_merge_positions(g->rm, pos);
+		return collect_resume_lanes(g->gr, pos, n, a, c, mods, nmods, window, p);
+	}
 	return collect_resume(g->gr, g->lane, g->next_seq, g->next_slot, a, c, mods, nmods, window,
 			      p);
 }

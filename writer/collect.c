@@ -396,7 +396,8 @@ first_pass(struct grouping *gr, const struct scope_rec *r, uint32_t gen, uint64_
 		start = tick_ns(gr->clock, r->start);
 		dur = 0;
 		flags = SPILL_LATER;
-		if (add_later(gr, (struct later){c, slot, rid, parent, g->count - 1, outer}) != 0)
+		if (add_later(gr, (struct later){c, slot, rid, parent, g->count - 1, outer,
+						 gen - 1}) != 0)
 			return -1;
 	} else {
 		flags = grouping_times(gr, r, gen - 1, open, &start, &dur);
@@ -670,6 +671,17 @@ int group_call(struct grouping *gr, const struct scope_rec *r, uint32_t lane)
 	return first_pass(gr, r, lane + 1, 0, 0);
 }
 
+int group_call_running(struct grouping *gr, const struct scope_rec *r, uint32_t lane, uint64_t seq,
+		       uint32_t slot)
+{
+	gr->lp = &gr->lanes[lane];
+	if (r->start > gr->max_tick)
+		gr->max_tick = r->start;
+	if (first_pass(gr, r, lane + 1, seq, slot) != 0)
+		return -1;
+	return gr->lp->track.next > 0xffff ? -2 : 0;
+}
+
 /*
  * Visits records [from, n) of chunk c (a position in the sorted list; with
  * gr->running, the chunk's seq) of lane; *stopped is where it stopped: n,
@@ -753,7 +765,7 @@ int group_resolve(struct grouping *gr, const struct later *l, const struct scope
 
 	if (gr->running && (open || r->end < r->start))
 		return 1;
-	flags = grouping_times(gr, r, gr->task_lane, open, &start, &dur);
+	flags = grouping_times(gr, r, l->lane, open, &start, &dur);
 	account(gr, l->rid, l->parent, l->outer, dur);
 	if (!open && r->end > gr->max_tick)
 		gr->max_tick = r->end;
@@ -989,7 +1001,7 @@ void grouping_free(struct grouping *gr)
 	free(gr->sample_pcs);
 	free(gr->regions);
 	lane_pass_free(&gr->own);
-	for (uint32_t i = 0; gr->lanes && i < gr->a->nlanes; i++)
+	for (uint32_t i = 0; gr->lanes && i < gr->lanes_cap; i++)
 		lane_pass_free(&gr->lanes[i]);
 	free(gr->lanes);
 	free(gr->lane_end);
@@ -1039,6 +1051,7 @@ static int collect_as(const struct arena *a, const struct tick_clock *c, const s
 	if (gr.chunks && merges(&gr, may_merge) &&
 	    !(gr.lanes = calloc(a->nlanes + 1, sizeof *gr.lanes)))
 		oom = 1;
+	gr.lanes_cap = gr.lanes ? a->nlanes + 1 : 0;
 	if (gr.chunks && !oom && (one_lane(&gr) || gr.lanes) &&
 	    !(gr.once = spill_open(spill_dirs, window, gr.nchunks * a->recs_per_chunk)))
 		gr.once_failed = 1;
@@ -1113,19 +1126,16 @@ static uint64_t chunk_of(const struct grouping *gr, uint32_t lane, uint64_t seq)
 		       : gr->nchunks;
 }
 
-int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t slot,
-		   const struct arena *a, const struct tick_clock *c, const struct module *mods,
-		   size_t nmods, uint64_t window, struct profile *p)
+/* The arena a, handed over at the process's end, as what gr read while it
+ * ran goes on: 0, -1 without memory, -2 when gr's reading cannot be used. */
+static int resume_on(struct grouping *gr, const struct arena *a, const struct tick_clock *c,
+		     const struct module *mods, size_t nmods)
 {
-	const char *none[] = {NULL};
-	uint64_t from;
-
 	for (size_t i = 0; i < nmods; i++)
 		if (mods[i].unload)
 			return -2; /* calls at one address can belong to two libraries */
 	if (c->mult != gr->clock->mult || c->start_tick != gr->clock->start_tick)
 		return -2;
-	memset(p, 0, sizeof *p);
 	gr->a = a;
 	gr->clock = c;
 	gr->mods = mods;
@@ -1134,37 +1144,93 @@ int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t sl
 	gr->lane_end = lane_ends(a);
 	gr->chunks = list_chunks(a, &gr->nchunks);
 	if (!gr->lane_end || !gr->chunks)
-		goto oom;
+		return -1;
 	gr->stop_tick = stop_tick(a, gr->chunks, gr->nchunks);
-	if (gr->nchunks && (gr->chunks[0].lane != lane || gr->chunks[gr->nchunks - 1].lane != lane))
-		return -2; /* a thread began after the last chunk read */
 	if (gr->max_tick > gr->stop_tick || a->ncounters || a->ntasks)
 		return -2;
 	gr->running = 0;
-	from = chunk_of(gr, lane, seq);
-	if (visit_range(gr, from, gr->nchunks, slot) != 0)
-		goto fail;
+	return 0;
+}
+
+/* Ends the calls that waited for their ends, from the arena's chunks; the
+ * rest as collect ends a grouping. */
+static int resume_end(struct grouping *gr, uint64_t window, struct profile *p)
+{
+	const char *none[] = {NULL};
+
 	for (uint64_t i = 0; i < gr->nlater; i++) {
-		uint64_t k = chunk_of(gr, lane, gr->later[i].c);
+		uint64_t k = chunk_of(gr, gr->later[i].lane, gr->later[i].c);
 		const struct scope_rec *r;
 		if (k == gr->nchunks)
 			return -2; /* its chunk is gone: cannot happen */
 		r = (const struct scope_rec *)(gr->chunks[k].at + sizeof(struct scope_chunk_head));
 		if (group_resolve(gr, &gr->later[i], &r[gr->later[i].slot]) != 0)
-			goto fail;
+			return -1;
 	}
 	gr->nlater = 0;
 	task_lane_end(gr);
-	if (once_done(gr, p) != 0 || fill_profile(gr, window, none, p) != 0)
-		goto fail;
-	return 0;
-oom:
-	writer_fail("out of memory while reading the arena");
-fail:
-	if (gr->once_failed)
+	return once_done(gr, p) != 0 || fill_profile(gr, window, none, p) != 0 ? -1 : 0;
+}
+
+/* rc as collect_resume returns it: a spill that could not be written, or
+ * lanes past what the merged pass holds, leave the grouping to collect. */
+static int resume_failed(struct grouping *gr, struct profile *p, int rc)
+{
+	if (rc == 0)
+		return 0;
+	if (gr->once_failed || gr->too_many)
 		return -2;
+	if (!writer_failure())
+		writer_fail("out of memory while reading the arena");
 	profile_free(p);
 	return -1;
+}
+
+int collect_resume_lanes(struct grouping *gr, const struct lane_pos *pos, uint32_t npos,
+			 const struct arena *a, const struct tick_clock *c,
+			 const struct module *mods, size_t nmods, uint64_t window,
+			 struct profile *p)
+{
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	if ((rc = resume_on(gr, a, c, mods, nmods)) == -2)
+		return -2;
+	if (rc == 0 && a->nlanes + 1 > gr->lanes_cap) {
+		/* threads that began after the last chunk read: read from their start */
+		struct lane_pass *grown = realloc(gr->lanes, (a->nlanes + 1) * sizeof *grown);
+		if (!grown) {
+			rc = -1;
+		} else {
+			memset(grown + gr->lanes_cap, 0,
+			       (a->nlanes + 1 - gr->lanes_cap) * sizeof *grown);
+			gr->lanes = grown;
+			gr->lanes_cap = a->nlanes + 1;
+		}
+	}
+	if (rc == 0 && (rc = merge_resume(gr, pos, npos)) == 0 &&
+	    (rc = resume_end(gr, window, p)) == -2)
+		return -2;
+	return resume_failed(gr, p, rc);
+}
+
+int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t slot,
+		   const struct arena *a, const struct tick_clock *c, const struct module *mods,
+		   size_t nmods, uint64_t window, struct profile *p)
+{
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	if ((rc = resume_on(gr, a, c, mods, nmods)) == -2)
+		return -2;
+	if (rc == 0 && gr->nchunks &&
+	    (gr->chunks[0].lane != lane || gr->chunks[gr->nchunks - 1].lane != lane))
+		return -2; /* a thread began after the last chunk read */
+	if (rc == 0 && visit_range(gr, chunk_of(gr, lane, seq), gr->nchunks, slot) != 0)
+		rc = -1;
+	if (rc == 0 && (rc = resume_end(gr, window, p)) == -2)
+		return -2;
+	return resume_failed(gr, p, rc);
 }
 
 void profile_free(struct profile *p)

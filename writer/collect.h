@@ -107,13 +107,15 @@ struct rec_note {
 	uint32_t kind;
 };
 
-/* A call read while its process ran, its end not known then: c and slot
- * say where (the chunk's seq), the rest what the first pass decided. */
+/* A call read while its process ran, its end not known then: lane, c and
+ * slot say where (c: the chunk's seq), the rest what the first pass
+ * decided. */
 struct later {
 	uint64_t c;
 	uint32_t slot, rid, parent;
 	uint64_t index; /* among its region's calls */
 	int outer;
+	uint32_t lane;
 };
 
 /*
@@ -134,6 +136,7 @@ struct grouping {
 	struct lane_pass own;	 /* the lanes', read one after another */
 	struct lane_pass *lp;	 /* the lane being read: own, or one of lanes */
 	struct lane_pass *lanes; /* per lane, read merged (start_order.c); NULL otherwise */
+	uint32_t lanes_cap;	 /* of them */
 	uint64_t lanes_bytes;	 /* what their outer calls take */
 	int too_many;		 /* lanes x regions past what that may take */
 	uint64_t *lane_end;	 /* each lane's end, read once */
@@ -229,8 +232,9 @@ static inline uint32_t rec_note(const struct grouping *gr, uint64_t *at, uint64_
 }
 
 /*
- * Grouping a process's calls while it runs (alongside.c drives it), for a
- * process of one lane: its chunks are read in order as the run's writer
+ * Grouping a process's calls while it runs (alongside.c drives it; a
+ * process of several lanes through running_merge.c and group_call_running):
+ * a lane's chunks are read in order as the run's writer
  * takes them, in one pass, each call spilled by region to a file in dirs
  * (NULL-ended). A call whose end is not known yet waits (struct later)
  * until group_resolve is given its record again. NULL (nothing noted)
@@ -255,6 +259,20 @@ int group_resolve(struct grouping *gr, const struct later *l, const struct scope
 int collect_resume(struct grouping *gr, uint32_t lane, uint64_t seq, uint32_t slot,
 		   const struct arena *a, const struct tick_clock *c, const struct module *mods,
 		   size_t nmods, uint64_t window, struct profile *p);
+
+/* Where the reading of a lane stopped while its process ran: its next
+ * record is slot of its chunk seq. */
+struct lane_pos {
+	uint64_t seq;
+	uint32_t slot;
+};
+/* The same for a process of several lanes read merged while it ran
+ * (running_merge.c): each lane of pos[0, npos) read on from where it
+ * stopped, the lanes past npos from their start. */
+int collect_resume_lanes(struct grouping *gr, const struct lane_pos *pos, uint32_t npos,
+			 const struct arena *a, const struct tick_clock *c,
+			 const struct module *mods, size_t nmods, uint64_t window,
+			 struct profile *p);
 /*
  * Read chunks leave the writer's memory (they stay in the page cache),
  * neighbours together, a few MiB at a time: each madvise flushes the TLB
@@ -277,6 +295,13 @@ int merge_group(struct grouping *gr);
 int group_side(struct grouping *gr, const struct scope_rec *r, uint32_t i, uint32_t n,
 	       uint32_t lane);
 int group_call(struct grouping *gr, const struct scope_rec *r, uint32_t lane);
+/* The same while the process runs: r is slot of lane's chunk seq. Returns
+ * 0, -1, or -2 for what only the end can group (see group_running). */
+int group_call_running(struct grouping *gr, const struct scope_rec *r, uint32_t lane, uint64_t seq,
+		       uint32_t slot);
+/* The merged pass resumed: each lane of pos[0, npos) from its position,
+ * the others from their start (gr->lanes holds every lane). */
+int merge_resume(struct grouping *gr, const struct lane_pos *pos, uint32_t npos);
 void lane_pass_free(struct lane_pass *lp);
 
 /* Frees what gr holds, not gr. */

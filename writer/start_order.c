@@ -68,19 +68,29 @@ static int advance(struct merger *m, struct cursor *c)
 	}
 }
 
-/* One cursor per lane that has calls, at its first call. */
-static int start_cursors(struct merger *m)
+/* One cursor per lane that has calls left, at its first: from pos[lane]
+ * for the lanes before npos (their chunks before pos's seq read already),
+ * else from the lane's start. */
+static int start_cursors(struct merger *m, const struct lane_pos *pos, uint32_t npos)
 {
 	struct grouping *gr = m->gr;
 	uint64_t i = 0;
 
 	while (i < gr->nchunks) {
-		struct cursor *c = &m->cur[gr->chunks[i].lane];
+		uint32_t lane = gr->chunks[i].lane;
+		struct cursor *c = &m->cur[lane];
+		uint64_t first = i;
 		int at;
-		c->key.lane = gr->chunks[i].lane;
-		enter_chunk(gr, c, i);
-		while (i < gr->nchunks && gr->chunks[i].lane == c->key.lane)
+		while (i < gr->nchunks && gr->chunks[i].lane == lane)
 			i++;
+		while (lane < npos && first < i && gr->chunks[first].seq < pos[lane].seq)
+			first++;
+		if (first == i)
+			continue; /* read whole while the process ran */
+		c->key.lane = lane;
+		enter_chunk(gr, c, first);
+		if (lane < npos && gr->chunks[first].seq == pos[lane].seq)
+			c->r += pos[lane].slot;
 		c->chunk_end = i;
 		if ((at = advance(m, c)) < 0)
 			return -1;
@@ -110,19 +120,24 @@ static int merge_lanes(struct merger *m)
 	return 0;
 }
 
-int merge_group(struct grouping *gr)
+int merge_resume(struct grouping *gr, const struct lane_pos *pos, uint32_t npos)
 {
 	struct merger m = {.gr = gr};
 	int rc = -1;
 
-	gr->n = 0;
 	m.cur = calloc(gr->a->nlanes + 1, sizeof *m.cur);
 	m.heap = calloc(gr->a->nlanes + 1, sizeof *m.heap);
-	if (m.cur && m.heap && start_cursors(&m) == 0 && merge_lanes(&m) == 0)
+	if (m.cur && m.heap && start_cursors(&m, pos, npos) == 0 && merge_lanes(&m) == 0)
 		rc = 0;
 	chunks_release(&m.done);
 	gr->lp = &gr->own;
 	free(m.cur);
 	free(m.heap);
 	return rc;
+}
+
+int merge_group(struct grouping *gr)
+{
+	gr->n = 0;
+	return merge_resume(gr, NULL, 0);
 }
