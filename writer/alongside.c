@@ -89,17 +89,15 @@ static void stop(struct alongside *g)
  * NULL when the copy is not the chunk's. */
 static const struct scope_rec *read_copy(struct alongside *g, uint64_t seq, uint64_t at)
 {
-	uint64_t cb = g->a.hdr->chunk_bytes;
-	const struct scope_chunk_head *ch = (const void *)g->buf;
-	ssize_t n;
+	return store_chunk_read(g->store_fd, &g->copy_lock, g->a.hdr->chunk_bytes, g->lane, seq, at,
+				g->buf);
+}
 
-	pthread_mutex_lock(&g->copy_lock);
-	n = pread(g->store_fd, g->buf, cb, (off_t)(at * cb));
-	pthread_mutex_unlock(&g->copy_lock);
-	if (n != (ssize_t)cb || ch->magic != SCOPE_CHUNK_MAGIC || ch->lane != g->lane ||
-	    ch->seq != seq)
-		return NULL;
-	return (const struct scope_rec *)(ch + 1);
+/* The lanes the process has now, for the grouping's reading. */
+static void see_lanes(struct alongside *g)
+{
+	uint32_t lanes = __atomic_load_n(&g->a.hdr->nlanes, __ATOMIC_ACQUIRE);
+	g->a.nlanes = lanes < g->a.hdr->lane_capacity ? lanes : g->a.hdr->lane_capacity;
 }
 
 /* Reads the chunks in order while the next one is in the store. */
@@ -108,9 +106,9 @@ static void advance(struct alongside *g)
 	while (g->gr && !__atomic_load_n(&g->quit, __ATOMIC_RELAXED) && g->next_seq < g->nat &&
 	       g->at[g->next_seq]) {
 		const struct scope_rec *r = read_copy(g, g->next_seq, g->at[g->next_seq] - 1);
-		uint32_t stopped = 0, lanes = __atomic_load_n(&g->a.hdr->nlanes, __ATOMIC_ACQUIRE);
+		uint32_t stopped = 0;
 
-		g->a.nlanes = lanes < g->a.hdr->lane_capacity ? lanes : g->a.hdr->lane_capacity;
+		see_lanes(g);
 		if (!r ||
 		    group_running(g->gr, r, g->next_slot, g->next_seq, g->lane, &stopped) != 0) {
 			stop(g);
@@ -140,13 +138,6 @@ static int note(struct alongside *g, uint32_t lane, uint32_t seq, uint64_t at)
 		return -1;
 	g->at[seq] = at + 1;
 	return 0;
-}
-
-/* The lanes the process has now, for the grouping's reading. */
-static void see_lanes(struct alongside *g)
-{
-	uint32_t lanes = __atomic_load_n(&g->a.hdr->nlanes, __ATOMIC_ACQUIRE);
-	g->a.nlanes = lanes < g->a.hdr->lane_capacity ? lanes : g->a.hdr->lane_capacity;
 }
 
 /* A process of several lanes: groups what the chunks stored allow. */

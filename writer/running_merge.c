@@ -86,20 +86,26 @@ void running_merge_free(struct running_merge *m)
 	free(m);
 }
 
-/* Reads chunk seq of lane from store slot at into buf; 0, or -1 when the
- * copy is not that chunk's. */
+const struct scope_rec *store_chunk_read(int store_fd, pthread_mutex_t *lock, uint64_t cb,
+					 uint32_t lane, uint64_t seq, uint64_t at, void *buf)
+{
+	const struct scope_chunk_head *ch = buf;
+	ssize_t n;
+
+	pthread_mutex_lock(lock);
+	n = pread(store_fd, buf, cb, (off_t)(at * cb));
+	pthread_mutex_unlock(lock);
+	if (n != (ssize_t)cb || ch->magic != SCOPE_CHUNK_MAGIC || ch->lane != lane ||
+	    ch->seq != seq)
+		return NULL;
+	return (const struct scope_rec *)(ch + 1);
+}
+
 static int read_copy(struct running_merge *m, uint32_t lane, uint64_t seq, uint64_t at,
 		     unsigned char *buf)
 {
-	uint64_t cb = m->a->hdr->chunk_bytes;
-	const struct scope_chunk_head *ch = (const void *)buf;
-	ssize_t n;
-
-	pthread_mutex_lock(m->copy_lock);
-	n = pread(m->store_fd, buf, cb, (off_t)(at * cb));
-	pthread_mutex_unlock(m->copy_lock);
-	return n == (ssize_t)cb && ch->magic == SCOPE_CHUNK_MAGIC && ch->lane == lane &&
-			       ch->seq == seq
+	return store_chunk_read(m->store_fd, m->copy_lock, m->a->hdr->chunk_bytes, lane, seq, at,
+				buf)
 		       ? 0
 		       : -1;
 }

@@ -14,6 +14,13 @@
 
 struct running_merge;
 
+/* Reads the copy of chunk (lane, seq) in store slot at of store_fd (chunks
+ * of cb bytes) into buf, under lock, which the taking thread holds while
+ * it copies a chunk over its earlier copy. Returns the chunk's records, or
+ * NULL when the copy is not that chunk's. */
+const struct scope_rec *store_chunk_read(int store_fd, pthread_mutex_t *lock, uint64_t cb,
+					 uint32_t lane, uint64_t seq, uint64_t at, void *buf);
+
 /* Reads the lanes of arena a (the run's writer's mapping) into gr, which
  * it gives a state per lane, from the chunks' copies in store_fd, read
  * under copy_lock. NULL without memory. */
