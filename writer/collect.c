@@ -1053,7 +1053,7 @@ static int collect_as(const struct arena *a, const struct tick_clock *c, const s
 		oom = 1;
 	gr.lanes_cap = gr.lanes ? a->nlanes + 1 : 0;
 	if (gr.chunks && !oom && (one_lane(&gr) || gr.lanes) &&
-	    !(gr.once = spill_open(spill_dirs, window, gr.nchunks * a->recs_per_chunk)))
+	    !(gr.once = spill_open(spill_dirs, window)))
 		gr.once_failed = 1;
 	if (oom || !gr.lane_end || !gr.tasks || !gr.chunks || gr.once_failed ||
 	    (gr.lanes ? merge_group(&gr) : first_pass_all(&gr)) != 0 ||
@@ -1099,7 +1099,7 @@ struct grouping *grouping_running(const struct arena *a, const struct tick_clock
 	gr->own.track.lane = UINT32_MAX;
 	gr->task_lane = UINT32_MAX;
 	gr->tasks = calloc(1, sizeof *gr->tasks);
-	gr->once = spill_open(dirs, window, UINT64_MAX);
+	gr->once = spill_open(dirs, window);
 	if (!gr->tasks || !gr->once) {
 		grouping_free(gr);
 		free(gr);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,12 @@
  * once and read once, so its size is its cost):
  *
  *   head    kind (bit 0), then flags (of 6 bits; the 7th is SPILL_LATER)
- *   slot    the call's index among its region's, within its bucket
  *   call:   thread, depth, task, start as a zigzag gap to the block's previous
  *           call (a region's calls come in start order, so the gap is small),
- *           duration
- *   bytes:  sent, received (head bits above the kind: 0); or, head bits
- *           above the kind k + 1, counters 2k and 2k + 1's change
+ *           duration; its slot, the call's index among its region's within
+ *           its bucket, is the block's first plus the calls before it there
+ *   bytes:  slot, then sent, received (head bits above the kind: 0); or,
+ *           head bits above the kind k + 1, counters 2k and 2k + 1's change
  */
 enum { REC_CALL, REC_BYTES };
 /* A bytes record of this kind is a call's duration and flags, given after
@@ -43,6 +44,7 @@ enum { REC_CALL, REC_BYTES };
 struct block_head {
 	uint64_t prev; /* offset + 1 of the bucket's previous block; 0: none */
 	uint64_t bytes;
+	uint64_t first; /* slot of the block's first call */
 };
 
 struct bucket {
@@ -50,13 +52,15 @@ struct bucket {
 	uint32_t used, cap;
 	uint64_t prev_start; /* of the block's last call */
 	uint64_t last;	     /* offset + 1 of its last block; 0: none */
+	uint64_t first;	     /* slot of the block's first call */
+	uint64_t next;	     /* the slot a next call in the block takes, + 1; 0: no call yet */
 };
 
 struct spill {
-	/* The blocks: in mem up to mem_max bytes, then in the file fd, made
-	 * in dirs[dir]. */
+	/* The blocks: those before split in mem (up to mem_max bytes), the
+	 * rest in the file fd, made in dirs[dir], from its start. */
 	unsigned char *mem;
-	uint64_t mem_cap, mem_max;
+	uint64_t mem_cap, mem_max, split;
 	int fd;
 	char **dirs;
 	int ndirs, dir;
@@ -82,8 +86,14 @@ struct spill {
 #define BUFFER_BYTES (16u << 20)
 #define REGION_CAP   (32u << 10)
 #define FIRST_CAP    512u
-/* The records stay in memory up to this many bytes a call of a window. */
-#define MEM_PER_CALL 16u
+/* The records stay in memory up to this many bytes a call of a window
+ * (16 MiB for the default window, some 2.7 million calls), and up to
+ * MEM_ALL in all the spills of the writer, the rest going to the file:
+ * reading them back from memory costs no copy. */
+#define MEM_PER_CALL 64u
+#define MEM_ALL	     (UINT64_C(64) << 20)
+
+static _Atomic uint64_t mem_held; /* by every spill: their mem_cap summed */
 
 static inline unsigned char *put(unsigned char *p, uint64_t v)
 {
@@ -98,6 +108,11 @@ static inline unsigned char *put(unsigned char *p, uint64_t v)
 static inline const unsigned char *get(const unsigned char *p, uint64_t *v)
 {
 	uint64_t x = 0;
+
+	if (__builtin_expect(!(*p & 0x80), 1)) {
+		*v = *p;
+		return p + 1;
+	}
 	for (int sh = 0;; sh += 7) {
 		x |= (uint64_t)(*p & 0x7f) << sh;
 		if (!(*p++ & 0x80))
@@ -145,7 +160,7 @@ static struct spill *copy_dirs(struct spill *s, const char *const *dirs)
 	return s;
 }
 
-struct spill *spill_open(const char *const *dirs, uint64_t window, uint64_t most)
+struct spill *spill_open(const char *const *dirs, uint64_t window)
 {
 	struct spill *s = calloc(1, sizeof *s);
 
@@ -153,12 +168,9 @@ struct spill *spill_open(const char *const *dirs, uint64_t window, uint64_t most
 		return NULL;
 	s->fd = -1;
 	s->dir = -1;
+	s->split = UINT64_MAX;
 	s->window = window ? window : 1;
-	/* More calls than a window go to a file at once: holding the first
-	 * of them in memory would only cost a copy. */
-	if (most <= s->window)
-		s->mem_max = s->window < UINT64_MAX / MEM_PER_CALL ? s->window * MEM_PER_CALL
-								   : UINT64_MAX;
+	s->mem_max = s->window < MEM_ALL / MEM_PER_CALL ? s->window * MEM_PER_CALL : MEM_ALL;
 	/* A bucket holds a power of two of a region's calls, an eighth of a
 	 * window or more: a window read reads at most that much too many. */
 	s->shift = s->window <= 8 ? 0 : 64 - __builtin_clzll(s->window - 1) - 3;
@@ -182,6 +194,7 @@ void spill_close(struct spill *s)
 	free(s->latest_w);
 	free(s->rbuf);
 	free(s->mem);
+	mem_held -= s->mem_cap;
 	for (int i = 0; s->dirs && i < s->ndirs; i++)
 		free(s->dirs[i]);
 	free(s->dirs);
@@ -207,13 +220,14 @@ static int move_all(int fd, void *p, size_t len, uint64_t off, int writing)
 	return 0;
 }
 
-/* Copies the blocks so far into the file fd; returns 0 or an errno value. */
+/* Copies the blocks in the file so far into the file fd; returns 0 or an
+ * errno value. */
 static int copy_blocks(struct spill *s, int fd)
 {
-	if (s->fd < 0)
-		return move_all(fd, s->mem, s->end, 0, 1);
-	for (uint64_t off = 0; off < s->end;) {
-		size_t len = s->end - off < REGION_CAP ? s->end - off : REGION_CAP;
+	uint64_t end = s->fd < 0 ? 0 : s->end - s->split;
+
+	for (uint64_t off = 0; off < end;) {
+		size_t len = end - off < REGION_CAP ? end - off : REGION_CAP;
 		int err = move_all(s->fd, s->rbuf, len, off, 0);
 		if (!err)
 			err = move_all(fd, s->rbuf, len, off, 1);
@@ -243,12 +257,34 @@ static int next_folder(struct spill *s, const char *what, int err)
 		if (s->fd >= 0)
 			close(s->fd);
 		s->fd = fd;
-		free(s->mem);
-		s->mem = NULL;
-		s->mem_cap = 0;
 		return 0;
 	}
 	return fail(s, what, err);
+}
+
+/* Room in memory for the blocks up to need bytes, within this spill's
+ * share and every spill's: 0, or -1 when they go to the file. */
+static int mem_room(struct spill *s, uint64_t need)
+{
+	uint64_t cap = s->mem_cap ? s->mem_cap : 64 << 10, more;
+	unsigned char *grown;
+
+	if (need <= s->mem_cap)
+		return 0;
+	if (need > s->mem_max)
+		return -1;
+	while (cap < need)
+		cap *= 2;
+	cap = cap < s->mem_max ? cap : s->mem_max;
+	more = cap - s->mem_cap;
+	if (atomic_fetch_add(&mem_held, more) + more > MEM_ALL || !(grown = realloc(s->mem, cap))) {
+		atomic_fetch_sub(&mem_held, more);
+		return -1; /* the file takes them */
+	}
+	scope_fresh(grown + s->mem_cap, more);
+	s->mem = grown;
+	s->mem_cap = cap;
+	return 0;
 }
 
 /* Appends the block of bucket b. */
@@ -257,25 +293,21 @@ static int store(struct spill *s, const struct block_head *h, const unsigned cha
 	uint64_t len = sizeof *h + h->bytes;
 	int err = 0;
 
-	if (s->fd < 0 && s->end + len <= s->mem_max) {
-		uint64_t had = s->mem_cap;
-		if (scope_grow((void **)&s->mem, &s->mem_cap, s->end + len, 1) != 0) {
-			writer_fail("out of memory for the spill");
-			return -1;
-		}
-		if (s->mem_cap > had)
-			scope_fresh(s->mem + had,
-				    (s->mem_cap < s->mem_max ? s->mem_cap : s->mem_max) - had);
+	if (s->fd < 0 && mem_room(s, s->end + len) == 0) {
 		memcpy(s->mem + s->end, h, sizeof *h);
 		memcpy(s->mem + s->end + sizeof *h, buf, h->bytes);
 		return 0;
 	}
-	if (s->fd < 0 && next_folder(s, "create", 0) != 0)
-		return -1;
+	if (s->fd < 0) {
+		s->split = s->end;
+		if (next_folder(s, "create", 0) != 0)
+			return -1;
+	}
 	for (;;) {
-		err = move_all(s->fd, (void *)h, sizeof *h, s->end, 1);
+		uint64_t at = s->end - s->split;
+		err = move_all(s->fd, (void *)h, sizeof *h, at, 1);
 		if (!err)
-			err = move_all(s->fd, (void *)buf, h->bytes, s->end + sizeof *h, 1);
+			err = move_all(s->fd, (void *)buf, h->bytes, at + sizeof *h, 1);
 		if (!err)
 			return 0;
 		/* A full folder: the next may have room for all of it. */
@@ -286,7 +318,7 @@ static int store(struct spill *s, const struct block_head *h, const unsigned cha
 
 static int flush_bucket(struct spill *s, struct bucket *b)
 {
-	struct block_head h = {b->last, b->used};
+	struct block_head h = {b->last, b->used, b->first};
 
 	if (!b->used)
 		return 0;
@@ -296,6 +328,7 @@ static int flush_bucket(struct spill *s, struct bucket *b)
 	s->end += sizeof h + b->used;
 	b->used = 0;
 	b->prev_start = 0;
+	b->next = 0;
 	return 0;
 }
 
@@ -409,10 +442,15 @@ int spill_call(struct spill *s, uint32_t region, uint64_t index, const struct sp
 
 	if (!b)
 		return -1;
+	/* Calls come as their region's next: a slot out of turn starts a block. */
+	if (b->next && b->next != slot + 1 && flush_bucket(s, b) != 0)
+		return -1;
+	if (!b->next)
+		b->first = slot;
+	b->next = slot + 2;
 	gap = (int64_t)(c->start - b->prev_start);
 	p = b->buf + b->used;
 	*p++ = (unsigned char)(REC_CALL | c->flags << 1);
-	p = put(p, slot);
 	p = put(p, c->thread);
 	p = put(p, c->depth);
 	p = put(p, c->task);
@@ -481,21 +519,22 @@ uint64_t spill_memory(const struct spill *s)
 	return s->mem_cap + s->buffered;
 }
 
-/* Places the records of one block: slot s at row s + base of the window,
+/* Places the records of block h: slot s at row s + base of the window,
  * when that is in [lo, hi). Returns the calls placed. */
-static uint64_t place(struct events *ev, const unsigned char *p, const unsigned char *end,
+static uint64_t place(struct events *ev, const struct block_head *h, const unsigned char *p,
 		      uint64_t base, uint64_t lo, uint64_t hi)
 {
-	uint64_t start = 0, placed = 0;
+	const unsigned char *end = p + h->bytes;
+	/* base is a row less a slot: it may wrap, and then undo */
+	uint64_t start = 0, placed = 0, call = h->first + base;
 
 	while (p < end) {
 		unsigned head = *p++;
 		uint64_t slot, a, b, thread, depth, task;
-		p = get(p, &slot);
-		slot += base; /* base is a row less a slot: it may wrap, and then undo */
 		if ((head & 1) == REC_BYTES) {
 			unsigned k = (head >> 1) - 1;
-			p = get(get(p, &a), &b);
+			p = get(get(get(p, &slot), &a), &b);
+			slot += base;
 			if (slot < lo || slot >= hi)
 				continue;
 			if (head >> 1 == REC_LATER) {
@@ -514,6 +553,7 @@ static uint64_t place(struct events *ev, const unsigned char *p, const unsigned 
 		}
 		p = get(get(get(get(get(p, &thread), &depth), &task), &a), &b);
 		start += (a >> 1) ^ (0 - (a & 1));
+		slot = call++;
 		if (slot < lo || slot >= hi)
 			continue;
 		ev->start[slot] = start;
@@ -535,13 +575,15 @@ static int block_at(struct spill *s, uint64_t off, struct block_head *h, const u
 {
 	int err;
 
-	if (s->fd < 0) {
-		if (off + sizeof *h > s->end)
+	if (off < s->split) {
+		uint64_t end = s->split < s->end ? s->split : s->end;
+		if (off + sizeof *h > end)
 			return EIO;
 		memcpy(h, s->mem + off, sizeof *h);
 		*p = s->mem + off + sizeof *h;
-		return h->bytes <= s->end - off - sizeof *h ? 0 : EIO;
+		return h->bytes <= end - off - sizeof *h ? 0 : EIO;
 	}
+	off -= s->split;
 	if ((err = move_all(s->fd, h, sizeof *h, off, 0)) != 0)
 		return err;
 	if (h->bytes > REGION_CAP)
@@ -562,7 +604,7 @@ static int load_bucket(struct spill *s, const struct bucket *b, struct events *e
 		int err = block_at(s, off - 1, &h, &p);
 		if (err)
 			return err;
-		*placed += place(ev, p, p + h.bytes, base, lo, hi);
+		*placed += place(ev, &h, p, base, lo, hi);
 	}
 	return 0;
 }

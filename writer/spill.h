@@ -21,13 +21,13 @@ _Static_assert(SC_NEV == 12, "a new /events column: a field here (or a record of
  * as the index-th of its region (spill_call; its bytes, counters and a
  * late end by the same index). It is read back in windows of window rows
  * once every call is in and the regions' places are known (spill_done).
- * When it may be given at most a window of calls (most), its records stay
- * in memory, up to about a window of calls' worth; past that they go to a
- * temporary file in the first of dirs (NULL-ended, copied) that takes it,
- * and move on to the next one when a folder fills up. Returns NULL with
- * the cause noted (writer_fail).
+ * Its first records stay in memory, up to 64 bytes a call of a window
+ * (and 64 MiB for all spills together); the rest go to a temporary file
+ * in the first of dirs (NULL-ended, copied) that takes it, and move on to
+ * the next one when a folder fills up. Returns NULL with the cause noted
+ * (writer_fail).
  */
-struct spill *spill_open(const char *const *dirs, uint64_t window, uint64_t most);
+struct spill *spill_open(const char *const *dirs, uint64_t window);
 void spill_close(struct spill *s);
 
 /* Each returns 0, or -1 with the cause noted (writer_fail): every folder

@@ -212,8 +212,8 @@ int stream_group(struct grouping *gr, struct profile *p, uint64_t window, const 
 	memset(&p->max, 0, sizeof p->max);
 	s.seen = calloc(gr->map.n + 1, sizeof *s.seen);
 	s.last = calloc(gr->map.n + 1, sizeof *s.last);
-	if (!s.seen || !s.last || !(s.spill = spill_open(dirs, window, gr->n)) ||
-	    start_cursors(&s) != 0 || merge_lanes(&s) != 0 ||
+	if (!s.seen || !s.last || !(s.spill = spill_open(dirs, window)) || start_cursors(&s) != 0 ||
+	    merge_lanes(&s) != 0 ||
 	    spill_done(s.spill, gr->n, gr->bytes, gr->counters ? gr->ncounters : 0) != 0) {
 		writer_fail("out of memory while grouping the calls");
 		goto out;

@@ -83,7 +83,7 @@ static int same_row(const struct events *ev, uint64_t slot, uint64_t row)
  */
 static void edges_round_trip(uint64_t window)
 {
-	struct spill *s = spill_open(here, window, NEDGES);
+	struct spill *s = spill_open(here, window);
 	struct region regions[NEDGES] = {0};
 	struct events ev = {0};
 	uint64_t prev[NEDGES] = {0}, good = 0, n = NEDGES;
@@ -132,7 +132,7 @@ static void edges_round_trip(uint64_t window)
 /* A window with a call missing is refused, saying so. */
 static void missing_call(void)
 {
-	struct spill *s = spill_open(here, 4, 4);
+	struct spill *s = spill_open(here, 4);
 	struct region one = {.first = 0, .count = 4};
 	struct events ev = {0};
 	uint64_t prev = 0;
@@ -185,7 +185,7 @@ static int same_region_row(const struct events *ev, uint64_t slot, uint32_t r, u
  * region's calls are at its rows, in order, their starts turned to gaps.
  */
 static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window,
-		      const char *const *dirs, int in_memory)
+		      const char *const *dirs)
 {
 	struct region regions[8] = {0};
 	struct events ev = {0};
@@ -194,7 +194,7 @@ static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window,
 
 	for (uint32_t r = 0; r < nregions; r++)
 		n += count[r];
-	s = spill_open(dirs, window, n);
+	s = spill_open(dirs, window);
 
 	if (!s) {
 		EXPECT_STR(NULL, writer_failure(), "spill_open(window %llu)",
@@ -224,9 +224,8 @@ static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window,
 		left--;
 	}
 	EXPECT_I64(0, spill_done(s, n, 1, 0), "spill_done (by region)");
-	EXPECT_U64((uint64_t)in_memory, spill_memory(s) > 0,
-		   "spill_memory(%llu calls in windows of %llu) > 0", (unsigned long long)n,
-		   (unsigned long long)window);
+	EXPECT_U64(1, spill_memory(s) > 0, "spill_memory(%llu calls in windows of %llu) > 0",
+		   (unsigned long long)n, (unsigned long long)window);
 	EXPECT_U64((n + window - 1) / window, spill_windows(s), "spill_windows (by region)");
 	for (uint64_t w = 0; w < spill_windows(s); w++) {
 		EXPECT_I64(0, spill_read(s, w, regions, nregions, prev, &ev),
@@ -244,12 +243,44 @@ static void by_region(const uint64_t *count, uint32_t nregions, uint64_t window,
 	spill_close(s);
 }
 
+/* A region's calls given out of turn (3, 4, 0, 1, 2, 5, ...) still read
+ * back in order, each with its own values. */
+static void out_of_turn(void)
+{
+	static const uint64_t order[] = {3, 4, 0, 1, 2, 5, 7, 6, 8, 9};
+	struct region one = {.first = 0, .count = 10};
+	struct events ev = {0};
+	uint64_t prev = 0, good = 0;
+	struct spill *s = spill_open(here, 16);
+
+	if (!s) {
+		EXPECT_STR(NULL, writer_failure(), "spill_open(window 16)");
+		return;
+	}
+	for (int k = 0; k < 10; k++) {
+		struct spilled_call c = region_call(0, order[k]);
+		EXPECT_I64(0, spill_call(s, 0, order[k], &c), "spill_call(call %llu, out of turn)",
+			   (unsigned long long)order[k]);
+	}
+	EXPECT_I64(0, spill_done(s, 10, 1, 0), "spill_done (out of turn)");
+	EXPECT_I64(0, spill_read(s, 0, &one, 1, &prev, &ev), "spill_read (out of turn)");
+	for (uint64_t i = 0; i < ev.n; i++) {
+		struct spilled_call c = region_call(0, i);
+		uint64_t gap = i ? c.start - region_call(0, i - 1).start : c.start;
+		good += ev.start[i] == gap && ev.duration[i] == c.duration &&
+			ev.depth[i] == c.depth && ev.task[i] == c.task && ev.flags[i] == c.flags;
+	}
+	EXPECT_U64(10, good, "spill_read (out of turn): rows read back whole, in order");
+	events_free(&ev);
+	spill_close(s);
+}
+
 /* Past what memory holds, in a folder that cannot take the file: one line
  * naming the folder and the cause. */
 static void no_folder(void)
 {
 	static const char *const none[] = {"/nonexistent/spill", NULL};
-	struct spill *s = spill_open(none, 4, UINT64_MAX);
+	struct spill *s = spill_open(none, 4);
 	int rc = 0;
 
 	writer_fail_reset();
@@ -273,15 +304,16 @@ void unit_spill(void)
 	static const char *const first_missing[] = {"/nonexistent/spill", ".", NULL};
 	static const char *const only_missing[] = {"/nonexistent/spill", NULL};
 
-	edges_round_trip(4);		    /* windows by a shift */
-	edges_round_trip(3);		    /* by a division */
-	edges_round_trip(1);		    /* a call a window */
-	edges_round_trip(64);		    /* in memory */
-	by_region(few, 3, 4, here, 0);	    /* buckets of one call, in a file */
-	by_region(many, 4, 65536, here, 0); /* many buckets a region, windows across regions */
-	by_region(many, 4, 1000, here, 0);  /* a window that is no power of two */
-	by_region(many, 4, 1 << 20, only_missing, 1); /* in memory: no folder needed */
-	by_region(many, 4, 4096, first_missing, 0);   /* the file in the next folder */
+	edges_round_trip(4);		 /* windows by a shift */
+	edges_round_trip(3);		 /* by a division */
+	edges_round_trip(1);		 /* a call a window */
+	edges_round_trip(64);		 /* in memory */
+	by_region(few, 3, 4, here);	 /* buckets of one call, in memory and a file */
+	by_region(many, 4, 65536, here); /* many buckets a region, windows across regions */
+	by_region(many, 4, 1000, here);	 /* a window that is no power of two; mostly in a file */
+	by_region(many, 4, 1 << 20, only_missing); /* in memory: no folder needed */
+	by_region(many, 4, 4096, first_missing);   /* the file in the next folder */
+	out_of_turn();
 	missing_call(); /* the writer keeps its first failure: this one */
 	no_folder();
 }
