@@ -66,8 +66,9 @@ struct tail {
 	uint32_t *waiting; /* freed chunks the ring had no room for */
 	uint64_t nwaiting, waiting_cap;
 	uint64_t stored, freed;
-	uint64_t taken; /* free_head as the last poll saw it: ring slots before it were taken */
-	int broken;	/* the store cannot be written: consume nothing more */
+	uint64_t reserved; /* store bytes allocated ahead; UINT64_MAX: its file system cannot */
+	uint64_t taken;	   /* free_head as the last poll saw it: ring slots before it were taken */
+	int broken;	   /* the store cannot be written: consume nothing more */
 	/* Grouping the calls as their chunks are copied (alongside.h), once
 	 * there are enough of them to matter; tried once. */
 	struct alongside *ag;
@@ -260,6 +261,30 @@ static int settled(struct tail *t, uint64_t i)
 	return 1;
 }
 
+/*
+ * The store's blocks are allocated ahead, RESERVE_BYTES at a time: a copy
+ * into blocks the file system has already allocated costs a third less
+ * than one it must allocate for as it goes (ext4: 10 us a 64 KiB chunk
+ * instead of 14). The file's size stays that of the chunks copied.
+ */
+#define RESERVE_BYTES (UINT64_C(32) << 20)
+
+static void reserve(struct tail *t, uint64_t end)
+{
+	uint64_t to;
+
+	if (end <= t->reserved || t->reserved == UINT64_MAX)
+		return;
+	if (t->reserved < t->stored * t->hdr->chunk_bytes)
+		t->reserved = t->stored * t->hdr->chunk_bytes;
+	to = (end + RESERVE_BYTES - 1) / RESERVE_BYTES * RESERVE_BYTES;
+	if (fallocate(t->store_fd, FALLOC_FL_KEEP_SIZE, (off_t)t->reserved,
+		      (off_t)(to - t->reserved)) == 0)
+		t->reserved = to;
+	else
+		t->reserved = UINT64_MAX; /* each copy allocates its own, as without */
+}
+
 /* Copies chunk i to store slot at; then the arena says the store holds it. */
 static int copy_out(struct tail *t, uint64_t i, uint64_t at)
 {
@@ -267,6 +292,7 @@ static int copy_out(struct tail *t, uint64_t i, uint64_t at)
 	const char *src = (const char *)chunk_at(t, i);
 	uint64_t done = 0;
 
+	reserve(t, (at + 1) * cb);
 	while (done < cb) {
 		ssize_t n = pwrite(t->store_fd, src + done, cb - done, (off_t)(at * cb + done));
 		if (n < 0 && errno == EINTR)
