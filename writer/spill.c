@@ -53,7 +53,7 @@ struct bucket {
 	uint64_t prev_start; /* of the block's last call */
 	uint64_t last;	     /* offset + 1 of its last block; 0: none */
 	uint64_t first;	     /* slot of the block's first call */
-	uint64_t next;	     /* the slot a next call in the block takes, + 1; 0: no call yet */
+	uint64_t calls;	     /* calls in the block */
 };
 
 struct spill {
@@ -328,7 +328,7 @@ static int flush_bucket(struct spill *s, struct bucket *b)
 	s->end += sizeof h + b->used;
 	b->used = 0;
 	b->prev_start = 0;
-	b->next = 0;
+	b->calls = 0;
 	return 0;
 }
 
@@ -443,11 +443,11 @@ int spill_call(struct spill *s, uint32_t region, uint64_t index, const struct sp
 	if (!b)
 		return -1;
 	/* Calls come as their region's next: a slot out of turn starts a block. */
-	if (b->next && b->next != slot + 1 && flush_bucket(s, b) != 0)
+	if (b->calls && slot != b->first + b->calls && flush_bucket(s, b) != 0)
 		return -1;
-	if (!b->next)
+	if (!b->calls)
 		b->first = slot;
-	b->next = slot + 2;
+	b->calls++;
 	gap = (int64_t)(c->start - b->prev_start);
 	p = b->buf + b->used;
 	*p++ = (unsigned char)(REC_CALL | c->flags << 1);

@@ -127,6 +127,7 @@ static int open_store(struct tail *t)
 		return -1;
 	if (fchown(t->store_fd, t->uid, t->gid) != 0 && errno != EPERM)
 		return -1;
+	t->reserved = t->stored * t->hdr->chunk_bytes; /* a writer before this one's */
 	return 0;
 }
 
@@ -275,8 +276,6 @@ static void reserve(struct tail *t, uint64_t end)
 
 	if (end <= t->reserved || t->reserved == UINT64_MAX)
 		return;
-	if (t->reserved < t->stored * t->hdr->chunk_bytes)
-		t->reserved = t->stored * t->hdr->chunk_bytes;
 	to = (end + RESERVE_BYTES - 1) / RESERVE_BYTES * RESERVE_BYTES;
 	if (fallocate(t->store_fd, FALLOC_FL_KEEP_SIZE, (off_t)t->reserved,
 		      (off_t)(to - t->reserved)) == 0)
