@@ -3,6 +3,7 @@
 #include "chunks.h"
 #include "columns.h"
 #include "grow.h"
+#include "rle.h"
 
 #include <libdeflate.h>
 #include <pthread.h>
@@ -27,21 +28,48 @@
 #define RING_BYTES (UINT64_C(8) << 20)
 #define KEEP_BYTES (512u << 10)
 
+/*
+ * Under auto, a column of two bytes or more may be coded by runs (rle.h)
+ * instead: two to three times as fast, and on real programs' calls
+ * smaller, where libdeflate's match search finds little in the low bytes'
+ * noise; but on a recursion's regular times the matches pay. So the
+ * caller's thread tries both on a dataset's first chunk and every
+ * TRIAL_EVERY-th after it, and the chunks up to the next trial follow the
+ * result: runs when they came within RLE_SLACK (a sixteenth) of deflate.
+ * The choice depends on the rows alone, so the same calls make the same
+ * file on any number of cores.
+ */
+#define TRIAL_EVERY  32
+#define TRIALS	     32
+#define RLE_SLACK(z) ((z) + (z) / 16)
+
+struct trial {
+	hid_t d;
+	uint64_t chunks;
+	int rle;
+};
+
 struct chunk_job {
 	hid_t d;
 	hsize_t offset;
 	uint64_t have, elems;
 	int width, done, failed;
+	int rle;   /* coded by runs (rle.h), not deflated */
+	int ready; /* out already holds the chunk: the caller tried both codings */
 	unsigned char *in, *out;
 	uint64_t in_cap, out_cap;
 	size_t size; /* 0: all zero, not written */
 };
 
+/* A worker shuffles into scratch and deflates into out, both its own and
+ * kept warm; a slot then holds only the deflated bytes, a tenth of the
+ * rows or less, so the ring's memory is mostly the rows waiting. */
 struct worker {
 	struct chunk_pool *pool;
 	struct libdeflate_compressor *cz;
-	unsigned char *scratch;
-	uint64_t scratch_cap;
+	unsigned char *scratch, *out, *out2;
+	uint16_t *tokens;
+	uint64_t scratch_cap, out_cap, out2_cap, tokens_cap;
 	pthread_t tid;
 };
 
@@ -51,8 +79,11 @@ struct chunk_pool {
 	struct chunk_job job[SLOTS];
 	uint64_t head, take, tail;
 	uint64_t bytes; /* the rows of the chunks in [head, tail) */
-	int quit, failed, nworkers;
+	int quit, failed, nworkers, automatic;
 	struct worker w[COLUMNS_MAX_THREADS];
+	struct worker self; /* the caller's, for trials */
+	struct trial trial[TRIALS];
+	int ntrials;
 };
 
 /* HDF5's shuffle filter: byte b of element i goes to b * elems + i. One
@@ -90,24 +121,97 @@ static int all_zero(const unsigned char *p, size_t n)
 	return acc == 0;
 }
 
-/* Shuffles and deflates job j's rows into j->out; j->size 0 when they are
- * all zero. */
+/* w's buffers for a chunk of bytes: shuffled, deflated, coded by runs. */
+static int buffers(struct worker *w, struct chunk_job *j, size_t bytes)
+{
+	return scope_grow((void **)&w->scratch, &w->scratch_cap, bytes, 1) ||
+	       scope_grow((void **)&w->out, &w->out_cap,
+			  libdeflate_zlib_compress_bound(w->cz, bytes), 1) ||
+	       (j->width > 1 &&
+		(scope_grow((void **)&w->out2, &w->out2_cap, bytes, 1) ||
+		 scope_grow((void **)&w->tokens, &w->tokens_cap, j->elems, sizeof *w->tokens)));
+}
+
+static void keep(struct chunk_job *j, const unsigned char *out, size_t size)
+{
+	if (size == 0 || scope_grow((void **)&j->out, &j->out_cap, size, 1) != 0) {
+		j->failed = 1; /* size is never 0: out holds deflate's bound */
+		return;
+	}
+	memcpy(j->out, out, size);
+	j->size = size;
+}
+
+/* Shuffles and codes job j's rows into j->out; j->size 0 when they are
+ * all zero. Coded by runs, a chunk that would not fit in its own size is
+ * deflated instead. */
 static void deflate_job(struct worker *w, struct chunk_job *j)
 {
 	size_t have = (size_t)(j->have * (uint64_t)j->width);
-	size_t bytes = (size_t)(j->elems * (uint64_t)j->width);
+	size_t bytes = (size_t)(j->elems * (uint64_t)j->width), size = 0;
 
+	if (j->ready)
+		return;
 	j->size = 0;
 	j->failed = 0;
 	if (all_zero(j->in, have))
 		return;
-	if (scope_grow((void **)&w->scratch, &w->scratch_cap, bytes, 1) != 0) {
+	if (buffers(w, j, bytes) != 0) {
 		j->failed = 1;
 		return;
 	}
 	shuffle(w->scratch, j->in, j->elems, j->have, j->width);
-	j->size = libdeflate_zlib_compress(w->cz, w->scratch, bytes, j->out, j->out_cap);
-	j->failed = j->size == 0; /* never: out holds the bound */
+	if (j->rle && (size = rle_zlib(w->scratch, j->elems, j->width, w->tokens, w->out2, bytes)))
+		return keep(j, w->out2, size);
+	size = libdeflate_zlib_compress(w->cz, w->scratch, bytes, w->out, w->out_cap);
+	keep(j, w->out, size);
+}
+
+/* On a trial chunk the caller codes both ways and keeps the smaller;
+ * returns whether runs are to code the chunks that follow. */
+static int try_both(struct worker *w, struct chunk_job *j)
+{
+	size_t have = (size_t)(j->have * (uint64_t)j->width);
+	size_t bytes = (size_t)(j->elems * (uint64_t)j->width), z, r;
+
+	j->size = 0;
+	j->failed = 0;
+	j->ready = 1;
+	if (all_zero(j->in, have))
+		return 1;
+	if (buffers(w, j, bytes) != 0) {
+		j->failed = 1;
+		return 0;
+	}
+	shuffle(w->scratch, j->in, j->elems, j->have, j->width);
+	z = libdeflate_zlib_compress(w->cz, w->scratch, bytes, w->out, w->out_cap);
+	r = rle_zlib(w->scratch, j->elems, j->width, w->tokens, w->out2, bytes);
+	if (r && r < z)
+		keep(j, w->out2, r);
+	else
+		keep(j, w->out, z);
+	return r && r <= RLE_SLACK(z);
+}
+
+/* How job j (of dataset j->d) is coded: see TRIAL_EVERY. */
+static void choose(struct chunk_pool *p, struct chunk_job *j)
+{
+	struct trial *t = NULL;
+
+	j->rle = j->ready = 0;
+	if (!p->automatic || j->width < 2 || !p->self.cz)
+		return;
+	for (int i = 0; i < p->ntrials && !t; i++)
+		if (p->trial[i].d == j->d)
+			t = &p->trial[i];
+	if (!t && p->ntrials < TRIALS)
+		*(t = &p->trial[p->ntrials++]) = (struct trial){.d = j->d};
+	if (!t)
+		return;
+	if (t->chunks++ % TRIAL_EVERY == 0)
+		t->rle = try_both(&p->self, j);
+	else
+		j->rle = t->rle;
 }
 
 static void *work(void *arg)
@@ -142,6 +246,9 @@ static struct chunk_pool *start(struct columns *c)
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->finished, NULL);
+	p->automatic = c->st.automatic;
+	/* without a compressor of its own the caller tries nothing */
+	p->self = (struct worker){.pool = p, .cz = libdeflate_alloc_compressor(c->st.level)};
 	for (int i = 0; i < c->threads; i++) {
 		struct worker *w = &p->w[p->nworkers];
 		*w = (struct worker){.pool = p, .cz = c->cz[i]};
@@ -192,9 +299,7 @@ int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, ui
 	pthread_mutex_unlock(&p->lock);
 	/* The slot at tail is the caller's until it is handed over. */
 	j = &p->job[p->tail % SLOTS];
-	if (p->failed || scope_grow((void **)&j->in, &j->in_cap, bytes, 1) != 0 ||
-	    scope_grow((void **)&j->out, &j->out_cap,
-		       libdeflate_zlib_compress_bound(p->w[0].cz, bytes), 1) != 0)
+	if (p->failed || scope_grow((void **)&j->in, &j->in_cap, bytes, 1) != 0)
 		return -1;
 	memcpy(j->in, rows, (size_t)(have * (uint64_t)width));
 	p->bytes += bytes;
@@ -204,6 +309,7 @@ int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, ui
 	j->elems = elems;
 	j->width = width;
 	j->done = 0;
+	choose(p, j);
 	if (!p->nworkers) {
 		deflate_job(&p->w[0], j);
 		j->done = 1;
@@ -245,8 +351,15 @@ void chunks_stop(struct columns *c)
 	pthread_mutex_unlock(&p->lock);
 	for (int i = 0; i < p->nworkers; i++)
 		pthread_join(p->w[i].tid, NULL);
-	for (int i = 0; i < COLUMNS_MAX_THREADS; i++)
-		free(p->w[i].scratch);
+	for (int i = 0; i <= COLUMNS_MAX_THREADS; i++) {
+		struct worker *w = i < COLUMNS_MAX_THREADS ? &p->w[i] : &p->self;
+		free(w->scratch);
+		free(w->out);
+		free(w->out2);
+		free(w->tokens);
+	}
+	if (p->self.cz)
+		libdeflate_free_compressor(p->self.cz);
 	for (uint64_t i = 0; i < SLOTS; i++) {
 		free(p->job[i].in);
 		free(p->job[i].out);

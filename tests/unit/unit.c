@@ -12,9 +12,10 @@ static const struct group {
 	const char *name;
 	void (*run)(void);
 } groups[] = {
-	{"columns", unit_columns}, {"errors", unit_errors},   {"format", unit_format},
-	{"map", unit_map},	   {"names", unit_names},     {"sort", unit_sort},
-	{"spill", unit_spill},	   {"storage", unit_storage}, {"tick", unit_tick},
+	{"columns", unit_columns}, {"errors", unit_errors}, {"format", unit_format},
+	{"map", unit_map},	   {"names", unit_names},   {"rle", unit_rle},
+	{"sort", unit_sort},	   {"spill", unit_spill},   {"storage", unit_storage},
+	{"tick", unit_tick},
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 

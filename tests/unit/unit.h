@@ -41,5 +41,6 @@ void unit_spill(void);
 void unit_errors(void);
 void unit_map(void);
 void unit_sort(void);
+void unit_rle(void);
 
 #endif
