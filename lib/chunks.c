@@ -45,7 +45,6 @@ struct chunk_job {
 	hsize_t offset;
 	uint64_t have, elems;
 	int width, done, failed;
-	int rle; /* may be coded by runs (rle.h) */
 	unsigned char *in, *out;
 	uint64_t in_cap, out_cap;
 	size_t size; /* 0: all zero, not written */
@@ -158,7 +157,7 @@ static void deflate_job(struct worker *w, struct chunk_job *j)
 		return;
 	}
 	shuffle(w->scratch, j->in, j->elems, j->have, j->width);
-	if (j->rle && runs_pay(w, w->scratch, j->elems) &&
+	if (w->pool->automatic && j->width > 1 && runs_pay(w, w->scratch, j->elems) &&
 	    (size = rle_zlib(w->scratch, j->elems, j->width, w->tokens, w->out2, bytes)))
 		return keep(j, w->out2, size);
 	size = libdeflate_zlib_compress(w->cz, w->scratch, bytes, w->out, w->out_cap);
@@ -258,7 +257,6 @@ int chunks_put(struct columns *c, hid_t d, uint64_t offset, const void *rows, ui
 	j->elems = elems;
 	j->width = width;
 	j->done = 0;
-	j->rle = p->automatic && width > 1;
 	if (!p->nworkers) {
 		deflate_job(&p->w[0], j);
 		j->done = 1;

@@ -74,37 +74,38 @@ static inline int len_code(unsigned len)
 	return 4 * (e + 1) + (int)(l >> e) - 4;
 }
 
-/*
- * Huffman code lengths for the n symbols of freq, none longer than limit,
- * the code complete (inflate refuses an incomplete one): a symbol used
- * alone gets a partner of length 1. Lengths past the limit are folded
- * back as zlib and miniz do, keeping the Kraft sum at one.
- */
-static void code_lengths(const uint32_t *freq, int n, int limit, uint8_t *len)
+/* The used symbols of freq (a second one of weight 1 when only one is:
+ * inflate refuses an incomplete code) in sym, their weights in w, by
+ * weight ascending (insertion sort: at most 286); returns how many. */
+static int by_weight(const uint32_t *freq, int n, int *sym, uint32_t *w)
 {
-	uint32_t w[2 * NLITLEN];
-	int sym[NLITLEN], parent[2 * NLITLEN], depth[2 * NLITLEN], count[MAX_BITS + 2] = {0};
 	int m = 0;
 
-	memset(len, 0, (size_t)n);
 	for (int s = 0; s < n; s++)
 		if (freq[s])
 			sym[m++] = s;
 	for (int s = 0; m < 2 && s < n; s++)
 		if (!freq[s])
 			sym[m++] = s;
-	/* the symbols by weight, ascending (insertion sort: m <= 286) */
-	for (int i = 0; i < m; i++)
-		w[i] = freq[sym[i]] ? freq[sym[i]] : 1;
-	for (int i = 1; i < m; i++)
-		for (int k = i; k > 0 && w[k - 1] > w[k]; k--) {
-			uint32_t tw = w[k];
-			int ts = sym[k];
+	for (int i = 0; i < m; i++) {
+		int ts = sym[i];
+		uint32_t tw = freq[ts] ? freq[ts] : 1;
+		int k = i;
+		for (; k > 0 && w[k - 1] > tw; k--)
 			w[k] = w[k - 1], sym[k] = sym[k - 1];
-			w[k - 1] = tw, sym[k - 1] = ts;
-		}
-	/* two queues: the leaves [0, m) and the inner nodes [m, next) in order */
+		w[k] = tw, sym[k] = ts;
+	}
+	return m;
+}
+
+/* The Huffman tree of the m weights w (ascending) by the two-queue method:
+ * leaves [0, m), inner nodes from m on, made in order of weight; the
+ * leaves' depths counted by length in count, lengths past limit at limit. */
+static void count_depths(uint32_t *w, int m, int limit, int *count)
+{
+	int parent[2 * NLITLEN], depth[2 * NLITLEN];
 	int leaf = 0, inner = m, next = m;
+
 	while (next < 2 * m - 1) {
 		int pick[2];
 		for (int k = 0; k < 2; k++)
@@ -118,7 +119,22 @@ static void code_lengths(const uint32_t *freq, int n, int limit, uint8_t *len)
 		depth[i] = depth[parent[i]] + 1;
 	for (int i = 0; i < m; i++)
 		count[depth[i] > limit ? limit : depth[i]]++;
-	uint32_t total = 0;
+}
+
+/*
+ * Huffman code lengths for the n symbols of freq, none longer than limit,
+ * the code complete. Lengths past the limit are folded back as zlib and
+ * miniz do, keeping the Kraft sum at one; the lightest symbols then take
+ * the longest codes.
+ */
+static void code_lengths(const uint32_t *freq, int n, int limit, uint8_t *len)
+{
+	uint32_t w[2 * NLITLEN], total = 0;
+	int sym[NLITLEN], count[MAX_BITS + 2] = {0};
+	int m = by_weight(freq, n, sym, w);
+
+	memset(len, 0, (size_t)n);
+	count_depths(w, m, limit, count);
 	for (int b = limit; b > 0; b--)
 		total += (uint32_t)count[b] << (limit - b);
 	while (total > (1u << limit)) {
@@ -131,7 +147,6 @@ static void code_lengths(const uint32_t *freq, int n, int limit, uint8_t *len)
 			}
 		total--;
 	}
-	/* the lightest symbols take the longest codes */
 	for (int b = limit, i = 0; b > 0; b--)
 		for (int k = 0; k < count[b]; k++)
 			len[sym[i++]] = (uint8_t)b;
@@ -201,6 +216,13 @@ static size_t tokenize(const unsigned char *p, size_t n, uint16_t *tok, uint32_t
 	return nt;
 }
 
+/* One code-length symbol with its extra bits' value, counted in freq. */
+static inline void clen_sym(uint16_t *out, int *k, uint32_t *freq, int sym, int extra)
+{
+	freq[sym]++;
+	out[(*k)++] = (uint16_t)(sym | extra << 5);
+}
+
 /* The literal/length and distance code lengths, run-length coded with the
  * code-length alphabet (16: repeat 3-6, 17: 3-10 zeros, 18: 11-138 zeros):
  * symbol in the low 5 bits, its extra bits' value above. */
@@ -210,23 +232,22 @@ static int rle_lengths(const uint8_t *seq, int n, uint16_t *out, uint32_t *freq)
 
 	for (int i = 0; i < n;) {
 		uint8_t v = seq[i];
-		int r = 1;
+		int r = 1, l;
 		while (i + r < n && seq[i + r] == v)
 			r++;
 		i += r;
 		if (v == 0) {
-			for (; r >= 11; r -= r > 138 ? 138 : r)
-				freq[18]++,
-					out[k++] = (uint16_t)(18 | ((r > 138 ? 138 : r) - 11) << 5);
+			for (; r >= 11; r -= l)
+				clen_sym(out, &k, freq, 18, (l = r > 138 ? 138 : r) - 11);
 			if (r >= 3)
-				freq[17]++, out[k++] = (uint16_t)(17 | (r - 3) << 5), r = 0;
+				clen_sym(out, &k, freq, 17, r - 3), r = 0;
 		} else {
-			freq[v]++, out[k++] = v, r--;
-			for (; r >= 3; r -= r > 6 ? 6 : r)
-				freq[16]++, out[k++] = (uint16_t)(16 | ((r > 6 ? 6 : r) - 3) << 5);
+			clen_sym(out, &k, freq, v, 0), r--;
+			for (; r >= 3; r -= l)
+				clen_sym(out, &k, freq, 16, (l = r > 6 ? 6 : r) - 3);
 		}
 		for (; r > 0; r--)
-			freq[v]++, out[k++] = v;
+			clen_sym(out, &k, freq, v, 0);
 	}
 	return k;
 }
