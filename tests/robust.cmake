@@ -60,7 +60,7 @@ endforeach()
 
 # Cases about the profiler rather than the compiler: once, on gcc -O2.
 set(robust_once_cases
-  fork-exec:r_proc spawn:r_proc system:r_proc batch-merge:r_proc rewrite-same:r_proc exec-self:r_proc exec-fail:r_proc orphan:r_proc
+  fork-exec:r_proc spawn:r_proc system:r_proc batch-merge:r_proc rewrite-same:r_proc exec-self:r_proc exec-fail:r_proc orphan:r_proc evict:r_proc
   underscore-exit:r_proc fork-exit:r_proc merge:r_proc swapcontext:r_ctx
   fatal:r_sig late-handler:r_sig late-handler-preload:r_sig late-handler-exit:r_sig late-term:r_sig
   early-handler:r_sig

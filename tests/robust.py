@@ -371,6 +371,33 @@ def case_orphan(t):
     expect(p.processes["end"][rows[0]] > p.processes["end"][0], "the orphan did not end after its parent")
 
 
+def mapping_under(folder):
+    """The pids of the processes that map a file under FOLDER (removed files too)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                if any(folder + "/" in line for line in f):
+                    pids.append(int(pid))
+        except OSError:
+            pass  # gone meanwhile
+    return pids
+
+
+def case_evict(t):
+    """The run's writer exits without unmapping its arenas: a process sharing its memory
+    outlives it and goes once the writer has, taking every mapping of them with it."""
+    p, r = t.profile("fork")
+    check_processes(p)
+    expect_eq(len(p.processes["pid"]), 2, "processes (the program and its forked child)")
+    _, _, child = the_report(t.text(r), "child")
+    expect_counts(p, {"a": child["a"], "c": child["c"]}, 1)
+    deadline = time.monotonic() + 30
+    while mapping_under(t.tmp) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    expect_eq(mapping_under(t.tmp), [], f"processes still mapping the run's arenas in {t.tmp} 30 s after it")
+
+
 def exit_case(t, mode, status):
     p, r = t.profile(mode, status=status)
     _, pid, said = the_report(t.text(r), "exit")

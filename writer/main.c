@@ -655,26 +655,24 @@ static void wrote_part(struct run_state *rs, const char *path, uint64_t lost)
 }
 
 /* Writes the processes held into one part. Returns 0 or 1. At the run's
- * end (last), their arenas are evicted apart (evict.h): the command waits
- * for this writer's exit. A flush during the run evicts them here, since
- * the writer goes on and would touch its memory while the evicting
- * process still shared it. */
+ * end (last), what they hold once written is left to the writer's exit,
+ * which evict_at_exit takes off the command's time. */
 static int flush(struct run_state *rs, int last)
 {
 	char wrote[4096] = "";
-	int rc = 0, apart;
+	int rc = 0;
 	uint64_t lost = 0;
 
 	if (rs->b.n)
 		rc = publish_held(rs->b.h, rs->b.n, wrote, sizeof wrote);
 	for (size_t k = 0; k < rs->b.n; k++)
 		lost += rs->b.h[k]->run.lost;
-	apart = last && rs->b.n && rc == 0 ? evict_apart() : -1;
-	for (size_t k = 0; k < rs->b.n; k++)
-		release(rs->b.h[k], rc);
-	evict_apart_go(apart);
 	if (rc == 0)
 		wrote_part(rs, wrote, lost);
+	if (last && rc == 0)
+		return 0;
+	for (size_t k = 0; k < rs->b.n; k++)
+		release(rs->b.h[k], rc);
 	rs->b.n = 0;
 	rs->b.bytes = 0;
 	return rc;
@@ -792,16 +790,20 @@ static void forget_run(const char *lock)
 	rmdir(folder);
 }
 
+/* The run's writer. What it holds at the end stays reachable from here
+ * until its exit frees it all (evict.h). */
+static struct run_state rs;
+
 static int serve_run(struct options *o)
 {
 	enum { MAX_PARTS = 65536 };
-	struct run_state rs = {
-		.o = o, .wrote = calloc(MAX_PARTS, sizeof(char *)), .cap = MAX_PARTS};
 	const char *batch = getenv("SCOPE_WRITER_BATCH");
 	int rc;
 
 	if (o->lock && detach(o->lock) < 0)
 		_exit(0);
+	rs = (struct run_state){
+		.o = o, .wrote = calloc(MAX_PARTS, sizeof(char *)), .cap = MAX_PARTS};
 	if (!rs.wrote)
 		return 1;
 	rs.b.max = batch && *batch ? strtoul(batch, NULL, 10) : BATCH_PROCESSES;
@@ -818,9 +820,8 @@ static int serve_run(struct options *o)
 			(unsigned long long)rs.lost);
 	if (o->lock)
 		forget_run(o->lock);
-	for (size_t i = 0; i < rs.n; i++)
-		free(rs.wrote[i]);
-	free(rs.wrote);
+	phase("end");
+	evict_at_exit();
 	return rc;
 }
 
@@ -855,7 +856,9 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &o) != 0)
 		return 2;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	rc = o.run_fd >= 0 ? serve_run(&o) : write_arena(&o, NULL, 0);
+	if (o.run_fd >= 0)
+		return serve_run(&o);
+	rc = write_arena(&o, NULL, 0);
 	profile_names_done();
 	return rc;
 }
