@@ -5,6 +5,7 @@
 #include "clock_pair.h"
 #include "filter.h"
 #include "state.h"
+#include "writer_tunables.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -48,12 +49,14 @@ char **scope_writer_env(void)
 static SCOPE_NOINST int for_writer(const struct scope_config *cfg, const char *entry)
 {
 	return strncmp(entry, "LD_PRELOAD=", 11) != 0 && strncmp(entry, "SCOPE_OFF=", 10) != 0 &&
+	       !is_tunables(entry) &&
 	       !(cfg->chunk_size_bad && strncmp(entry, "SCOPE_CHUNK_SIZE=", 17) == 0);
 }
 
 int scope_finish_prepare(struct scope_process *p)
 {
-	static char off[] = "SCOPE_OFF=1";
+	static char off[] = "SCOPE_OFF=1", tunables[4096];
+	const char *had = NULL, *t;
 	size_t n = 0, k = 0;
 
 	if (!p->cfg.writer[0] || access(p->cfg.writer, X_OK) != 0) {
@@ -65,13 +68,17 @@ int scope_finish_prepare(struct scope_process *p)
 	while (environ && environ[n])
 		n++;
 	free(writer_envp);
-	writer_envp = calloc(n + 2, sizeof *writer_envp);
+	writer_envp = calloc(n + 3, sizeof *writer_envp);
 	if (!writer_envp)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if (for_writer(&p->cfg, environ[i]))
 			writer_envp[k++] = environ[i];
-	writer_envp[k] = off;
+		else if (is_tunables(environ[i]))
+			had = environ[i];
+	writer_envp[k++] = off;
+	if ((t = writer_tunables(had, tunables, sizeof tunables)))
+		writer_envp[k] = (char *)t;
 	/* The arena is handed over open: a process that gave up its user id
 	 * since it made the file can no longer open it by name. */
 	snprintf(writer_fd, sizeof writer_fd, "%d", p->fd);

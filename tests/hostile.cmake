@@ -5,7 +5,7 @@
 
 set(hostile_cases
   system-preload secure-mode privilege-drop nofile-soft nofile-hard file-limit stack-overflow
-  writer-true writer-false writer-killed
+  writer-true writer-false writer-killed writer-env
   bad-compression bad-compression-lz4 bad-clock bad-chunk-size bad-arena-max bad-root bad-progress
   unknown-setting settings-docs
   long-output exec-fail orphan-parent newline-path valgrind launcher-exec run-writer write-at-exit plain-root-killed

@@ -209,6 +209,49 @@ def logging_writer(t):
     return wrapper, log
 
 
+def env_writer(t):
+    """(a SCOPE_WRITER that notes its environment and runs the real one, the notes' path)"""
+    log = t.path("writer-env.log")
+    wrapper = t.path("writer-env.sh")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nenv >> {log}\necho --- >> {log}\nexec {t.writer} "$@"\n')
+    os.chmod(wrapper, 0o755)
+    return wrapper, log
+
+
+def case_writer_env(t):
+    """The writer runs with malloc in huge pages (GLIBC_TUNABLES gains glibc.malloc.hugetlb=1
+    after the user's tunables), nothing to record it, under scope-run and plain LD_PRELOAD
+    alike; the program keeps the user's tunables as they were."""
+    t.need_prog()
+    mine = "glibc.malloc.check=0:glibc.malloc.tcache_count=5"
+    for how in ("scope-run", "LD_PRELOAD"):
+        wrapper, log = env_writer(t)
+        if os.path.exists(log):
+            os.unlink(log)
+        extra = {"SCOPE_WRITER": wrapper, "SCOPE_OUTPUT": t.path("out.h5"), "GLIBC_TUNABLES": mine}
+        if how == "scope-run":
+            r = t.run([t.scope_run, "-q", "-o", "out.h5", "--", t.prog, "tunables", N], env=t.env(extra))
+        else:
+            r = t.run([t.prog, "tunables", N], env=t.env(extra, preload=t.preload))
+        r.expect_rc(0)
+        expect_eq([l for l in t.text(r).splitlines() if l.startswith("GLIBC_TUNABLES=")],
+                  [f"GLIBC_TUNABLES={mine}"], f"the program's tunables ({how})")
+        deadline = time.monotonic() + 30  # plain LD_PRELOAD: the writer goes on after the program
+        while time.monotonic() < deadline and not os.path.exists(t.path("out.h5")):
+            time.sleep(0.05)
+        expect_counts(t.load("out.h5"), {"work": N, "works": 1, "main": 1})
+        with open(log) as f:
+            starts = [block.split("\n") for block in f.read().split("---\n") if block.strip()]
+        expect_eq(len(starts), 1, f"writers started ({how})")
+        env = [l for l in starts[0] if l]
+        expect_eq([l for l in env if l.startswith("GLIBC_TUNABLES=")],
+                  [f"GLIBC_TUNABLES={mine}:glibc.malloc.hugetlb=1"], f"the writer's tunables ({how})")
+        expect_eq([l for l in env if l.startswith("SCOPE_OFF=")], ["SCOPE_OFF=1"], f"the writer's SCOPE_OFF ({how})")
+        expect(not any(l.startswith("LD_PRELOAD=") for l in env), f"the writer has LD_PRELOAD ({how})")
+        os.unlink(t.path("out.h5"))
+
+
 def case_nofile_soft(t):
     """A program that lowers its descriptor limit to 3 (not the hard one) keeps its
     profile, and hands its arena to the run's writer: no writer of its own."""

@@ -8,7 +8,7 @@
 
 set(unit_writer arena_read collect events fail phase spill start_order stream)
 set(unit_srcs unit/unit.c unit/columns.c unit/errors.c unit/format.c unit/map.c unit/names.c unit/rle.c unit/sort.c
-  unit/spill.c unit/storage.c unit/tick.c)
+  unit/spill.c unit/storage.c unit/tick.c unit/tunables.c)
 foreach(f IN LISTS unit_writer)
   list(APPEND unit_srcs ${PROJECT_SOURCE_DIR}/writer/${f}.c)
 endforeach()
@@ -18,7 +18,7 @@ target_include_directories(unit PRIVATE ${PROJECT_SOURCE_DIR}/writer ${PROJECT_S
 target_link_libraries(unit PRIVATE scope_write scope_common ${HDF5_C_LIBRARIES} PkgConfig::LIBDEFLATE ZLIB::ZLIB Threads::Threads)
 set_target_properties(unit PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
-set(unit_groups columns errors format map names rle sort spill storage tick)
+set(unit_groups columns errors format map names rle sort spill storage tick tunables)
 foreach(group IN LISTS unit_groups)
   # spill makes its (unnamed) temporary files in the working directory
   add_test(NAME unit-${group} COMMAND unit ${group} WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "run_writer.h"
 
+#include "writer_tunables.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -29,21 +31,27 @@ static int socket_address(const char *path, struct sockaddr_un *a)
 }
 
 /* The writer's environment: scope-run's own, with nothing that would make
- * the library record it. */
+ * the library record it, and its C library tunables (writer_tunables.h). */
 static char **writer_env(void)
 {
+	static char tunables[4096];
+	const char *had = NULL, *t;
 	size_t n = 0, k = 0;
 	char **env;
 
 	while (environ[n])
 		n++;
-	if (!(env = calloc(n + 2, sizeof *env)))
+	if (!(env = calloc(n + 3, sizeof *env)))
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
-		    strncmp(environ[i], "SCOPE_OFF=", 10) != 0)
+		if (is_tunables(environ[i]))
+			had = environ[i];
+		else if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
+			 strncmp(environ[i], "SCOPE_OFF=", 10) != 0)
 			env[k++] = environ[i];
-	env[k] = "SCOPE_OFF=1";
+	env[k++] = "SCOPE_OFF=1";
+	if ((t = writer_tunables(had, tunables, sizeof tunables)))
+		env[k++] = (char *)t;
 	return env;
 }
 

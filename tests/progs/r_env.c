@@ -171,6 +171,12 @@ int main(int argc, char **argv)
 		/* where N DIR MS: N calls, then where the arena and its store are */
 		works(n);
 		where(argv[3], atol(argv[4]));
+	} else if (strcmp(mode, "tunables") == 0) {
+		/* tunables N: N calls, and the C library tunables the program was given */
+		const char *t = getenv("GLIBC_TUNABLES");
+		works(n);
+		if (t)
+			printf("GLIBC_TUNABLES=%s\n", t);
 	} else if (strcmp(mode, "orphan") == 0) {
 		/* orphan N: the parent dies by SIGKILL at once; the child works */
 		pid_t pid = fork();
@@ -183,7 +189,8 @@ int main(int argc, char **argv)
 		printf("parent=%d ", (int)getppid());
 	} else {
 		fprintf(stderr, "usage: r_env "
-				"plain|drop|nofile|overflow|execfail|forks|where|orphan N [...]\n");
+				"plain|drop|nofile|overflow|execfail|forks|where|tunables|orphan N "
+				"[...]\n");
 		return 2;
 	}
 	report();

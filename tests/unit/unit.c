@@ -12,10 +12,10 @@ static const struct group {
 	const char *name;
 	void (*run)(void);
 } groups[] = {
-	{"columns", unit_columns}, {"errors", unit_errors}, {"format", unit_format},
-	{"map", unit_map},	   {"names", unit_names},   {"rle", unit_rle},
-	{"sort", unit_sort},	   {"spill", unit_spill},   {"storage", unit_storage},
-	{"tick", unit_tick},
+	{"columns", unit_columns}, {"errors", unit_errors},	{"format", unit_format},
+	{"map", unit_map},	   {"names", unit_names},	{"rle", unit_rle},
+	{"sort", unit_sort},	   {"spill", unit_spill},	{"storage", unit_storage},
+	{"tick", unit_tick},	   {"tunables", unit_tunables},
 };
 #define NGROUPS (sizeof groups / sizeof groups[0])
 

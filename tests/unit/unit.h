@@ -42,5 +42,6 @@ void unit_errors(void);
 void unit_map(void);
 void unit_sort(void);
 void unit_rle(void);
+void unit_tunables(void);
 
 #endif
