@@ -196,6 +196,15 @@ const char *scope_getenv(const char *name) SCOPE_HIDDEN;
 /* arena.c: returns 0 or -errno (scope_arena_create has said why). */
 int scope_arena_create(struct scope_process *p) SCOPE_HIDDEN;
 struct scope_chunk_head *scope_arena_chunk(struct scope_process *p) SCOPE_HIDDEN;
+/*
+ * While the run's writer recycles chunks, the arena's first chunks stay in
+ * the program's memory: a chunk that comes back costs no TLB flush and no
+ * page faults. There are SCOPE_RESIDENT_BASE of them and
+ * SCOPE_RESIDENT_PER_LANE more for each thread lane, at most
+ * SCOPE_RESIDENT_CHUNKS: 16 MiB, and 1 MiB a thread. Returns where the
+ * chunks that leave memory begin.
+ */
+uintptr_t scope_arena_resident_end(const struct scope_process *p) SCOPE_HIDDEN;
 int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
 void scope_arena_append_module(struct scope_process *p, const char *line, size_t len) SCOPE_HIDDEN;
 void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why) SCOPE_HIDDEN;

@@ -128,28 +128,6 @@ void scope_busy_end(struct scope_thread *t)
 	resume(t);
 }
 
-/*
- * While the run's writer recycles chunks, the arena's first chunks stay in
- * memory: a chunk that comes back costs no TLB flush and no page faults.
- * There are SCOPE_RESIDENT_BASE of them and SCOPE_RESIDENT_PER_LANE more
- * for each thread lane, at most SCOPE_RESIDENT_CHUNKS: 16 MiB, and 1 MiB a thread.
- * Returns where the chunks that leave memory begin.
- */
-static SCOPE_NOINST uintptr_t resident_end(void)
-{
-	const struct scope_process *p = &scope_proc;
-	const struct scope_arena_header *h = p->hdr;
-	uint64_t n =
-		SCOPE_RESIDENT_BASE +
-		SCOPE_RESIDENT_PER_LANE * (uint64_t)__atomic_load_n(&h->nlanes, __ATOMIC_RELAXED);
-
-	if (!__atomic_load_n(&h->free_tail, __ATOMIC_RELAXED))
-		n = 0;
-	else if (n > SCOPE_RESIDENT_CHUNKS)
-		n = SCOPE_RESIDENT_CHUNKS;
-	return (uintptr_t)p->base + h->chunks_off + n * h->chunk_bytes;
-}
-
 /* Drops [lo, hi) from this process's memory: the pages stay in the file
  * (the page cache writes them out), so resident memory grows with the
  * calls still open, not with everything recorded. Only ever the arena's
@@ -157,7 +135,7 @@ static SCOPE_NOINST uintptr_t resident_end(void)
 static SCOPE_NOINST void release(uintptr_t lo, uintptr_t hi)
 {
 	struct scope_process *p = &scope_proc;
-	uintptr_t first = resident_end(), last = (uintptr_t)p->base + p->map_bytes;
+	uintptr_t first = scope_arena_resident_end(p), last = (uintptr_t)p->base + p->map_bytes;
 
 	lo = lo < first ? first : lo;
 	hi = hi > last ? last : hi;
@@ -297,7 +275,7 @@ static SCOPE_NOINST void hold(struct scope_thread *t, uintptr_t lo, uintptr_t hi
 static SCOPE_NOINST void leave_chunk(struct scope_thread *t, struct scope_rec *end)
 {
 	uintptr_t lo = chunk_of(end), hi = lo + scope_proc.hdr->chunk_bytes;
-	int keep = lo < resident_end();
+	int keep = lo < scope_arena_resident_end(&scope_proc);
 	const struct scope_rec *r = NULL;
 	uint32_t depth = 0;
 
