@@ -248,7 +248,7 @@ SCOPE_NOINST uintptr_t scope_arena_resident_end(const struct scope_process *p)
 		SCOPE_RESIDENT_PER_LANE * (uint64_t)__atomic_load_n(&h->nlanes, __ATOMIC_RELAXED);
 
 	if (!__atomic_load_n(&h->free_tail, __ATOMIC_RELAXED))
-		n = 0;
+		n = SCOPE_RESIDENT_EARLY;
 	else if (n > SCOPE_RESIDENT_CHUNKS)
 		n = SCOPE_RESIDENT_CHUNKS;
 	return (uintptr_t)p->base + h->chunks_off + n * h->chunk_bytes;

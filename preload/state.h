@@ -201,8 +201,9 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p) SCOPE_HIDDEN
  * the program's memory: a chunk that comes back costs no TLB flush and no
  * page faults. There are SCOPE_RESIDENT_BASE of them and
  * SCOPE_RESIDENT_PER_LANE more for each thread lane, at most
- * SCOPE_RESIDENT_CHUNKS: 16 MiB, and 1 MiB a thread. Returns where the
- * chunks that leave memory begin.
+ * SCOPE_RESIDENT_CHUNKS: 16 MiB, and 1 MiB a thread; before the writer
+ * recycles any, SCOPE_RESIDENT_EARLY. Returns where the chunks that leave
+ * memory begin.
  */
 uintptr_t scope_arena_resident_end(const struct scope_process *p) SCOPE_HIDDEN;
 int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
