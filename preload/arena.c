@@ -159,6 +159,7 @@ static SCOPE_NOINST void tables_init(struct scope_process *p, uint64_t tables_en
 
 	p->table_block = block < TABLE_BLOCK_MIN ? TABLE_BLOCK_MIN : block;
 	p->tables_backed = 0;
+	memset(p->released, 0, sizeof p->released); /* a new arena: nothing left memory */
 }
 
 int scope_arena_back_table(struct scope_process *p, uint64_t off, uint64_t len)
@@ -254,6 +255,28 @@ SCOPE_NOINST uintptr_t scope_arena_resident_end(const struct scope_process *p)
 	return (uintptr_t)p->base + h->chunks_off + n * h->chunk_bytes;
 }
 
+SCOPE_NOINST void scope_arena_release(struct scope_process *p, uintptr_t lo, uintptr_t hi)
+{
+	const struct scope_arena_header *h = p->hdr;
+	uintptr_t chunks = (uintptr_t)p->base + h->chunks_off;
+
+	madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	for (uint64_t i = (lo - chunks) / h->chunk_bytes;
+	     i < SCOPE_RESIDENT_CHUNKS && chunks + i * h->chunk_bytes < hi; i++)
+		__atomic_fetch_or(&p->released[i / 64], UINT64_C(1) << (i % 64), __ATOMIC_RELAXED);
+}
+
+/* Whether chunk ch of a process left its memory since it last held it. */
+static SCOPE_NOINST int was_released(struct scope_process *p, const struct scope_chunk_head *ch)
+{
+	const struct scope_arena_header *h = p->hdr;
+	uint64_t i = (uint64_t)((const char *)ch - (p->base + h->chunks_off)) / h->chunk_bytes;
+	uint64_t bit = UINT64_C(1) << (i % 64);
+
+	return i >= SCOPE_RESIDENT_CHUNKS ||
+	       (__atomic_fetch_and(&p->released[i / 64], ~bit, __ATOMIC_RELAXED) & bit);
+}
+
 /*
  * A chunk this process has not mapped, about to be written whole: its
  * pages mapped in one system call. A write fault a page cost 14 us on a
@@ -295,11 +318,8 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p)
 	struct scope_chunk_head *reused = reused_chunk(p);
 	uint64_t idx, end, have;
 
-	/* one past the resident chunks left this process's memory (thread.c) */
 	if (reused)
-		return (uintptr_t)reused < scope_arena_resident_end(p)
-			       ? reused
-			       : mapped(reused, h->chunk_bytes);
+		return was_released(p, reused) ? mapped(reused, h->chunk_bytes) : reused;
 	idx = __atomic_fetch_add(&h->nchunks, 1, __ATOMIC_RELAXED);
 	if (idx >= h->chunk_capacity)
 		return NULL;

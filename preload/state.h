@@ -163,6 +163,9 @@ struct scope_process {
 	 * (scope_arena_back_table): bit b says block b is. */
 	uint64_t tables_backed;
 	uint64_t table_block;
+	/* Bit i: chunk i left this process's memory (it is past
+	 * SCOPE_RESIDENT_CHUNKS otherwise, or mapped). */
+	uint64_t released[SCOPE_RESIDENT_CHUNKS / 64];
 };
 
 extern struct scope_process scope_proc SCOPE_HIDDEN;
@@ -206,6 +209,8 @@ struct scope_chunk_head *scope_arena_chunk(struct scope_process *p) SCOPE_HIDDEN
  * memory begin.
  */
 uintptr_t scope_arena_resident_end(const struct scope_process *p) SCOPE_HIDDEN;
+/* [lo, hi), whole chunks, leaves this process's memory. */
+void scope_arena_release(struct scope_process *p, uintptr_t lo, uintptr_t hi) SCOPE_HIDDEN;
 int scope_arena_lane(struct scope_process *p, int32_t parent) SCOPE_HIDDEN;
 void scope_arena_append_module(struct scope_process *p, const char *line, size_t len) SCOPE_HIDDEN;
 void scope_arena_lost(struct scope_process *p, enum scope_lost_cause why) SCOPE_HIDDEN;

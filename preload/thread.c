@@ -140,7 +140,7 @@ static SCOPE_NOINST void release(uintptr_t lo, uintptr_t hi)
 	lo = lo < first ? first : lo;
 	hi = hi > last ? last : hi;
 	if (lo < hi)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		scope_arena_release(p, lo, hi);
 }
 
 static SCOPE_NOINST uintptr_t chunk_of(struct scope_rec *end)
