@@ -219,7 +219,9 @@ def case_page(t):
     png = shot(t, page, "html-page.png")
     share = colored_share(png)
     print(f"screenshot {png}: {100 * share:.1f}% coloured")
-    expect(share > 0.02, f"the screenshot {png} shows no drawn blocks")
+    # the flame graph's and timeline's blocks are about 2% of this screenshot (1.96% in a
+    # run where main's own time left run, outer and leaf narrow); without them, 0.0%
+    expect(share > 0.005, f"the screenshot {png} shows no drawn blocks")
 
     # Several lanes: one timeline row each, the table as --format csv says.
     h5 = t.profile("threads-gcc-O2", out="threads.h5")
