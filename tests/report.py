@@ -985,12 +985,33 @@ def case_compensate_loop(t):
     if not memory_dir():
         raise Skipped("/dev/shm is not a writable folder with 1 GiB free: the arena is on disk, where "
                       "the loop pays page faults that the hooks' cost measured at start-up does not hold")
+    # A burst of the host's load slows every round of a run alike (seen here: 15 to 29 ms
+    # compensated against a 7 ms bound, at old and new code, minutes after 12 runs in a row
+    # that held): the bound is asked of the best of three runs.
+    tries = []
+    for attempt in range(3):
+        compensated, raw, plain, bound, off = loop_run(t, n, rounds, attempt)
+        tries.append(f"{compensated} ns compensated, {bound:.0f} ns bound, {off} ns off its core, "
+                     f"{plain} ns without hooks")
+        if compensated <= plain + bound + off:
+            break
+    expect(compensated <= plain + bound + off,
+           "compensated self time over the bound in every run: " + "; ".join(tries))
+    if raw <= plain + bound + off:
+        raise Skipped(f"the least disturbed round was {off} ns off its core: too busy a machine to tell "
+                      f"the uncompensated self time ({raw} ns) from the bound")
+
+
+def loop_run(t, n, rounds, attempt):
+    """One run of the loop: (compensated self, raw self, plain CPU, bound, off-core ns) of its
+    least disturbed round."""
     where = {"SCOPE_ARENA_DIR": memory_dir()}
-    r = t.run([t.scope_run, "-q", "-o", "loop.h5", "--", t.prog("overhead-gcc-O2"), str(n), str(rounds)],
+    out = f"loop{attempt}.h5"
+    r = t.run([t.scope_run, "-q", "-o", out, "--", t.prog("overhead-gcc-O2"), str(n), str(rounds)],
               env=t.env(preload_asan=True, **where)).expect_rc(0)
     timed = [tuple(int(v) for v in line.split()[1:]) for line in r.stdout.splitlines()]
     expect_eq(len(timed), rounds, "rounds timed")
-    path = t.path("loop.h5")
+    path = t.path(out)
     cost = overheads(path)[0]
     loop = Profile(path).calls("loop")
     calls = sorted(zip((int(s) for s in loop["start"]), (int(d) for d in loop["duration"])))
@@ -1007,14 +1028,10 @@ def case_compensate_loop(t):
         return int(rows[0]["self_ns"])
 
     compensated, raw = self_of("--compensate"), self_of()
-    print(f"round {k} of 10^6 calls, {off} ns off its core: self {raw} ns, compensated {compensated} ns; "
-          f"without hooks {plain} ns of CPU (fastest round); {cost:.1f} ns a call measured, bound {bound:.0f} ns")
-    expect(compensated <= plain + bound + off,
-           f"compensated self {compensated} ns is more than {bound:.0f} ns (and {off} ns off its core) over "
-           f"{plain} ns without hooks")
-    if raw <= plain + bound + off:
-        raise Skipped(f"the least disturbed round was {off} ns off its core: too busy a machine to tell "
-                      f"the uncompensated self time ({raw} ns) from the bound")
+    print(f"run {attempt}, round {k} of 10^6 calls, {off} ns off its core: self {raw} ns, compensated "
+          f"{compensated} ns; without hooks {plain} ns of CPU (fastest round); {cost:.1f} ns a call "
+          f"measured, bound {bound:.0f} ns")
+    return compensated, raw, plain, bound, off
 
 
 def case_overhead(t):
