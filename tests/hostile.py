@@ -199,24 +199,25 @@ def case_privilege_drop(t):
         expect(".arena" in line, f"an unexpected line on stderr: {line}")
 
 
-def logging_writer(t):
-    """(a SCOPE_WRITER that logs its starts and runs the real one, the log's path)"""
-    log = t.path("writers.log")
-    wrapper = t.path("writer.sh")
+def noting_writer(t, name, note):
+    """(a SCOPE_WRITER that runs the shell line NOTE into its log, then the real writer; the
+    log's path)"""
+    log = t.path(f"{name}.log")
+    wrapper = t.path(f"{name}.sh")
     with open(wrapper, "w") as f:
-        f.write(f'#!/bin/sh\necho "$@" >> {log}\nexec {t.writer} "$@"\n')
+        f.write(f'#!/bin/sh\n{note.format(log=log)}\nexec {t.writer} "$@"\n')
     os.chmod(wrapper, 0o755)
     return wrapper, log
+
+
+def logging_writer(t):
+    """(a SCOPE_WRITER that logs its starts and runs the real one, the log's path)"""
+    return noting_writer(t, "writers", 'echo "$@" >> {log}')
 
 
 def env_writer(t):
     """(a SCOPE_WRITER that notes its environment and runs the real one, the notes' path)"""
-    log = t.path("writer-env.log")
-    wrapper = t.path("writer-env.sh")
-    with open(wrapper, "w") as f:
-        f.write(f'#!/bin/sh\nenv >> {log}\necho --- >> {log}\nexec {t.writer} "$@"\n')
-    os.chmod(wrapper, 0o755)
-    return wrapper, log
+    return noting_writer(t, "writer-env", "env >> {log}; echo --- >> {log}")
 
 
 def case_writer_env(t):
