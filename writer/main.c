@@ -792,7 +792,7 @@ static void forget_run(const char *lock)
 
 /* The run's writer. What it holds at the end stays reachable from here
  * until its exit frees it all (evict.h). */
-static struct run_state rs;
+static struct run_state the_run;
 
 static int serve_run(struct options *o)
 {
@@ -802,22 +802,22 @@ static int serve_run(struct options *o)
 
 	if (o->lock && detach(o->lock) < 0)
 		_exit(0);
-	rs = (struct run_state){
+	the_run = (struct run_state){
 		.o = o, .wrote = calloc(MAX_PARTS, sizeof(char *)), .cap = MAX_PARTS};
-	if (!rs.wrote)
+	if (!the_run.wrote)
 		return 1;
-	rs.b.max = batch && *batch ? strtoul(batch, NULL, 10) : BATCH_PROCESSES;
-	if (rs.b.max > BATCH_PROCESSES)
-		rs.b.max = BATCH_PROCESSES;
-	rc = run_serve(o->run_fd, o->at_exit, o->watch, write_run_arena, &rs);
-	rc |= flush(&rs, 1);
+	the_run.b.max = batch && *batch ? strtoul(batch, NULL, 10) : BATCH_PROCESSES;
+	if (the_run.b.max > BATCH_PROCESSES)
+		the_run.b.max = BATCH_PROCESSES;
+	rc = run_serve(o->run_fd, o->at_exit, o->watch, write_run_arena, &the_run);
+	rc |= flush(&the_run, 1);
 	if (o->merge)
-		rc |= merge_run(&rs, o->merge);
+		rc |= merge_run(&the_run, o->merge);
 	/* scope-run -q reports the losses from this line instead of opening
 	 * the profile: one write to an empty pipe, which never blocks */
 	if (o->losses_fd >= 0 && rc == 0)
-		dprintf(o->losses_fd, "%llu %llu\n", (unsigned long long)rs.parts,
-			(unsigned long long)rs.lost);
+		dprintf(o->losses_fd, "%llu %llu\n", (unsigned long long)the_run.parts,
+			(unsigned long long)the_run.lost);
 	if (o->lock)
 		forget_run(o->lock);
 	phase("end");
